@@ -1,0 +1,58 @@
+/**
+ * What every contract test needs: the target's base URL and token (given by
+ * the global setup), a typed client whose responses are checked against the
+ * spec, and a raw fetch that is checked the same way.
+ */
+import { inject } from 'vitest';
+import { createApiClient, type ApiClient } from '../../generated/client.ts';
+import { validatingFetch } from './validating-fetch.ts';
+
+declare module 'vitest' {
+  export interface ProvidedContext {
+    baseUrl: string;
+    token: string;
+    /** `mock` for the Prism mock; otherwise the name of the real server's store. */
+    target: string;
+    coverageFile: string;
+  }
+}
+
+export const baseUrl = inject('baseUrl');
+export const token = inject('token');
+export const target = inject('target');
+/** The Prism mock answers with the spec's examples and keeps no state. */
+export const onMock = target === 'mock';
+export const checkedFetch = validatingFetch(baseUrl, inject('coverageFile'));
+
+export function client(withToken: string | undefined = token): ApiClient {
+  return createApiClient({ baseUrl, token: withToken, fetch: checkedFetch });
+}
+
+/** An authenticated raw request, for inputs the typed client would not let us send. */
+export function raw(path: string, init: RequestInit & { token?: string | null } = {}): Promise<Response> {
+  const headers = new Headers(init.headers);
+  const bearer = init.token === undefined ? token : init.token;
+  if (bearer) headers.set('Authorization', `Bearer ${bearer}`);
+  return checkedFetch(baseUrl + path, { ...init, headers });
+}
+
+/**
+ * The signed URLs in the mock's examples point at a real server's address;
+ * against the mock, send them to the mock instead. Against a real server the
+ * URL is used exactly as returned.
+ */
+export function resolveSignedUrl(url: string): string {
+  if (!onMock) return url;
+  const parsed = new URL(url);
+  return baseUrl + parsed.pathname.replace(/^\/api\/v1/, '') + parsed.search;
+}
+
+/** A request to a signed URL: no bearer token, checked against the spec like every other call. */
+export function fetchSigned(url: string, init: RequestInit = {}): Promise<Response> {
+  return checkedFetch(resolveSignedUrl(url), init);
+}
+
+/** A tiny valid PNG (1×1 pixel), for artwork uploads. */
+export const onePixelPng = Uint8Array.from(
+  Buffer.from('iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mP8z8DwHwAFBQIAX8jx0gAAAABJRU5ErkJggg==', 'base64'),
+);

@@ -1,0 +1,82 @@
+/**
+ * Checks an HTTP response against the bundled spec: the status must be one
+ * the operation documents, the content type one it lists for that status,
+ * and a JSON body must match the schema (JSON Schema 2020-12, as OpenAPI 3.1
+ * uses). Used by the contract suite on every response it receives.
+ */
+import { readFileSync } from 'node:fs';
+import { resolve } from 'node:path';
+import { Ajv2020 } from 'ajv/dist/2020.js';
+import formats from 'ajv-formats';
+import type { ValidateFunction } from 'ajv';
+
+const spec = JSON.parse(readFileSync(resolve(import.meta.dirname, '../../generated/openapi.json'), 'utf8'));
+
+// The spec itself is registered as a schema so that "#/components/..." refs resolve inside it.
+const ajv = new Ajv2020({ strict: false, allErrors: true });
+// ajv-formats is CommonJS; under NodeNext its function is the default export's `default`.
+formats.default(ajv);
+ajv.addSchema(spec, 'spec');
+
+interface Route {
+  operationId: string;
+  method: string;
+  template: string;
+  pattern: RegExp;
+}
+
+const routes: Route[] = Object.entries<Record<string, any>>(spec.paths).flatMap(([template, item]) =>
+  ['get', 'post', 'put', 'delete', 'patch']
+    .filter((method) => item[method])
+    .map((method) => ({
+      operationId: item[method].operationId as string,
+      method,
+      template,
+      pattern: new RegExp('^' + template.replace(/\{[^}]+\}/g, '[^/]+') + '$'),
+    })),
+);
+
+export const allOperationIds = routes.map((route) => route.operationId);
+
+export function findRoute(method: string, path: string): Route | undefined {
+  return routes.find((route) => route.method === method.toLowerCase() && route.pattern.test(path));
+}
+
+const escape = (segment: string) => segment.replace(/~/g, '~0').replace(/\//g, '~1');
+const compiled = new Map<string, ValidateFunction>();
+
+function validatorFor(pointer: string): ValidateFunction {
+  const cached = compiled.get(pointer);
+  if (cached) return cached;
+  const validate = ajv.compile({ $ref: `spec#${pointer}` });
+  compiled.set(pointer, validate);
+  return validate;
+}
+
+/** Returns the list of ways the response breaks the spec; empty when it conforms. */
+export function checkResponse(route: Route, status: number, contentType: string | null, body: unknown): string[] {
+  const responses = spec.paths[route.template][route.method].responses as Record<string, any>;
+  const key = [String(status), `${String(status)[0]}XX`, 'default'].find((candidate) => responses[candidate]);
+  if (!key) return [`status ${status} is not documented for ${route.operationId} (documented: ${Object.keys(responses).join(', ')})`];
+  const content = resolveRef(responses[key]).content as Record<string, unknown> | undefined;
+  if (!content) return body === undefined ? [] : [`${route.operationId} ${status} documents no body, but one was sent`];
+  const mediaType = (contentType ?? '').split(';')[0].trim().toLowerCase();
+  const declared = Object.keys(content).find((candidate) => mediaTypeMatches(candidate, mediaType));
+  if (!declared) return [`${route.operationId} ${status}: content type "${mediaType}" is not one of ${Object.keys(content).join(', ')}`];
+  if (!declared.includes('json')) return [];
+  const responsePointer =
+    responses[key].$ref?.slice(1) ?? `/paths/${escape(route.template)}/${route.method}/responses/${key}`;
+  const validate = validatorFor(`${responsePointer}/content/${escape(declared)}/schema`);
+  if (validate(body)) return [];
+  return (validate.errors ?? []).map((error) => `${route.operationId} ${status}: body${error.instancePath} ${error.message}`);
+}
+
+function resolveRef(node: any): any {
+  return node.$ref ? node.$ref.slice(2).split('/').reduce((at: any, part: string) => at[part.replace(/~1/g, '/').replace(/~0/g, '~')], spec) : node;
+}
+
+function mediaTypeMatches(declared: string, actual: string): boolean {
+  if (declared === '*/*') return true;
+  if (declared.endsWith('/*')) return actual.startsWith(declared.slice(0, -1));
+  return declared === actual;
+}
