@@ -2,6 +2,10 @@
  * Starts the target the contract suite runs against and hands its address
  * to the tests. CONTRACT_TARGET picks it:
  *   mock      the Prism mock of generated/openapi.json (the default)
+ *   sqlite    the real server, in this process, on a fresh SQLite file
+ *   postgres  the real server, in this process, on a fresh PostgreSQL database
+ * The real server runs with response validation on, so a response that
+ * breaks the spec fails the test that caused it.
  * CONTRACT_BASE_URL (with CONTRACT_TOKEN) points the suite at a server that
  * is already running instead.
  *
@@ -11,6 +15,7 @@
 import type { TestProject } from 'vitest/node';
 import { resetCoverage } from './coverage.ts';
 import { startPrismMock } from './prism.ts';
+import { startTestServer } from '../../server/testing/test-server.ts';
 
 export default async function setup(project: TestProject) {
   const target = process.env.CONTRACT_TARGET ?? 'mock';
@@ -27,8 +32,13 @@ export default async function setup(project: TestProject) {
     // Prism checks that a bearer token is present, not what it is.
     project.provide('token', 'mock-token');
     stop = mock.stop;
+  } else if (target === 'sqlite' || target === 'postgres') {
+    const server = await startTestServer(target);
+    project.provide('baseUrl', server.apiUrl);
+    project.provide('token', await server.token('contract@example.com'));
+    stop = server.stop;
   } else {
-    throw new Error(`Unknown CONTRACT_TARGET "${target}". Use "mock", or set CONTRACT_BASE_URL and CONTRACT_TOKEN.`);
+    throw new Error(`Unknown CONTRACT_TARGET "${target}". Use mock, sqlite or postgres, or set CONTRACT_BASE_URL and CONTRACT_TOKEN.`);
   }
 
   return stop;

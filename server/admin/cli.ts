@@ -1,0 +1,68 @@
+/**
+ * The admin CLI: `npm run --silent admin -- <command>`.
+ *
+ *   token create --email E [--label L]   create the user if needed; print a new token, alone, on stdout
+ *   token list [--email E]               list tokens (never their secrets)
+ *   token revoke ID                      revoke a token
+ *
+ * It opens the same store as the server (DATA_DIR or DATABASE_URL), and works
+ * while the server runs: SQLite is in WAL mode with a busy timeout.
+ */
+import { parseArgs } from 'node:util';
+import { ConfigError, loadConfig } from '../config.ts';
+import { openStore } from '../store/store.ts';
+
+const usage = `Usage:
+  npm run --silent admin -- token create --email you@example.com [--label "laptop"]
+  npm run --silent admin -- token list [--email you@example.com]
+  npm run --silent admin -- token revoke <token id>`;
+
+export async function runAdmin(argv: string[], env: NodeJS.ProcessEnv = process.env): Promise<{ code: number; stdout: string; stderr: string }> {
+  let parsed;
+  try {
+    parsed = parseArgs({ args: argv, allowPositionals: true, options: { email: { type: 'string' }, label: { type: 'string' } } });
+  } catch (error) {
+    return { code: 2, stdout: '', stderr: `${(error as Error).message}\n${usage}\n` };
+  }
+  const [group, command, ...rest] = parsed.positionals;
+  const { email, label } = parsed.values;
+  if (group !== 'token' || !['create', 'list', 'revoke'].includes(command ?? '')) return { code: 2, stdout: '', stderr: `${usage}\n` };
+  if (command === 'create' && !email) return { code: 2, stdout: '', stderr: `token create needs --email.\n${usage}\n` };
+  if (command === 'create' && !/^[^\s@]+@[^\s@]+$/.test(email!)) return { code: 2, stdout: '', stderr: `"${email}" is not an email address.\n` };
+  if (command === 'revoke' && rest.length !== 1) return { code: 2, stdout: '', stderr: `token revoke needs one token id (see token list).\n${usage}\n` };
+
+  let config;
+  try {
+    config = loadConfig({ ...env, LOG_LEVEL: 'silent' });
+  } catch (error) {
+    if (error instanceof ConfigError) return { code: 2, stdout: '', stderr: error.message + '\n' };
+    throw error;
+  }
+  const store = await openStore({ databaseUrl: config.databaseUrl, dataDir: config.dataDir });
+  try {
+    const now = Date.now();
+    if (command === 'create') {
+      const user = await store.users.findOrCreate(email!, now);
+      const token = await store.tokens.create(user.id, label ?? null, now);
+      return { code: 0, stdout: token.secret + '\n', stderr: '' };
+    }
+    if (command === 'list') {
+      const tokens = await store.tokens.list(email);
+      const lines = tokens.map((token) =>
+        [token.id, token.email, new Date(token.timeCreated).toISOString(), token.timeRevoked ? `revoked ${new Date(token.timeRevoked).toISOString()}` : 'active', token.label ?? ''].join('\t'),
+      );
+      return { code: 0, stdout: lines.length ? lines.join('\n') + '\n' : '', stderr: lines.length ? '' : 'No tokens.\n' };
+    }
+    const revoked = await store.tokens.revoke(rest[0], now);
+    return revoked ? { code: 0, stdout: '', stderr: `Revoked ${rest[0]}.\n` } : { code: 1, stdout: '', stderr: `There is no active token ${rest[0]}.\n` };
+  } finally {
+    await store.close();
+  }
+}
+
+if (import.meta.url === `file://${process.argv[1]}`) {
+  const result = await runAdmin(process.argv.slice(2));
+  process.stdout.write(result.stdout);
+  process.stderr.write(result.stderr);
+  process.exit(result.code);
+}

@@ -1,0 +1,81 @@
+/**
+ * The HTTP application: request ids and logs, CORS, the docs site, the
+ * player pages, and the API under /api/v1, where every request (and, when
+ * configured, every response) is validated against generated/openapi.json.
+ */
+import { existsSync } from 'node:fs';
+import { resolve } from 'node:path';
+import express, { type Express } from 'express';
+import * as OpenApiValidator from 'express-openapi-validator';
+import type { Context } from './context.ts';
+import { requestContext } from './http/request-context.ts';
+import { cors } from './http/cors.ts';
+import { bearerAuth } from './http/auth.ts';
+import { rateLimit } from './http/rate-limit.ts';
+import { notFound } from './http/problem.ts';
+import { problemHandler } from './http/errors.ts';
+import { accountRoutes } from './resources/account/account-routes.ts';
+import { projectsRoutes } from './resources/projects/projects-routes.ts';
+import { boxesRoutes } from './resources/boxes/boxes-routes.ts';
+import { uploadsRoutes } from './resources/uploads/uploads-routes.ts';
+import { downloadsRoutes } from './resources/downloads/downloads-routes.ts';
+import { playersRoutes } from './resources/players/players-routes.ts';
+import { playerPageRoutes } from '../web/player-page-routes.ts';
+
+const root = resolve(import.meta.dirname, '..');
+export const specPath = resolve(root, 'generated/openapi.json');
+export const docsPath = resolve(root, 'dist/docs/index.html');
+
+/** The signed-URL operations carry their authority in the URL, not in a bearer token. */
+const isSignedPath = (path: string) => path.startsWith('/upload/') || path.startsWith('/download/');
+
+export function createApp(ctx: Context): Express {
+  const app = express();
+  app.disable('x-powered-by');
+  app.set('trust proxy', 'loopback');
+  app.use(requestContext(ctx.logger));
+  app.use(cors);
+
+  app.get('/healthz', async (_req, res) => {
+    await ctx.store.ping();
+    res.json({ status: 'ok', store: ctx.store.db.dialect });
+  });
+  app.get(['/docs', '/docs/'], (_req, res, next) => {
+    if (!existsSync(docsPath)) return next(notFound('The docs site has not been built. Run npm run docs.'));
+    res.sendFile(docsPath);
+  });
+  app.get('/openapi.json', (_req, res) => res.sendFile(specPath));
+  // Problem `type` URIs (/problems/<slug>) resolve to the table of problem types in the docs.
+  app.get('/problems/:slug', (_req, res) => res.redirect(302, '/docs#section/Errors'));
+  app.use(playerPageRoutes(ctx));
+
+  const api = express.Router();
+  api.use(express.json({ limit: '1mb', type: ['application/json', 'application/*+json'] }));
+  api.use(bearerAuth(ctx.store, isSignedPath));
+  api.use(rateLimit(ctx.config.rateLimit, ctx.clock));
+  api.use(
+    OpenApiValidator.middleware({
+      apiSpec: specPath,
+      validateRequests: { allowUnknownQueryParameters: false },
+      validateResponses: ctx.config.validateResponses ? { onError: responseViolation(ctx) } : false,
+      // Bearer tokens are checked by bearerAuth, which also knows they are valid.
+      validateSecurity: false,
+      // Upload bodies are streamed by their handlers, never parsed.
+      fileUploader: false,
+    }),
+  );
+  api.use(accountRoutes(ctx), projectsRoutes(ctx), boxesRoutes(ctx), uploadsRoutes(ctx), downloadsRoutes(ctx), playersRoutes(ctx));
+  app.use('/api/v1', api);
+
+  app.use((req, _res, next) => next(notFound(`There is nothing at ${req.method} ${req.path}. The API is under /api/v1; see /docs.`)));
+  app.use(problemHandler(ctx.logger));
+  return app;
+}
+
+/** A response that breaks the spec is our bug: log it loudly and answer 500. */
+function responseViolation(ctx: Context) {
+  return (error: Error, body: unknown, req: express.Request) => {
+    ctx.logger.error('response breaks the spec', { requestId: req.id, path: req.originalUrl, error: error.message, body: JSON.stringify(body)?.slice(0, 2000) });
+    throw error;
+  };
+}

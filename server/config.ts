@@ -1,0 +1,112 @@
+/**
+ * Configuration, from environment variables, checked at start. Each bad value
+ * gets a message that says what is wrong and what is accepted. Secrets that
+ * are not given are generated on first start and kept in DATA_DIR.
+ */
+import { mkdirSync, readFileSync, writeFileSync, existsSync } from 'node:fs';
+import { randomBytes } from 'node:crypto';
+import { join, resolve } from 'node:path';
+
+export interface Config {
+  port: number;
+  host: string;
+  dataDir: string;
+  databaseUrl: string | undefined;
+  /** The origin (and optional path prefix) clients reach the server at; signed URLs and player links start with it. */
+  publicUrl: string;
+  signingSecret: Buffer;
+  maxUploadBytes: number;
+  maxArtworkBytes: number;
+  uploadUrlTtlMs: number;
+  downloadUrlTtlMs: number;
+  validateResponses: boolean;
+  rateLimit: { perSecond: number; burst: number };
+  logLevel: 'debug' | 'info' | 'warn' | 'error' | 'silent';
+  shutdownGraceMs: number;
+}
+
+export class ConfigError extends Error {}
+
+type Env = Record<string, string | undefined>;
+
+export function loadConfig(env: Env = process.env): Config {
+  const problems: string[] = [];
+  const integer = (name: string, fallback: number, min: number, max = Number.MAX_SAFE_INTEGER): number => {
+    const raw = env[name];
+    if (raw === undefined || raw === '') return fallback;
+    const value = Number(raw);
+    if (!Number.isInteger(value) || value < min || value > max) {
+      problems.push(`${name}=${raw} is not valid: give a whole number from ${min} to ${max}.`);
+      return fallback;
+    }
+    return value;
+  };
+  const boolean = (name: string, fallback: boolean): boolean => {
+    const raw = env[name];
+    if (raw === undefined || raw === '') return fallback;
+    if (['1', 'true', 'yes', 'on'].includes(raw.toLowerCase())) return true;
+    if (['0', 'false', 'no', 'off'].includes(raw.toLowerCase())) return false;
+    problems.push(`${name}=${raw} is not valid: give true or false.`);
+    return fallback;
+  };
+
+  const port = integer('PORT', 8080, 0, 65535);
+  const host = env.HOST || '127.0.0.1';
+  const dataDir = resolve(env.DATA_DIR || 'data');
+
+  const databaseUrl = env.DATABASE_URL || undefined;
+  if (databaseUrl && !/^postgres(ql)?:\/\//.test(databaseUrl)) {
+    problems.push(`DATABASE_URL must be a PostgreSQL URL (postgres://user@host:port/database); got "${databaseUrl}". Leave it unset to use SQLite in DATA_DIR.`);
+  }
+
+  let publicUrl = env.PUBLIC_URL || `http://localhost:${port}`;
+  try {
+    const parsed = new URL(publicUrl);
+    if (!['http:', 'https:'].includes(parsed.protocol) || parsed.search || parsed.hash) throw new Error();
+    publicUrl = publicUrl.replace(/\/+$/, '');
+  } catch {
+    problems.push(`PUBLIC_URL=${env.PUBLIC_URL} is not valid: give the http(s) URL clients reach this server at, such as https://audio.example.org, without a query.`);
+  }
+
+  const logLevel = (env.LOG_LEVEL || 'info') as Config['logLevel'];
+  if (!['debug', 'info', 'warn', 'error', 'silent'].includes(logLevel)) problems.push(`LOG_LEVEL=${env.LOG_LEVEL} is not valid: give debug, info, warn, error or silent.`);
+
+  const config = {
+    port,
+    host,
+    dataDir,
+    databaseUrl,
+    publicUrl,
+    maxUploadBytes: integer('MAX_UPLOAD_BYTES', 5 * 1024 ** 3, 1),
+    maxArtworkBytes: integer('MAX_ARTWORK_BYTES', 20 * 1024 ** 2, 1),
+    // Signed URLs live at most 7 days, the cap both GCS and S3 put on theirs.
+    uploadUrlTtlMs: integer('UPLOAD_URL_TTL_SECONDS', 3600, 1, 7 * 24 * 3600) * 1000,
+    downloadUrlTtlMs: integer('DOWNLOAD_URL_TTL_SECONDS', 3600, 1, 7 * 24 * 3600) * 1000,
+    validateResponses: boolean('VALIDATE_RESPONSES', false),
+    rateLimit: { perSecond: integer('RATE_LIMIT_PER_SECOND', 100, 0), burst: integer('RATE_LIMIT_BURST', 300, 1) },
+    logLevel,
+    shutdownGraceMs: integer('SHUTDOWN_GRACE_SECONDS', 30, 0, 3600) * 1000,
+  };
+  if (problems.length > 0) throw new ConfigError(`The configuration is not valid:\n  - ${problems.join('\n  - ')}`);
+
+  let signingSecret: Buffer;
+  if (env.SIGNING_SECRET) {
+    if (env.SIGNING_SECRET.length < 32) throw new ConfigError('SIGNING_SECRET is too short: give at least 32 characters of random text, or leave it unset to have one generated in DATA_DIR.');
+    signingSecret = Buffer.from(env.SIGNING_SECRET);
+  } else {
+    signingSecret = generatedSecret(dataDir, 'signingSecret');
+  }
+  return { ...config, signingSecret };
+}
+
+/** A secret kept in DATA_DIR/secrets.json, made on first use. */
+function generatedSecret(dataDir: string, name: string): Buffer {
+  mkdirSync(dataDir, { recursive: true });
+  const file = join(dataDir, 'secrets.json');
+  const secrets: Record<string, string> = existsSync(file) ? JSON.parse(readFileSync(file, 'utf8')) : {};
+  if (!secrets[name]) {
+    secrets[name] = randomBytes(32).toString('base64url');
+    writeFileSync(file, JSON.stringify(secrets, null, 2) + '\n', { mode: 0o600 });
+  }
+  return Buffer.from(secrets[name]);
+}

@@ -1,0 +1,23 @@
+/**
+ * Everything the resources need, made once at start and handed down: the
+ * side effects (store, blobs, clock, signer) behind their interfaces, and the
+ * configuration.
+ */
+import type { Config } from './config.ts';
+import type { Store } from './store/store.ts';
+import type { BlobStore } from './blobs/blob-store.ts';
+import type { Clock } from './lib/clock.ts';
+import type { UrlSigner } from './signing/url-signer.ts';
+import type { Logger } from './http/logger.ts';
+
+export interface Context {
+  config: Config;
+  store: Store;
+  blobs: BlobStore;
+  clock: Clock;
+  signer: UrlSigner;
+  logger: Logger;
+}
+
+/** The API root as clients see it: signed URLs and links start here. */
+export const apiRoot = (config: Config) => `${config.publicUrl}/api/v1`;

@@ -1,0 +1,84 @@
+/**
+ * Turns every error into an RFC 9457 problem (`application/problem+json`):
+ * our own HttpProblems, the validator's request errors (each offending field
+ * listed in `errors`), and body-parser's. Anything else is a bug: it is
+ * logged and answered 500 without internals.
+ */
+import type { NextFunction, Request, Response } from 'express';
+import type { Logger } from './logger.ts';
+import { HttpProblem, type FieldError, type ProblemType } from './problem.ts';
+
+interface ValidatorError {
+  status: number;
+  message: string;
+  errors?: Array<{ path: string; message: string; errorCode?: string }>;
+}
+
+interface BodyParserError {
+  type: string;
+  status?: number;
+  limit?: number;
+}
+
+export function toProblem(error: unknown): HttpProblem | undefined {
+  if (error instanceof HttpProblem) return error;
+  const parserError = error as BodyParserError;
+  switch (parserError?.type) {
+    case 'entity.parse.failed':
+      return new HttpProblem(400, 'malformed-json', 'The request body is not valid JSON. Check for a trailing comma, unquoted keys or single quotes.');
+    case 'entity.too.large':
+      return new HttpProblem(413, 'payload-too-large', `The request body is over the limit of ${parserError.limit} bytes.`);
+    case 'encoding.unsupported':
+    case 'charset.unsupported':
+      return new HttpProblem(415, 'unsupported-media-type', 'Send the JSON body in UTF-8.');
+    case 'request.aborted':
+      return new HttpProblem(400, 'validation-error', 'The request body ended early.');
+  }
+  const validatorError = error as ValidatorError;
+  if (typeof validatorError?.status === 'number' && Array.isArray(validatorError.errors) && validatorError.status < 500) {
+    return fromValidator(validatorError);
+  }
+  return undefined;
+}
+
+function fromValidator({ status, errors = [] }: ValidatorError): HttpProblem {
+  const fields = errors.map(fieldError);
+  const summary = fields.map((field) => `${field.pointer?.slice(1) ?? field.parameter ?? field.header ?? ''} ${field.detail}`.trim()).join('; ');
+  const byStatus: Record<number, [ProblemType, string]> = {
+    400: ['validation-error', `The request is not valid: ${summary}.`],
+    404: ['not-found', 'There is no such operation. See the API reference at /docs.'],
+    405: ['method-not-allowed', `This path does not take that method. See the API reference at /docs.`],
+    413: ['payload-too-large', 'The request body is too large.'],
+    415: ['unsupported-media-type', `This operation does not take that content type: ${summary}. Send application/json.`],
+  };
+  const [type, detail] = byStatus[status] ?? ['validation-error', summary];
+  return new HttpProblem(status, type, detail, status === 400 ? { errors: fields } : {});
+}
+
+/** express-openapi-validator paths look like /body/options/quality, /query/expires, /headers/x-…, /path/id. */
+function fieldError({ path, message }: { path: string; message: string }): FieldError {
+  const [, location = '', ...rest] = path.split('/');
+  const name = rest.join('/');
+  const detail = message.replace(/^must /, 'must ');
+  if (location === 'body') return { pointer: `#${name ? '/' + name : ''}`, detail };
+  if (location === 'headers') return { header: name, detail };
+  if (location === 'query' || location === 'path') return { parameter: name, detail };
+  return { detail: `${path} ${message}` };
+}
+
+export function problemHandler(logger: Logger) {
+  return (error: unknown, req: Request, res: Response, _next: NextFunction) => {
+    let problem = toProblem(error);
+    if (!problem) {
+      logger.error('unhandled error', { requestId: req.id, error: error instanceof Error ? error.stack : String(error) });
+      problem = new HttpProblem(500, 'internal-error', `Something went wrong on our side. Quote request id ${req.id} when reporting it.`);
+    }
+    if (res.headersSent) {
+      // The response had begun (a download); all we can do is cut it off.
+      res.destroy();
+      return;
+    }
+    for (const [name, value] of Object.entries(problem.extra.headers ?? {})) res.setHeader(name, value);
+    res.status(problem.status).type('application/problem+json').send(JSON.stringify(problem.body(req.id)));
+  };
+}

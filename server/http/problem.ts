@@ -1,0 +1,64 @@
+/**
+ * Errors as RFC 9457 problem details. Code anywhere below the routes throws
+ * an HttpProblem; the error handler (http/errors.ts) writes it as
+ * `application/problem+json`. The `type` slugs are listed in the spec's
+ * introduction, section "Errors".
+ */
+export interface FieldError {
+  detail: string;
+  pointer?: string;
+  parameter?: string;
+  header?: string;
+}
+
+const titles: Record<string, string> = {
+  'validation-error': 'Your request is not valid',
+  'malformed-json': 'The body is not valid JSON',
+  unauthorized: 'Authentication required',
+  forbidden: 'Not allowed',
+  'signature-invalid': 'Signed URL refused',
+  'not-found': 'Not found',
+  conflict: 'Conflict with the stored state',
+  'payment-provider-required': 'Connect a payment provider first',
+  'upload-already-used': 'Upload URL already used',
+  'payload-too-large': 'Too large',
+  'unsupported-media-type': 'Unsupported media type',
+  'range-not-satisfiable': 'Range not satisfiable',
+  'rate-limited': 'Too many requests',
+  'method-not-allowed': 'Method not allowed',
+  'service-unavailable': 'Service unavailable',
+  'internal-error': 'Internal server error',
+};
+
+export type ProblemType = keyof typeof titles;
+
+export class HttpProblem extends Error {
+  constructor(
+    readonly status: number,
+    readonly type: ProblemType,
+    readonly detail: string,
+    readonly extra: { errors?: FieldError[]; headers?: Record<string, string> } = {},
+  ) {
+    super(detail);
+    this.name = 'HttpProblem';
+  }
+
+  body(instance: string) {
+    return {
+      type: `/problems/${this.type}`,
+      title: titles[this.type],
+      status: this.status,
+      detail: this.detail,
+      instance,
+      ...(this.extra.errors ? { errors: this.extra.errors } : {}),
+    };
+  }
+}
+
+export const badRequest = (detail: string, errors?: FieldError[]) => new HttpProblem(400, 'validation-error', detail, { errors });
+export const forbidden = (detail: string) => new HttpProblem(403, 'forbidden', detail);
+export const notFound = (detail: string) => new HttpProblem(404, 'not-found', detail);
+export const conflict = (detail: string) => new HttpProblem(409, 'conflict', detail);
+export const tooLarge = (detail: string) => new HttpProblem(413, 'payload-too-large', detail);
+export const unsupportedMediaType = (detail: string) => new HttpProblem(415, 'unsupported-media-type', detail);
+export const signatureRefused = (detail: string) => new HttpProblem(403, 'signature-invalid', detail);

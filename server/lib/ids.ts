@@ -1,0 +1,14 @@
+import { randomBytes } from 'node:crypto';
+
+const alphabet = '0123456789abcdefghjkmnpqrstvwxyz'; // Crockford base32, lower case
+
+/**
+ * A new opaque id: a short prefix naming the kind (for people reading logs;
+ * clients must not parse it) and 16 random base32 characters (80 bits).
+ */
+export function newId(prefix: 'usr' | 'tok' | 'prj' | 'box' | 'ply' | 'upl' | 'art'): string {
+  const bytes = randomBytes(16);
+  let id = prefix + '_';
+  for (const byte of bytes) id += alphabet[byte & 31];
+  return id;
+}

@@ -1,0 +1,52 @@
+import type { Context } from '../../context.ts';
+import type { Schemas } from '../../lib/api-types.ts';
+import type { Caller } from '../../auth/access.ts';
+import type { UserRecord } from './user-repository.ts';
+
+async function load(ctx: Context, caller: Caller): Promise<UserRecord> {
+  return (await ctx.store.users.get(caller.id))!;
+}
+
+export async function getCurrentUser(ctx: Context, caller: Caller): Promise<Schemas['User']> {
+  const user = await load(ctx, caller);
+  return { id: user.id, object: 'user', email: user.email, timeCreated: user.timeCreated };
+}
+
+export async function getPreferences(ctx: Context, caller: Caller): Promise<Schemas['PlayerPreferences']> {
+  return (await load(ctx, caller)).preferences;
+}
+
+/** Merges the change into the stored preferences; null clears a preference. */
+export async function updatePreferences(ctx: Context, caller: Caller, body: Schemas['UpdatePlayerPreferencesRequest']): Promise<Schemas['PlayerPreferences']> {
+  return ctx.store.transaction(async (store) => {
+    const { preferences } = (await store.users.get(caller.id))!;
+    const options: Record<string, unknown> = { ...preferences.options };
+    for (const [name, value] of Object.entries(body.options ?? {})) {
+      if (value === null) delete options[name];
+      else options[name] = value;
+    }
+    const next: Schemas['PlayerPreferences'] = { options: options as Schemas['PlayerOptionsInput'] };
+    const audience = body.public === undefined ? preferences.public : body.public;
+    if (audience !== null && audience !== undefined) next.public = audience;
+    await store.users.setPreferences(caller.id, next);
+    return next;
+  });
+}
+
+export function paymentProviderJson(user: UserRecord): Schemas['PaymentProvider'] {
+  return user.paymentProvider ? { connected: true, ...user.paymentProvider } : { connected: false };
+}
+
+export async function getPaymentProvider(ctx: Context, caller: Caller) {
+  return paymentProviderJson(await load(ctx, caller));
+}
+
+export async function connectPaymentProvider(ctx: Context, caller: Caller, body: Schemas['ConnectPaymentProviderRequest']) {
+  await ctx.store.users.setPaymentProvider(caller.id, { provider: body.provider, accountId: body.accountId, timeConnected: ctx.clock.now() });
+  return paymentProviderJson(await load(ctx, caller));
+}
+
+export async function disconnectPaymentProvider(ctx: Context, caller: Caller) {
+  await ctx.store.users.setPaymentProvider(caller.id, null);
+  return paymentProviderJson(await load(ctx, caller));
+}

@@ -1,0 +1,63 @@
+import { createHash, randomBytes } from 'node:crypto';
+import type { Db } from '../../store/db.ts';
+import { newId } from '../../lib/ids.ts';
+
+export interface TokenRecord {
+  id: string;
+  userId: string;
+  email: string;
+  label: string | null;
+  timeCreated: number;
+  timeRevoked: number | null;
+}
+
+/**
+ * Tokens are 256 random bits, so a plain SHA-256 is enough to store them:
+ * a slow password hash protects guessable secrets, and these are not.
+ */
+export const hashToken = (token: string) => createHash('sha256').update(token).digest('hex');
+
+type TokenRow = { id: string; user_id: string; email: string; label: string | null; time_created: number; time_revoked: number | null };
+
+const fromRow = (row: TokenRow): TokenRecord => ({
+  id: row.id,
+  userId: row.user_id,
+  email: row.email,
+  label: row.label,
+  timeCreated: row.time_created,
+  timeRevoked: row.time_revoked,
+});
+
+export class TokenRepository {
+  constructor(private db: Db) {}
+
+  /** Creates a token and returns its secret, which is shown once and never stored. */
+  async create(userId: string, label: string | null, now: number): Promise<{ id: string; secret: string }> {
+    const id = newId('tok');
+    const secret = 'as_' + randomBytes(32).toString('base64url');
+    await this.db.execute('INSERT INTO tokens (id, user_id, token_hash, label, time_created) VALUES ($1, $2, $3, $4, $5)', [id, userId, hashToken(secret), label, now]);
+    return { id, secret };
+  }
+
+  /** The user id an active token belongs to. */
+  async findActiveUserId(secret: string): Promise<string | undefined> {
+    const [row] = await this.db.query<{ user_id: string }>('SELECT user_id FROM tokens WHERE token_hash = $1 AND time_revoked IS NULL', [hashToken(secret)]);
+    return row?.user_id;
+  }
+
+  async list(email?: string): Promise<TokenRecord[]> {
+    const rows = await this.db.query<TokenRow>(
+      `SELECT tokens.id, tokens.user_id, users.email, tokens.label, tokens.time_created, tokens.time_revoked
+       FROM tokens JOIN users ON users.id = tokens.user_id
+       WHERE $1 = '' OR users.email = $1
+       ORDER BY tokens.time_created, tokens.id`,
+      [email ? email.trim().toLowerCase() : ''],
+    );
+    return rows.map(fromRow);
+  }
+
+  /** Revokes a token; answers false when there is no active token with this id. */
+  async revoke(id: string, now: number): Promise<boolean> {
+    return (await this.db.execute('UPDATE tokens SET time_revoked = $2 WHERE id = $1 AND time_revoked IS NULL', [id, now])) === 1;
+  }
+}

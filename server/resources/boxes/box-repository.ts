@@ -1,0 +1,166 @@
+import type { Db, SqlValue } from '../../store/db.ts';
+
+export type BoxKind = 'file' | 'folder' | 'stack';
+export type FileStatus = 'awaiting-upload' | 'pending' | 'processing' | 'ready' | 'failed';
+
+export interface BoxRecord {
+  id: string;
+  projectId: string;
+  kind: BoxKind;
+  name: string;
+  color: string;
+  /** The folder or stack holding the box; null at the top level of the project. */
+  parentId: string | null;
+  /** Order among the parent's children. */
+  position: number;
+  trashed: boolean;
+  hidden: boolean;
+  versionName: string | null;
+  /** Files only. */
+  status: FileStatus | null;
+  statusReason: string | null;
+  size: number | null;
+  mimeType: string | null;
+  duration: number | null;
+  uploaderId: string | null;
+  timeCreated: number;
+  timeModified: number;
+}
+
+type BoxRow = {
+  id: string;
+  project_id: string;
+  kind: string;
+  name: string;
+  color: string;
+  parent_id: string | null;
+  position: number;
+  trashed: number;
+  hidden: number;
+  version_name: string | null;
+  status: string | null;
+  status_reason: string | null;
+  size: number | null;
+  mime_type: string | null;
+  duration: number | null;
+  uploader_id: string | null;
+  time_created: number;
+  time_modified: number;
+};
+
+const fromRow = (row: BoxRow): BoxRecord => ({
+  id: row.id,
+  projectId: row.project_id,
+  kind: row.kind as BoxKind,
+  name: row.name,
+  color: row.color,
+  parentId: row.parent_id,
+  position: row.position,
+  trashed: row.trashed === 1,
+  hidden: row.hidden === 1,
+  versionName: row.version_name,
+  status: row.status as FileStatus | null,
+  statusReason: row.status_reason,
+  size: row.size,
+  mimeType: row.mime_type,
+  duration: row.duration,
+  uploaderId: row.uploader_id,
+  timeCreated: row.time_created,
+  timeModified: row.time_modified,
+});
+
+const columns = [
+  'id', 'project_id', 'kind', 'name', 'color', 'parent_id', 'position', 'trashed', 'hidden', 'version_name',
+  'status', 'status_reason', 'size', 'mime_type', 'duration', 'uploader_id', 'time_created', 'time_modified',
+] as const;
+
+const toRow = (box: BoxRecord): SqlValue[] => [
+  box.id, box.projectId, box.kind, box.name, box.color, box.parentId, box.position, box.trashed ? 1 : 0, box.hidden ? 1 : 0,
+  box.versionName, box.status, box.statusReason, box.size, box.mimeType, box.duration, box.uploaderId, box.timeCreated, box.timeModified,
+];
+
+const kindOrder = `CASE kind WHEN 'folder' THEN 0 WHEN 'stack' THEN 1 ELSE 2 END`;
+
+export class BoxRepository {
+  constructor(private db: Db) {}
+
+  async insert(box: BoxRecord): Promise<void> {
+    await this.db.execute(
+      `INSERT INTO boxes (${columns.join(', ')}) VALUES (${columns.map((_, i) => `$${i + 1}`).join(', ')})`,
+      toRow(box),
+    );
+  }
+
+  /** Writes every field of the box back. */
+  async save(box: BoxRecord): Promise<void> {
+    const assignments = columns.slice(1).map((column, i) => `${column} = $${i + 2}`);
+    await this.db.execute(`UPDATE boxes SET ${assignments.join(', ')} WHERE id = $1`, toRow(box));
+  }
+
+  /** A box of the project; undefined for an unknown id or a box of another project. */
+  async get(projectId: string, id: string): Promise<BoxRecord | undefined> {
+    const [row] = await this.db.query<BoxRow>('SELECT * FROM boxes WHERE id = $1 AND project_id = $2', [id, projectId]);
+    return row && fromRow(row);
+  }
+
+  async getMany(projectId: string, ids: string[]): Promise<BoxRecord[]> {
+    const all = await Promise.all(ids.map((id) => this.get(projectId, id)));
+    return all.filter((box): box is BoxRecord => box !== undefined);
+  }
+
+  /** Every box of the project: folders, then stacks, then files; oldest first within each kind. */
+  async listProject(projectId: string, kind?: BoxKind): Promise<BoxRecord[]> {
+    const rows = await this.db.query<BoxRow>(
+      `SELECT * FROM boxes WHERE project_id = $1 AND ($2 = '' OR kind = $2) ORDER BY ${kindOrder}, time_created, id`,
+      [projectId, kind ?? ''],
+    );
+    return rows.map(fromRow);
+  }
+
+  async children(parentId: string): Promise<BoxRecord[]> {
+    return (await this.db.query<BoxRow>('SELECT * FROM boxes WHERE parent_id = $1 ORDER BY position, id', [parentId])).map(fromRow);
+  }
+
+  /** The position after the last child of a parent (or of the project's top level). */
+  async nextPosition(projectId: string, parentId: string | null): Promise<number> {
+    const [row] = await this.db.query<{ next: number }>(
+      'SELECT COALESCE(MAX(position), -1) + 1 AS next FROM boxes WHERE project_id = $1 AND parent_id IS NOT DISTINCT FROM $2',
+      [projectId, parentId],
+    );
+    return Number(row.next);
+  }
+
+  /** The box and everything inside it, at any depth. */
+  async subtreeIds(id: string): Promise<string[]> {
+    const rows = await this.db.query<{ id: string }>(
+      `WITH RECURSIVE subtree(id) AS (
+         SELECT id FROM boxes WHERE id = $1
+         UNION ALL
+         SELECT boxes.id FROM boxes JOIN subtree ON boxes.parent_id = subtree.id
+       ) SELECT id FROM subtree`,
+      [id],
+    );
+    return rows.map((row) => row.id);
+  }
+
+  /** The chain of parents above a box, nearest first. */
+  async ancestorIds(id: string): Promise<string[]> {
+    const rows = await this.db.query<{ id: string; depth: number }>(
+      `WITH RECURSIVE up(id, depth) AS (
+         SELECT parent_id, 1 FROM boxes WHERE id = $1 AND parent_id IS NOT NULL
+         UNION ALL
+         SELECT boxes.parent_id, up.depth + 1 FROM boxes JOIN up ON boxes.id = up.id WHERE boxes.parent_id IS NOT NULL
+       ) SELECT id, depth FROM up ORDER BY depth`,
+      [id],
+    );
+    return rows.map((row) => row.id);
+  }
+
+  async setTrashed(ids: string[], trashed: boolean, now: number): Promise<void> {
+    for (const id of ids) await this.db.execute('UPDATE boxes SET trashed = $2, time_modified = $3 WHERE id = $1', [id, trashed ? 1 : 0, now]);
+  }
+
+  async delete(id: string): Promise<void> {
+    await this.db.execute('DELETE FROM boxes WHERE id = $1', [id]);
+  }
+}

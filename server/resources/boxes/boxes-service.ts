@@ -1,0 +1,238 @@
+/**
+ * Files, folders and stacks (interface 2.2, 3 and 4.2). Every change runs in
+ * one transaction and checks all of its rules before it changes anything, so
+ * a refused request leaves the project as it was.
+ */
+import type { Context } from '../../context.ts';
+import type { Schemas } from '../../lib/api-types.ts';
+import type { Store } from '../../store/store.ts';
+import { newId } from '../../lib/ids.ts';
+import { accessProject, type Caller } from '../../auth/access.ts';
+import { conflict, notFound } from '../../http/problem.ts';
+import { fileBlobKey } from '../downloads/signed-downloads.ts';
+import type { BoxRecord } from './box-repository.ts';
+
+export const DEFAULT_BOX_COLOR = '#64748b';
+
+export function boxJson(box: BoxRecord, children: BoxRecord[] = []): Schemas['Box'] {
+  const common = { id: box.id, name: box.name, color: box.color, timeCreated: box.timeCreated, trashed: box.trashed };
+  const parent = box.parentId ? { parentid: box.parentId } : {};
+  if (box.kind === 'file') {
+    return {
+      ...common,
+      object: 'file',
+      // Interface 2.2: duration is present "only on audio file boxes".
+      ...(box.duration !== null ? { duration: Math.round(box.duration * 100) / 100 } : {}),
+      ...parent,
+      ...(box.versionName !== null ? { versionName: box.versionName } : {}),
+      status: box.status!,
+      ...(box.status === 'failed' && box.statusReason ? { statusReason: box.statusReason } : {}),
+      size: box.size!,
+      mimeType: box.mimeType!,
+    };
+  }
+  return {
+    ...common,
+    object: box.kind,
+    // Interface 2.2: "each entry has the child's id and its label name"; in a stack the label is the version name.
+    children: children.map((child) => ({ id: child.id, name: (box.kind === 'stack' && child.versionName) || child.name })),
+    hidden: box.hidden,
+    ...parent,
+  };
+}
+
+/** The JSON of several boxes of one project, with children filled in from `all`. */
+function boxesJson(boxes: BoxRecord[], all: BoxRecord[]): Schemas['Box'][] {
+  const children = new Map<string, BoxRecord[]>();
+  for (const box of all) {
+    if (!box.parentId) continue;
+    const list = children.get(box.parentId) ?? [];
+    list.push(box);
+    children.set(box.parentId, list);
+  }
+  for (const list of children.values()) list.sort((a, b) => a.position - b.position || (a.id < b.id ? -1 : 1));
+  return boxes.map((box) => boxJson(box, children.get(box.id)));
+}
+
+async function loadBox(store: Store, projectId: string, boxId: string): Promise<BoxRecord> {
+  const box = await store.boxes.get(projectId, boxId);
+  if (!box) throw notFound(`Project ${projectId} has no file, folder or stack ${boxId}.`);
+  return box;
+}
+
+export async function boxWithChildren(store: Store, box: BoxRecord): Promise<Schemas['Box']> {
+  return boxJson(box, box.kind === 'file' ? [] : await store.boxes.children(box.id));
+}
+
+export async function getBox(ctx: Context, caller: Caller, projectId: string, boxId: string) {
+  await accessProject(ctx, caller, projectId, 'read');
+  return boxWithChildren(ctx.store, await loadBox(ctx.store, projectId, boxId));
+}
+
+/** Interface 4.2: "array of all box objects in the project (files, folders, stacks); hidden boxes excluded". */
+export async function listAll(ctx: Context, caller: Caller, projectId: string) {
+  await accessProject(ctx, caller, projectId, 'read');
+  const all = await ctx.store.boxes.listProject(projectId);
+  return boxesJson(
+    all.filter((box) => !box.hidden),
+    all,
+  );
+}
+
+export async function listFolders(ctx: Context, caller: Caller, projectId: string) {
+  await accessProject(ctx, caller, projectId, 'read');
+  const all = await ctx.store.boxes.listProject(projectId);
+  return boxesJson(
+    all.filter((box) => box.kind === 'folder'),
+    all,
+  ) as Schemas['FolderBox'][];
+}
+
+export function newBox(fields: Pick<BoxRecord, 'projectId' | 'kind' | 'name' | 'parentId' | 'position'> & Partial<BoxRecord>, now: number): BoxRecord {
+  return {
+    id: newId('box'),
+    color: DEFAULT_BOX_COLOR,
+    trashed: false,
+    hidden: false,
+    versionName: null,
+    status: null,
+    statusReason: null,
+    size: null,
+    mimeType: null,
+    duration: null,
+    uploaderId: null,
+    timeCreated: now,
+    timeModified: now,
+    ...fields,
+  };
+}
+
+export async function createFolder(ctx: Context, caller: Caller, projectId: string, body: Schemas['CreateFolderRequest']) {
+  await accessProject(ctx, caller, projectId, 'write');
+  return ctx.store.transaction(async (store) => {
+    const folder = newBox(
+      { projectId, kind: 'folder', name: body.name, color: body.color ?? DEFAULT_BOX_COLOR, parentId: null, position: await store.boxes.nextPosition(projectId, null) },
+      ctx.clock.now(),
+    );
+    await store.boxes.insert(folder);
+    return boxJson(folder) as Schemas['FolderBox'];
+  });
+}
+
+export async function createStack(ctx: Context, caller: Caller, projectId: string, body: Schemas['CreateStackRequest']) {
+  await accessProject(ctx, caller, projectId, 'write');
+  return ctx.store.transaction(async (store) => {
+    const files = await filesOfProject(store, projectId, body.childids, 'childids');
+    const now = ctx.clock.now();
+    // The new stack takes the place of the first file (or of the stack that held it).
+    const first = files[0];
+    const firstParent = first.parentId ? await store.boxes.get(projectId, first.parentId) : undefined;
+    const anchor = firstParent?.kind === 'stack' ? firstParent : first;
+    const stack = newBox({ projectId, kind: 'stack', name: body.name, parentId: anchor.parentId, position: anchor.position }, now);
+    await store.boxes.insert(stack);
+    await moveInto(store, files, stack, now);
+    return (await boxWithChildren(store, stack)) as Schemas['StackBox'];
+  });
+}
+
+export async function updateBox(ctx: Context, caller: Caller, projectId: string, boxId: string, body: Schemas['UpdateBoxRequest']) {
+  await accessProject(ctx, caller, projectId, 'write');
+  return ctx.store.transaction(async (store) => {
+    const box = await loadBox(store, projectId, boxId);
+    const now = ctx.clock.now();
+    const container = box.kind !== 'file';
+    // First every rule, then every change.
+    if ((body.addids?.length || body.removeids?.length) && !container) {
+      throw conflict(`addids and removeids apply to folders and stacks; ${boxId} is a file.`);
+    }
+    if (body.hidden !== undefined && !container) {
+      // Interface 2.2: "Only folders and stacks can be hidden."
+      throw conflict(`Only folders and stacks can be hidden; ${boxId} is a file.`);
+    }
+    if (body.versionName !== undefined) {
+      // Interface 4.2: versionName is the "Version name within the parent stack; the box must be a child of a stack".
+      const parent = box.parentId ? await store.boxes.get(projectId, box.parentId) : undefined;
+      if (parent?.kind !== 'stack') throw conflict(`versionName applies only to a box inside a stack; ${boxId} is not in a stack.`);
+    }
+    const adding = body.addids?.length ? await boxesToAdd(store, box, body.addids) : [];
+    const currentChildren = body.removeids?.length ? await store.boxes.children(box.id) : [];
+    const removing = (body.removeids ?? []).map((id) => {
+      const child = currentChildren.find((candidate) => candidate.id === id);
+      if (!child) throw conflict(`removeids: ${id} is not a child of ${boxId}.`);
+      return child;
+    });
+
+    if (body.name !== undefined) box.name = body.name;
+    if (body.hidden !== undefined) box.hidden = body.hidden;
+    if (body.versionName !== undefined) box.versionName = body.versionName === '' ? null : body.versionName;
+    box.timeModified = now;
+    await store.boxes.save(box);
+    if (adding.length > 0) await moveInto(store, adding, box, now);
+    if (removing.length > 0) {
+      let position = await store.boxes.nextPosition(projectId, null);
+      for (const child of removing) {
+        await store.boxes.save({ ...child, parentId: null, position: position++, versionName: null, timeModified: now });
+      }
+    }
+    if (body.trashed !== undefined) {
+      // Interface 3: "Trashing a folder or stack also trashes its contents"; restoring restores them too.
+      await store.boxes.setTrashed(await store.boxes.subtreeIds(box.id), body.trashed, now);
+    }
+    return boxWithChildren(store, (await store.boxes.get(projectId, boxId))!);
+  });
+}
+
+export async function deleteFile(ctx: Context, caller: Caller, projectId: string, boxId: string) {
+  await accessProject(ctx, caller, projectId, 'write');
+  const deleted = await ctx.store.transaction(async (store) => {
+    const box = await loadBox(store, projectId, boxId);
+    if (box.kind !== 'file') throw conflict(`${boxId} is a ${box.kind}; only files can be deleted. Trash a ${box.kind} with trashed: true instead.`);
+    await store.boxes.delete(box.id);
+    await deleteIfEmptyStack(store, projectId, box.parentId);
+    return box;
+  });
+  // The record is gone, so the bytes are unreachable; removing them after the commit cannot undo it.
+  await ctx.blobs.delete(fileBlobKey(projectId, deleted.id)).catch((error) => ctx.logger.warn('blob delete failed', { boxId, error: String(error) }));
+  return {};
+}
+
+/** The boxes named by `ids`, which must all be files of the project, in order. */
+async function filesOfProject(store: Store, projectId: string, ids: string[], field: string): Promise<BoxRecord[]> {
+  const boxes = await Promise.all(ids.map((id) => store.boxes.get(projectId, id)));
+  return boxes.map((box, i) => {
+    if (!box) throw conflict(`${field}: ${ids[i]} is not a box of project ${projectId}.`);
+    if (box.kind !== 'file') throw conflict(`${field}: ${ids[i]} is a ${box.kind}; a stack holds only files.`);
+    return box;
+  });
+}
+
+async function boxesToAdd(store: Store, container: BoxRecord, ids: string[]): Promise<BoxRecord[]> {
+  if (container.kind === 'stack') return filesOfProject(store, container.projectId, ids, 'addids');
+  const boxes = await Promise.all(ids.map((id) => store.boxes.get(container.projectId, id)));
+  const aboveContainer = new Set([container.id, ...(await store.boxes.ancestorIds(container.id))]);
+  return boxes.map((box, i) => {
+    if (!box) throw conflict(`addids: ${ids[i]} is not a box of project ${container.projectId}.`);
+    if (aboveContainer.has(box.id)) throw conflict(`addids: ${box.id} cannot go inside itself or its own contents.`);
+    return box;
+  });
+}
+
+/** Moves boxes to the end of a folder or stack, deleting stacks that the move leaves empty. */
+async function moveInto(store: Store, boxes: BoxRecord[], container: BoxRecord, now: number) {
+  let position = await store.boxes.nextPosition(container.projectId, container.id);
+  const formerParents = new Set<string>();
+  for (const box of boxes) {
+    if (box.parentId && box.parentId !== container.id) formerParents.add(box.parentId);
+    // A version name belongs to the stack it was given in.
+    const versionName = box.parentId === container.id ? box.versionName : null;
+    await store.boxes.save({ ...box, parentId: container.id, position: position++, versionName, timeModified: now });
+  }
+  for (const parentId of formerParents) await deleteIfEmptyStack(store, container.projectId, parentId);
+}
+
+/** Interface 3: when the only version of a stack goes, "the stack is deleted as well". */
+async function deleteIfEmptyStack(store: Store, projectId: string, stackId: string | null) {
+  if (!stackId) return;
+  const stack = await store.boxes.get(projectId, stackId);
+  if (stack?.kind === 'stack' && (await store.boxes.children(stack.id)).length === 0) await store.boxes.delete(stack.id);
+}

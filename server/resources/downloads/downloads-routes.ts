@@ -1,0 +1,29 @@
+import { Router } from 'express';
+import type { Context } from '../../context.ts';
+import { pipeline } from 'node:stream/promises';
+import { downloadFile, fetchSignedDownload } from './downloads-service.ts';
+
+export function downloadsRoutes(ctx: Context): Router {
+  return Router()
+    .get('/projects/:projectid/files/:fileid/download', async (req, res) => {
+      res.json(await downloadFile(ctx, req.user!, req.params.projectid, req.params.fileid));
+    })
+    .get('/download/:objectid', async (req, res) => {
+      const delivery = await fetchSignedDownload(ctx, {
+        objectId: req.params.objectid,
+        expires: Number(req.query.expires),
+        signature: String(req.query.signature),
+        disposition: req.query.disposition === 'inline' ? 'inline' : 'attachment',
+        range: req.get('range'),
+        ifNoneMatch: req.get('if-none-match'),
+      });
+      res.status(delivery.status).set(delivery.headers);
+      if (!delivery.body || req.method === 'HEAD') {
+        delivery.body?.destroy();
+        res.end();
+        return;
+      }
+      // A listener who seeks or closes the tab ends the response early; that is not an error.
+      await pipeline(delivery.body, res).catch(() => {});
+    });
+}

@@ -1,0 +1,111 @@
+import type { Db } from '../../store/db.ts';
+import type { Schemas } from '../../lib/api-types.ts';
+
+export interface PlayerRecord {
+  id: string;
+  projectId: string;
+  ownerId: string;
+  name: string;
+  color: string;
+  public: boolean;
+  folderId: string | null;
+  boxIds: string[] | null;
+  options: Schemas['PlayerOptions'];
+  upload: Schemas['UploadPortal'] | null;
+  payment: Schemas['Payment'] | null;
+  collaborators: Schemas['Collaborator'][];
+  timeCreated: number;
+  timeModified: number;
+}
+
+type PlayerRow = {
+  id: string;
+  project_id: string;
+  owner_id: string;
+  name: string;
+  color: string;
+  public: number;
+  folder_id: string | null;
+  box_ids: string | null;
+  options: string;
+  upload: string | null;
+  payment: string | null;
+  time_created: number;
+  time_modified: number;
+};
+
+const json = <T>(text: string | null): T | null => (text === null ? null : (JSON.parse(text) as T));
+
+export class PlayerRepository {
+  constructor(private db: Db) {}
+
+  async insert(player: PlayerRecord): Promise<void> {
+    await this.db.transaction(async (tx) => {
+      await tx.execute(
+        `INSERT INTO players (id, project_id, owner_id, name, color, public, folder_id, box_ids, options, upload, payment, time_created, time_modified)
+         VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13)`,
+        [
+          player.id, player.projectId, player.ownerId, player.name, player.color, player.public ? 1 : 0, player.folderId,
+          player.boxIds && JSON.stringify(player.boxIds), JSON.stringify(player.options), player.upload && JSON.stringify(player.upload),
+          player.payment && JSON.stringify(player.payment), player.timeCreated, player.timeModified,
+        ],
+      );
+      for (const [position, collaborator] of player.collaborators.entries()) {
+        await tx.execute(
+          `INSERT INTO player_collaborators (player_id, email, role, position) VALUES ($1, $2, $3, $4)
+           ON CONFLICT (player_id, email) DO UPDATE SET role = excluded.role`,
+          [player.id, collaborator.email, collaborator.role, position],
+        );
+      }
+    });
+  }
+
+  async save(player: PlayerRecord): Promise<void> {
+    await this.db.execute(
+      'UPDATE players SET name = $2, public = $3, options = $4, payment = $5, time_modified = $6 WHERE id = $1',
+      [player.id, player.name, player.public ? 1 : 0, JSON.stringify(player.options), player.payment && JSON.stringify(player.payment), player.timeModified],
+    );
+  }
+
+  async get(id: string): Promise<PlayerRecord | undefined> {
+    const [row] = await this.db.query<PlayerRow>('SELECT * FROM players WHERE id = $1', [id]);
+    return row && (await this.withCollaborators([row]))[0];
+  }
+
+  /** The players a user owns, newest first. */
+  async listOwnedBy(ownerId: string): Promise<PlayerRecord[]> {
+    const rows = await this.db.query<PlayerRow>('SELECT * FROM players WHERE owner_id = $1 ORDER BY time_created DESC, id', [ownerId]);
+    return this.withCollaborators(rows);
+  }
+
+  private async withCollaborators(rows: PlayerRow[]): Promise<PlayerRecord[]> {
+    const collaborators = new Map<string, Schemas['Collaborator'][]>();
+    if (rows.length > 0) {
+      const found = await this.db.query<{ player_id: string; email: string; role: string }>(
+        `SELECT player_id, email, role FROM player_collaborators WHERE player_id IN (${rows.map((_, i) => `$${i + 1}`).join(', ')}) ORDER BY position`,
+        rows.map((row) => row.id),
+      );
+      for (const row of found) {
+        const list = collaborators.get(row.player_id) ?? [];
+        list.push({ email: row.email, role: row.role as Schemas['CollaboratorRole'] });
+        collaborators.set(row.player_id, list);
+      }
+    }
+    return rows.map((row) => ({
+      id: row.id,
+      projectId: row.project_id,
+      ownerId: row.owner_id,
+      name: row.name,
+      color: row.color,
+      public: row.public === 1,
+      folderId: row.folder_id,
+      boxIds: json<string[]>(row.box_ids),
+      options: JSON.parse(row.options),
+      upload: json(row.upload),
+      payment: json(row.payment),
+      collaborators: collaborators.get(row.id) ?? [],
+      timeCreated: row.time_created,
+      timeModified: row.time_modified,
+    }));
+  }
+}

@@ -1,0 +1,168 @@
+/** Players (interface 2.1 and 4.1): shareable windows onto a project. */
+import type { Context } from '../../context.ts';
+import type { Schemas } from '../../lib/api-types.ts';
+import { newId } from '../../lib/ids.ts';
+import { accessProject, type Caller } from '../../auth/access.ts';
+import { badRequest, conflict, HttpProblem, notFound } from '../../http/problem.ts';
+import { normalizeEmail } from '../account/user-repository.ts';
+import { DEFAULT_PROJECT_COLOR } from '../projects/projects-service.ts';
+import type { PlayerRecord } from './player-repository.ts';
+
+type Options = Schemas['PlayerOptions'];
+
+/**
+ * Interface 4.1, "Final default if no preference". quality, targetLufs and
+ * loudnessPlatform have none ("undefined") and stay absent.
+ */
+export const FINAL_OPTION_DEFAULTS: Omit<Options, 'quality' | 'targetLufs' | 'loudnessPlatform'> = {
+  metadata: false,
+  isrc: false,
+  downloads: true,
+  comments: true,
+  loudnessMatch: false,
+  studio: false,
+  stacks: false,
+  serviceCTA: true,
+  boxSubtitle: 'artist',
+};
+
+const OPTION_NAMES: Array<keyof Options> = [
+  'quality', 'metadata', 'isrc', 'downloads', 'comments', 'loudnessMatch', 'targetLufs', 'loudnessPlatform', 'studio', 'stacks', 'serviceCTA', 'boxSubtitle',
+];
+
+/**
+ * Interface 4.1: "When a value is omitted, it falls back to the creator's
+ * default player preference; if none is found, the final default applies."
+ */
+export function resolveOptions(requested: Schemas['PlayerOptionsInput'] = {}, preferred: Schemas['PlayerOptionsInput'] = {}): Options {
+  const resolved: Record<string, unknown> = {};
+  for (const name of OPTION_NAMES) {
+    const value = requested[name] ?? preferred[name] ?? (FINAL_OPTION_DEFAULTS as Record<string, unknown>)[name];
+    if (value !== undefined) resolved[name] = value;
+  }
+  return resolved as Options;
+}
+
+export const playerUrl = (ctx: Context, playerId: string) => `${ctx.config.publicUrl}/p/${playerId}`;
+
+export function playerJson(ctx: Context, player: PlayerRecord): Schemas['Player'] {
+  return {
+    name: player.name,
+    id: player.id,
+    projectid: player.projectId,
+    ...(player.folderId ? { folderid: player.folderId } : {}),
+    ...(player.boxIds ? { boxids: player.boxIds } : {}),
+    playerUrl: playerUrl(ctx, player.id),
+    color: player.color,
+    object: 'player',
+    public: player.public,
+    timeCreated: player.timeCreated,
+    timeModified: player.timeModified,
+    options: player.options,
+    ...(player.upload ? { upload: player.upload } : {}),
+    ...(player.payment ? { payment: player.payment } : {}),
+    ...(player.collaborators.length > 0 ? { collaborators: player.collaborators } : {}),
+  };
+}
+
+async function requirePaymentProvider(ctx: Context, caller: Caller) {
+  const user = await ctx.store.users.get(caller.id);
+  if (!user?.paymentProvider) {
+    // Interface 4.1: payment "requires that the payment-provider integration of the caller is set up first".
+    throw new HttpProblem(409, 'payment-provider-required', 'A paywall needs a connected payment provider. Connect one with POST /me/payment-provider, then set payment again.');
+  }
+}
+
+export async function createPlayer(ctx: Context, caller: Caller, body: Schemas['CreatePlayerRequest']): Promise<Schemas['Player']> {
+  // Interface 4.1: folderid and boxids each need projectid, and exclude each other.
+  if (body.folderid !== undefined && body.projectid === undefined) {
+    throw badRequest('folderid needs projectid: give the project the folder belongs to.', [{ pointer: '#/projectid', detail: 'is required when folderid is given' }]);
+  }
+  if (body.boxids !== undefined && body.projectid === undefined) {
+    throw badRequest('boxids needs projectid: give the project the boxes belong to.', [{ pointer: '#/projectid', detail: 'is required when boxids is given' }]);
+  }
+  if (body.boxids !== undefined && body.folderid !== undefined) {
+    throw badRequest('Give folderid or boxids, not both: a player is scoped to one folder or to a list of boxes.', [{ pointer: '#/folderid', detail: 'must not be given with boxids' }]);
+  }
+  if (body.payment) await requirePaymentProvider(ctx, caller);
+  const user = (await ctx.store.users.get(caller.id))!;
+  const now = ctx.clock.now();
+
+  return ctx.store.transaction(async (store) => {
+    let projectId = body.projectid;
+    let color = DEFAULT_PROJECT_COLOR;
+    if (projectId !== undefined) {
+      const { project } = await accessProject({ ...ctx, store }, caller, projectId, 'write');
+      color = project.color;
+      if (body.folderid !== undefined) {
+        const folder = await store.boxes.get(projectId, body.folderid);
+        if (folder?.kind !== 'folder') throw conflict(`folderid ${body.folderid} is not a folder of project ${projectId}.`);
+      }
+      for (const id of body.boxids ?? []) {
+        if (!(await store.boxes.get(projectId, id))) throw conflict(`boxids: ${id} is not a box of project ${projectId}.`);
+      }
+    } else {
+      // "Creates the player for an existing project without creating a new project": without it, a new project is made.
+      projectId = newId('prj');
+      await store.projects.insert({ id: projectId, ownerId: caller.id, name: body.name, color, sortBy: body.sortBy ?? null, artworkId: null, timeCreated: now, timeModified: now });
+    }
+    const collaborators = new Map<string, Schemas['Collaborator']>();
+    for (const { email, role } of body.collaborators ?? []) collaborators.set(normalizeEmail(email), { email: normalizeEmail(email), role });
+    const player: PlayerRecord = {
+      id: newId('ply'),
+      projectId,
+      ownerId: caller.id,
+      name: body.name,
+      color,
+      // Interface 4.1: public defaults to "the creator's in-app player preference …; if the creator has none, true".
+      public: body.public ?? user.preferences.public ?? true,
+      folderId: body.folderid ?? null,
+      boxIds: body.boxids ?? null,
+      options: resolveOptions(body.options, user.preferences.options),
+      upload: body.upload ?? null,
+      payment: body.payment ?? null,
+      collaborators: [...collaborators.values()],
+      timeCreated: now,
+      timeModified: now,
+    };
+    await store.players.insert(player);
+    return playerJson(ctx, player);
+  });
+}
+
+async function loadPlayer(ctx: Context, caller: Caller, playerId: string, need: 'read' | 'write'): Promise<PlayerRecord> {
+  const player = await ctx.store.players.get(playerId);
+  if (!player) throw notFound(`No player ${playerId} exists that you can see.`);
+  try {
+    await accessProject(ctx, caller, player.projectId, need);
+  } catch (error) {
+    if (error instanceof HttpProblem && error.status === 404) throw notFound(`No player ${playerId} exists that you can see.`);
+    throw error;
+  }
+  return player;
+}
+
+export async function getPlayer(ctx: Context, caller: Caller, playerId: string) {
+  return playerJson(ctx, await loadPlayer(ctx, caller, playerId, 'read'));
+}
+
+/** Interface 4.1: "List owned players … array of all player objects the caller owns". */
+export async function listPlayers(ctx: Context, caller: Caller) {
+  return (await ctx.store.players.listOwnedBy(caller.id)).map((player) => playerJson(ctx, player));
+}
+
+/** Changes only the fields given; there are no fallbacks on update. */
+export async function updatePlayer(ctx: Context, caller: Caller, playerId: string, body: Schemas['UpdatePlayerRequest']) {
+  const player = await loadPlayer(ctx, caller, playerId, 'write');
+  if (body.payment) await requirePaymentProvider(ctx, caller);
+  const updated: PlayerRecord = {
+    ...player,
+    name: body.name ?? player.name,
+    public: body.public ?? player.public,
+    options: { ...player.options, ...body.options },
+    payment: body.payment ?? player.payment,
+    timeModified: ctx.clock.now(),
+  };
+  await ctx.store.players.save(updated);
+  return playerJson(ctx, updated);
+}

@@ -1,0 +1,133 @@
+import type { Db } from '../../store/db.ts';
+import type { Role, Schemas } from '../../lib/api-types.ts';
+
+export interface ProjectRecord {
+  id: string;
+  ownerId: string;
+  name: string;
+  color: string;
+  sortBy: Schemas['SortBy'] | null;
+  artworkId: string | null;
+  timeCreated: number;
+  timeModified: number;
+}
+
+export interface ArtworkRecord {
+  id: string;
+  projectId: string;
+  contentType: string;
+  size: number;
+  timeCreated: number;
+}
+
+type ProjectRow = {
+  id: string;
+  owner_id: string;
+  name: string;
+  color: string;
+  sort_by: string | null;
+  artwork_id: string | null;
+  time_created: number;
+  time_modified: number;
+};
+
+const fromRow = (row: ProjectRow): ProjectRecord => ({
+  id: row.id,
+  ownerId: row.owner_id,
+  name: row.name,
+  color: row.color,
+  sortBy: row.sort_by ? JSON.parse(row.sort_by) : null,
+  artworkId: row.artwork_id,
+  timeCreated: row.time_created,
+  timeModified: row.time_modified,
+});
+
+const roleRank: Record<Role, number> = { viewer: 1, editor: 2, admin: 3, owner: 4 };
+
+export class ProjectRepository {
+  constructor(private db: Db) {}
+
+  async insert(project: ProjectRecord): Promise<void> {
+    await this.db.execute(
+      'INSERT INTO projects (id, owner_id, name, color, sort_by, artwork_id, time_created, time_modified) VALUES ($1, $2, $3, $4, $5, $6, $7, $8)',
+      [project.id, project.ownerId, project.name, project.color, project.sortBy && JSON.stringify(project.sortBy), project.artworkId, project.timeCreated, project.timeModified],
+    );
+  }
+
+  async get(id: string): Promise<ProjectRecord | undefined> {
+    const [row] = await this.db.query<ProjectRow>('SELECT * FROM projects WHERE id = $1', [id]);
+    return row && fromRow(row);
+  }
+
+  async update(id: string, changes: { name?: string; color?: string; sortBy?: Schemas['SortBy']; artworkId?: string }, now: number): Promise<void> {
+    const current = await this.get(id);
+    if (!current) return;
+    await this.db.execute('UPDATE projects SET name = $2, color = $3, sort_by = $4, artwork_id = $5, time_modified = $6 WHERE id = $1', [
+      id,
+      changes.name ?? current.name,
+      changes.color ?? current.color,
+      JSON.stringify(changes.sortBy ?? current.sortBy) ?? null,
+      changes.artworkId ?? current.artworkId,
+      now,
+    ]);
+  }
+
+  /**
+   * The caller's role on a project: `owner` for its owner; otherwise the
+   * highest role the caller's email was invited with on any of the
+   * project's players; undefined when the caller has none.
+   */
+  async roleOf(projectId: string, user: { id: string; email: string }): Promise<Role | undefined> {
+    const rows = await this.db.query<{ role: string }>(
+      `SELECT 'owner' AS role FROM projects WHERE id = $1 AND owner_id = $2
+       UNION ALL
+       SELECT c.role FROM player_collaborators c JOIN players p ON p.id = c.player_id WHERE p.project_id = $1 AND c.email = $3`,
+      [projectId, user.id, user.email],
+    );
+    return highestRole(rows.map((row) => row.role as Role));
+  }
+
+  /** Every project the user owns or collaborates on, newest first, with the user's role. */
+  async listForUser(user: { id: string; email: string }): Promise<Array<ProjectRecord & { role: Role }>> {
+    const rows = await this.db.query<ProjectRow & { role: string }>(
+      `SELECT projects.*, 'owner' AS role FROM projects WHERE owner_id = $1
+       UNION ALL
+       SELECT DISTINCT projects.*, c.role FROM projects
+         JOIN players p ON p.project_id = projects.id
+         JOIN player_collaborators c ON c.player_id = p.id
+       WHERE c.email = $2 AND projects.owner_id <> $1`,
+      [user.id, user.email],
+    );
+    const byId = new Map<string, ProjectRecord & { role: Role }>();
+    for (const row of rows) {
+      const seen = byId.get(row.id);
+      const role = row.role as Role;
+      if (!seen || roleRank[role] > roleRank[seen.role]) byId.set(row.id, { ...fromRow(row), role });
+    }
+    return [...byId.values()].sort((a, b) => b.timeCreated - a.timeCreated || (a.id < b.id ? -1 : 1));
+  }
+
+  async insertArtwork(artwork: ArtworkRecord): Promise<void> {
+    await this.db.execute('INSERT INTO artworks (id, project_id, content_type, size, time_created) VALUES ($1, $2, $3, $4, $5)', [
+      artwork.id,
+      artwork.projectId,
+      artwork.contentType,
+      artwork.size,
+      artwork.timeCreated,
+    ]);
+  }
+
+  async getArtwork(id: string): Promise<ArtworkRecord | undefined> {
+    const [row] = await this.db.query<{ id: string; project_id: string; content_type: string; size: number; time_created: number }>(
+      'SELECT * FROM artworks WHERE id = $1',
+      [id],
+    );
+    return row && { id: row.id, projectId: row.project_id, contentType: row.content_type, size: row.size, timeCreated: row.time_created };
+  }
+}
+
+export function highestRole(roles: Role[]): Role | undefined {
+  return roles.reduce<Role | undefined>((best, role) => (!best || roleRank[role] > roleRank[best] ? role : best), undefined);
+}
+
+export const canWrite = (role: Role) => role !== 'viewer';

@@ -1,0 +1,40 @@
+import { Router, type Request } from 'express';
+import type { Context } from '../../context.ts';
+import * as uploads from './uploads-service.ts';
+import type { UploadKind } from './upload-repository.ts';
+
+function putRequest(req: Request, kind: UploadKind): uploads.PutRequest {
+  const length = req.get('content-length');
+  return {
+    kind,
+    uploadId: req.params.uploadid as string,
+    // The validator has checked both query parameters against the spec.
+    expires: Number(req.query.expires),
+    signature: String(req.query.signature),
+    contentType: req.get('content-type'),
+    contentLength: length === undefined ? undefined : Number(length),
+    metadata: {
+      destination: req.get('x-storage-meta-destination'),
+      projectid: req.get('x-storage-meta-projectid'),
+      boxpath: req.get('x-storage-meta-boxpath'),
+      writeback: req.get('x-storage-meta-writeback'),
+    },
+    body: req,
+  };
+}
+
+export function uploadsRoutes(ctx: Context): Router {
+  return Router()
+    .post('/projects/:projectid/files', async (req, res) => {
+      res.json(await uploads.requestUploadUrl(ctx, req.user!, req.params.projectid, req.body));
+    })
+    .post('/projects/:projectid/artwork', async (req, res) => {
+      res.json(await uploads.requestArtworkUploadUrl(ctx, req.user!, req.params.projectid, req.body));
+    })
+    .put('/upload/files/:uploadid', async (req, res) => {
+      res.json(await uploads.putFile(ctx, putRequest(req, 'file')));
+    })
+    .put('/upload/artwork/:uploadid', async (req, res) => {
+      res.json(await uploads.putArtwork(ctx, putRequest(req, 'artwork')));
+    });
+}

@@ -1,0 +1,247 @@
+/**
+ * Uploads in two steps (interface 4.2): a caller asks for a signed URL, then
+ * PUTs the bytes to it without a bearer token. The URL is the server's own;
+ * its signature binds the upload, its expiry, the declared size, the content
+ * type and the x-storage-meta-* headers. It works once.
+ */
+import type { Readable } from 'node:stream';
+import { apiRoot, type Context } from '../../context.ts';
+import type { Schemas } from '../../lib/api-types.ts';
+import { newId } from '../../lib/ids.ts';
+import { accessProject, type Caller } from '../../auth/access.ts';
+import { badRequest, conflict, HttpProblem, notFound, signatureRefused, tooLarge, unsupportedMediaType } from '../../http/problem.ts';
+import { BlobTooLargeError, BlobTooShortError } from '../../blobs/blob-store.ts';
+import { artworkBlobKey, fileBlobKey } from '../downloads/signed-downloads.ts';
+import { boxJson, newBox } from '../boxes/boxes-service.ts';
+import { projectJson } from '../projects/projects-service.ts';
+import type { UploadKind, UploadRecord } from './upload-repository.ts';
+import { sniffImageType, ARTWORK_TYPES } from './sniff.ts';
+
+/** Interface 2.3: size is "number or string"; a string must be decimal digits (the schema checked that). */
+function declaredSize(size: number | string, limit: number, what: string): number {
+  const bytes = typeof size === 'number' ? size : Number(size);
+  if (!Number.isSafeInteger(bytes)) throw badRequest(`size ${size} is not a whole number of bytes.`, [{ pointer: '#/size', detail: 'must be a whole number of bytes' }]);
+  if (bytes > limit) throw tooLarge(`The declared size ${bytes} bytes is over the ${what} limit of ${limit} bytes.`);
+  return bytes;
+}
+
+const uploadPath = (kind: UploadKind, uploadId: string) => `/upload/${kind === 'file' ? 'files' : 'artwork'}/${uploadId}`;
+
+function signedFields(upload: Pick<UploadRecord, 'id' | 'kind' | 'expires' | 'contentType' | 'size' | 'metadata'>) {
+  return {
+    method: 'PUT' as const,
+    path: uploadPath(upload.kind, upload.id),
+    expires: upload.expires,
+    bound: { contentType: upload.contentType, size: upload.size, ...Object.fromEntries(Object.entries(upload.metadata).map(([key, value]) => [`x-storage-meta-${key}`, value])) },
+  };
+}
+
+function signedUrl(ctx: Context, upload: UploadRecord): string {
+  const signature = ctx.signer.sign(signedFields(upload));
+  return `${apiRoot(ctx.config)}${uploadPath(upload.kind, upload.id)}?${new URLSearchParams({ expires: String(upload.expires), signature })}`;
+}
+
+export async function requestUploadUrl(ctx: Context, caller: Caller, projectId: string, body: Schemas['UploadUrlRequest']): Promise<Schemas['UploadUrlResponse']> {
+  await accessProject(ctx, caller, projectId, 'write');
+  const size = declaredSize(body.size, ctx.config.maxUploadBytes, 'upload');
+  const now = ctx.clock.now();
+  return ctx.store.transaction(async (store) => {
+    // Every upload lands in a stack, as in the service this interface comes
+    // from: into the stack named by parentid, or into a new stack of its own,
+    // at the top level or inside the folder named by parentid.
+    let stack;
+    const parent = body.parentid ? await store.boxes.get(projectId, body.parentid) : undefined;
+    if (body.parentid && (!parent || parent.kind === 'file')) {
+      throw conflict(`parentid ${body.parentid} is not a folder or stack of project ${projectId}.`);
+    }
+    if (parent?.kind === 'stack') {
+      stack = parent;
+    } else {
+      const parentId = parent?.id ?? null;
+      stack = newBox({ projectId, kind: 'stack', name: body.name, parentId, position: await store.boxes.nextPosition(projectId, parentId) }, now);
+      await store.boxes.insert(stack);
+    }
+    const file = newBox(
+      {
+        projectId,
+        kind: 'file',
+        name: body.name,
+        parentId: stack.id,
+        position: await store.boxes.nextPosition(projectId, stack.id),
+        status: 'awaiting-upload',
+        size,
+        mimeType: body.mimeType,
+        uploaderId: caller.id,
+      },
+      now,
+    );
+    await store.boxes.insert(file);
+    const upload: UploadRecord = {
+      id: newId('upl'),
+      kind: 'file',
+      projectId,
+      userId: caller.id,
+      objectId: file.id,
+      name: body.name,
+      contentType: body.mimeType,
+      size,
+      metadata: { boxpath: `projects/${projectId}/boxes/${file.id}`, destination: 'file', projectid: projectId },
+      expires: now + ctx.config.uploadUrlTtlMs,
+      timeCreated: now,
+      timeStarted: null,
+      timeCompleted: null,
+    };
+    await store.uploads.insert(upload);
+    return {
+      boxid: file.id,
+      contentType: upload.contentType,
+      metadata: upload.metadata as Schemas['UploadUrlResponse']['metadata'],
+      stackid: stack.id,
+      url: signedUrl(ctx, upload),
+      expires: upload.expires,
+    };
+  });
+}
+
+export async function requestArtworkUploadUrl(
+  ctx: Context,
+  caller: Caller,
+  projectId: string,
+  body: Schemas['ArtworkUploadUrlRequest'],
+): Promise<Schemas['ArtworkUploadUrlResponse']> {
+  await accessProject(ctx, caller, projectId, 'write');
+  // Interface 4.2: "mimeType (string; must be an image type) … Non-image uploads are rejected."
+  if (!ARTWORK_TYPES.includes(body.mimeType.toLowerCase())) {
+    throw unsupportedMediaType(`Artwork must be an image (${ARTWORK_TYPES.join(', ')}); got ${body.mimeType}.`);
+  }
+  const size = declaredSize(body.size, ctx.config.maxArtworkBytes, 'artwork');
+  const now = ctx.clock.now();
+  const artworkId = newId('art');
+  const upload: UploadRecord = {
+    id: newId('upl'),
+    kind: 'artwork',
+    projectId,
+    userId: caller.id,
+    objectId: artworkId,
+    name: body.name,
+    contentType: body.mimeType.toLowerCase(),
+    size,
+    metadata: { boxpath: `projects/${projectId}/artwork/${artworkId}`, destination: 'artwork', projectid: projectId, writeback: 'project.artwork' },
+    expires: now + ctx.config.uploadUrlTtlMs,
+    timeCreated: now,
+    timeStarted: null,
+    timeCompleted: null,
+  };
+  await ctx.store.uploads.insert(upload);
+  return {
+    boxid: artworkId,
+    contentType: upload.contentType,
+    metadata: upload.metadata as Schemas['ArtworkUploadUrlResponse']['metadata'],
+    url: signedUrl(ctx, upload),
+    expires: upload.expires,
+  };
+}
+
+export interface PutRequest {
+  kind: UploadKind;
+  uploadId: string;
+  expires: number;
+  signature: string;
+  contentType: string | undefined;
+  contentLength: number | undefined;
+  /** The x-storage-meta-* headers sent, by key. */
+  metadata: Record<string, string | undefined>;
+  body: Readable;
+}
+
+/** Checks a PUT against its upload before a byte is read. Every refusal stores nothing. */
+async function admit(ctx: Context, put: PutRequest): Promise<UploadRecord> {
+  const upload = await ctx.store.uploads.get(put.uploadId);
+  if (!upload || upload.kind !== put.kind) throw notFound(`There is no upload ${put.uploadId}. Request a new upload URL.`);
+  if (!ctx.signer.verify({ ...signedFields(upload), expires: put.expires }, put.signature) || put.expires !== upload.expires) {
+    throw signatureRefused('The upload URL was altered: its signature does not match. Use the URL exactly as it was returned.');
+  }
+  if (ctx.clock.now() > upload.expires) {
+    throw signatureRefused(`The upload URL expired at ${new Date(upload.expires).toISOString()}. Request a new upload URL.`);
+  }
+  // The signature binds these headers: a changed one is refused like a changed URL.
+  const sentType = put.contentType?.split(';')[0].trim().toLowerCase();
+  if (sentType !== upload.contentType.toLowerCase()) {
+    throw signatureRefused(`Content-Type is "${put.contentType}", but the upload URL was signed for "${upload.contentType}". Send the contentType returned with the URL.`);
+  }
+  for (const [key, value] of Object.entries(upload.metadata)) {
+    if (put.metadata[key] !== value) {
+      throw signatureRefused(`The x-storage-meta-${key} header does not match the signed upload URL. Send "${value}", as returned in metadata.${key}.`);
+    }
+  }
+  if (upload.timeCompleted !== null) throw new HttpProblem(409, 'upload-already-used', 'This upload URL was already used to store the bytes. Request a new upload URL to upload again.');
+  if (put.contentLength !== undefined && put.contentLength > upload.size) {
+    throw tooLarge(`The body has ${put.contentLength} bytes, more than the declared size of ${upload.size}. Request a new upload URL with the right size.`);
+  }
+  if (put.contentLength !== undefined && put.contentLength < upload.size) {
+    throw badRequest(`The body has ${put.contentLength} bytes, fewer than the declared size of ${upload.size}. Send the whole file.`);
+  }
+  if (!(await ctx.store.uploads.claim(upload.id, ctx.clock.now()))) {
+    throw new HttpProblem(409, 'upload-already-used', 'Another PUT to this upload URL is under way or has completed. Each upload URL works once.');
+  }
+  return upload;
+}
+
+/** Streams the body to the blob store; on any failure the claim is given back and nothing is kept. */
+async function receive(ctx: Context, upload: UploadRecord, put: PutRequest, key: string, inspectHead?: (head: Buffer) => void) {
+  try {
+    await ctx.blobs.write(key, put.body, { expectedSize: upload.size, inspectHead });
+  } catch (error) {
+    await ctx.store.uploads.release(upload.id);
+    if (error instanceof BlobTooLargeError) throw tooLarge(`The body is longer than the declared size of ${upload.size} bytes. Request a new upload URL with the right size.`);
+    if (error instanceof BlobTooShortError) throw badRequest(`The body ended after ${error.message}. Send the whole file.`);
+    throw error;
+  }
+}
+
+export async function putFile(ctx: Context, put: PutRequest): Promise<Schemas['FileBox']> {
+  const upload = await admit(ctx, put);
+  const key = fileBlobKey(upload.projectId, upload.objectId);
+  await receive(ctx, upload, put, key);
+  const box = await ctx.store.transaction(async (store) => {
+    const file = await store.boxes.get(upload.projectId, upload.objectId);
+    if (!file) return undefined;
+    // Audio waits for analysis; anything else is ready as soon as it is stored.
+    file.status = file.mimeType?.startsWith('audio/') ? 'pending' : 'ready';
+    file.timeModified = ctx.clock.now();
+    await store.boxes.save(file);
+    await store.uploads.complete(upload.id, ctx.clock.now());
+    return file;
+  });
+  if (!box) {
+    // The file was deleted while its bytes were on the way.
+    await ctx.blobs.delete(key);
+    throw notFound(`The file ${upload.objectId} was deleted during the upload.`);
+  }
+  return boxJson(box) as Schemas['FileBox'];
+}
+
+export async function putArtwork(ctx: Context, put: PutRequest): Promise<Schemas['Project']> {
+  const upload = await admit(ctx, put);
+  const key = artworkBlobKey(upload.projectId, upload.objectId);
+  await receive(ctx, upload, put, key, (head) => {
+    // The declared type is not trusted: the bytes must be that kind of image.
+    const sniffed = sniffImageType(head);
+    if (!sniffed) throw unsupportedMediaType('The uploaded bytes are not a JPEG, PNG, WebP or GIF image.');
+    if (sniffed !== upload.contentType) throw unsupportedMediaType(`The uploaded bytes are ${sniffed}, but the upload was declared as ${upload.contentType}.`);
+  });
+  const now = ctx.clock.now();
+  const previous = await ctx.store.transaction(async (store) => {
+    const project = await store.projects.get(upload.projectId);
+    await store.projects.insertArtwork({ id: upload.objectId, projectId: upload.projectId, contentType: upload.contentType, size: upload.size, timeCreated: now });
+    // Interface 3: "The uploaded image is set as the project artwork".
+    await store.projects.update(upload.projectId, { artworkId: upload.objectId }, now);
+    await store.uploads.complete(upload.id, now);
+    return project?.artworkId;
+  });
+  if (previous) await ctx.blobs.delete(artworkBlobKey(upload.projectId, previous)).catch(() => {});
+  // The PUT carries no bearer token; the project is shown as the user who asked for the URL sees it.
+  const uploader = (await ctx.store.users.get(upload.userId))!;
+  const role = (await ctx.store.projects.roleOf(upload.projectId, uploader)) ?? 'viewer';
+  return projectJson(ctx, (await ctx.store.projects.get(upload.projectId))!, role);
+}

@@ -1,0 +1,4 @@
+import type { Migration } from '../db.ts';
+import { initialSchema } from './schema.ts';
+
+export const postgresMigrations: Migration[] = [{ version: 1, name: 'initial schema', sql: initialSchema('BIGINT') }];

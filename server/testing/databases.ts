@@ -1,0 +1,52 @@
+/**
+ * Throwaway databases for tests: a fresh SQLite file in a temporary folder,
+ * or a fresh PostgreSQL database on the server at TEST_POSTGRES_URL (default
+ * the local one, trust auth), dropped afterwards.
+ */
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { randomBytes } from 'node:crypto';
+import pg from 'pg';
+
+export type Backend = 'sqlite' | 'postgres';
+export const backends: Backend[] = ['sqlite', 'postgres'];
+
+export const postgresAdminUrl = process.env.TEST_POSTGRES_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres';
+
+export interface TestDatabase {
+  dataDir: string;
+  databaseUrl?: string;
+  drop(): Promise<void>;
+}
+
+export async function createTestDatabase(backend: Backend): Promise<TestDatabase> {
+  const dataDir = mkdtempSync(join(tmpdir(), 'audio-share-test-'));
+  if (backend === 'sqlite') {
+    return { dataDir, drop: async () => rmSync(dataDir, { recursive: true, force: true }) };
+  }
+  const name = `audio_share_test_${randomBytes(6).toString('hex')}`;
+  const admin = new pg.Client({ connectionString: postgresAdminUrl });
+  await admin.connect();
+  try {
+    await admin.query(`CREATE DATABASE ${name}`);
+  } finally {
+    await admin.end();
+  }
+  const url = new URL(postgresAdminUrl);
+  url.pathname = `/${name}`;
+  return {
+    dataDir,
+    databaseUrl: url.toString(),
+    drop: async () => {
+      rmSync(dataDir, { recursive: true, force: true });
+      const client = new pg.Client({ connectionString: postgresAdminUrl });
+      await client.connect();
+      try {
+        await client.query(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`);
+      } finally {
+        await client.end();
+      }
+    },
+  };
+}
