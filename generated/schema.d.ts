@@ -431,6 +431,13 @@ export interface paths {
                  * @example 0d4c9a3f1b7e2a6c8d5f0b1e3a7c9d2f4b6e8a0c1d3f5b7e9a2c4d6f8b0e1a3c
                  */
                 signature: components["parameters"]["Signature"];
+                /**
+                 * @description `inline` on URLs made for streaming in a page (the player page, artwork);
+                 *     absent on download URLs, which are sent as attachments. Part of the
+                 *     signed URL; do not change it.
+                 * @example inline
+                 */
+                disposition?: "inline";
             };
             header?: never;
             path: {
@@ -448,7 +455,8 @@ export interface paths {
          *     `Project.artwork.url`. It needs no Authorization header: the signature
          *     authorizes it until `expires`. It sends the stored bytes with their
          *     content type, an `ETag`, and a `Content-Disposition` naming the
-         *     original file (RFC 6266, with `filename*` for non-ASCII names).
+         *     original file (RFC 6266, with `filename*` for non-ASCII names):
+         *     `attachment` for downloads, `inline` for streaming URLs.
          *
          *     Range requests follow RFC 9110: one range or a suffix range answers 206
          *     with `Content-Range`; a range that cannot be satisfied answers 416 with
@@ -2866,6 +2874,13 @@ export interface operations {
                  * @example 0d4c9a3f1b7e2a6c8d5f0b1e3a7c9d2f4b6e8a0c1d3f5b7e9a2c4d6f8b0e1a3c
                  */
                 signature: components["parameters"]["Signature"];
+                /**
+                 * @description `inline` on URLs made for streaming in a page (the player page, artwork);
+                 *     absent on download URLs, which are sent as attachments. Part of the
+                 *     signed URL; do not change it.
+                 * @example inline
+                 */
+                disposition?: "inline";
             };
             header?: {
                 /**

@@ -59,7 +59,8 @@ function fromValidator({ status, errors = [] }: ValidatorError): HttpProblem {
 function fieldError({ path, message }: { path: string; message: string }): FieldError {
   const [, location = '', ...rest] = path.split('/');
   const name = rest.join('/');
-  const detail = message.replace(/^must /, 'must ');
+  // Unknown fields are refused so that typos do not pass silently; say so plainly.
+  const detail = /must NOT have additional properties/.test(message) ? 'is not a field this operation takes; check its spelling, or remove it' : message;
   if (location === 'body') return { pointer: `#${name ? '/' + name : ''}`, detail };
   if (location === 'headers') return { header: name, detail };
   if (location === 'query' || location === 'path') return { parameter: name, detail };
