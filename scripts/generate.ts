@@ -28,10 +28,8 @@ execFileSync(
   ['bundle', 'openapi/openapi.yaml', '--output', join(out, 'openapi.json')],
   { cwd: root, stdio: ['ignore', 'ignore', 'pipe'], env: { ...process.env, REDOCLY_SUPPRESS_UPDATE_NOTICE: 'true', REDOCLY_TELEMETRY: 'off' } },
 );
-const bundlePath = join(out, 'openapi.json');
-// Redocly writes without a final newline; normalise so the file is stable.
-const spec = JSON.parse(readFileSync(bundlePath, 'utf8'));
-writeFileSync(bundlePath, JSON.stringify(spec, null, 2) + '\n');
+// `npm run bundle` writes the same file the same way, so either leaves generated/ fresh.
+const spec = JSON.parse(readFileSync(join(out, 'openapi.json'), 'utf8'));
 
 // 2. Types.
 const ast = await openapiTS(spec, { alphabetize: false, exportType: false });

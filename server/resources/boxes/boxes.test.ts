@@ -150,7 +150,7 @@ describe.each(backends)('boxes on %s', (backend) => {
     const cycle = await t.fetch(`/projects/${projectid}/files/${inner!.id}`, { ...json({ addids: [outer!.id] }), token });
     expect(cycle.status).toBe(409);
     const { data: emptied } = await api.POST('/projects/{projectid}/files/{fileid}', { params: { path: { projectid, fileid: outer!.id } }, body: { removeids: [inner!.id] } });
-    expect(emptied!.children.map((child) => child.id)).toEqual([file.stackid]);
+    expect((emptied as { children: Array<{ id: string }> }).children.map((child) => child.id)).toEqual([file.stackid]);
     const { data: moved } = await api.GET('/projects/{projectid}/files/{fileid}', { params: { path: { projectid, fileid: inner!.id } } });
     expect(moved).not.toHaveProperty('parentid');
     const notChild = await t.fetch(`/projects/${projectid}/files/${outer!.id}`, { ...json({ removeids: [inner!.id] }), token });
