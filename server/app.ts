@@ -14,6 +14,7 @@ import { bearerAuth } from './http/auth.ts';
 import { rateLimit } from './http/rate-limit.ts';
 import { notFound } from './http/problem.ts';
 import { problemHandler } from './http/errors.ts';
+import { memoiseRouteRegexps } from './http/route-regexp-cache.ts';
 import { accountRoutes } from './resources/account/account-routes.ts';
 import { projectsRoutes } from './resources/projects/projects-routes.ts';
 import { boxesRoutes } from './resources/boxes/boxes-routes.ts';
@@ -30,8 +31,11 @@ export const docsPath = resolve(root, 'dist/docs/index.html');
 const isSignedPath = (path: string) => path.startsWith('/upload/') || path.startsWith('/download/');
 
 export function createApp(ctx: Context): Express {
+  memoiseRouteRegexps();
   const app = express();
   app.disable('x-powered-by');
+  // JSON answers change with every write; a weak ETag over each body would cost a hash per request for nothing.
+  app.set('etag', false);
   app.set('trust proxy', 'loopback');
   app.use(requestContext(ctx.logger));
   app.use(cors);
@@ -50,7 +54,9 @@ export function createApp(ctx: Context): Express {
   app.use(playerPageRoutes(ctx));
 
   const api = express.Router();
-  api.use(express.json({ limit: '1mb', type: ['application/json', 'application/*+json'] }));
+  const parseJson = express.json({ limit: '1mb', type: ['application/json', 'application/*+json'] });
+  // Only requests that carry a body need the parser; GETs skip it.
+  api.use((req, res, next) => (req.headers['content-type'] === undefined ? next() : parseJson(req, res, next)));
   api.use(bearerAuth(ctx.store, isSignedPath));
   api.use(rateLimit(ctx.config.rateLimit, ctx.clock));
   api.use(

@@ -9,6 +9,8 @@ import type { BlobStore } from './blobs/blob-store.ts';
 import type { Clock } from './lib/clock.ts';
 import type { UrlSigner } from './signing/url-signer.ts';
 import type { Logger } from './http/logger.ts';
+import type { BoxListCache } from './resources/boxes/box-list-cache.ts';
+import type { Schemas } from './lib/api-types.ts';
 
 export interface Context {
   config: Config;
@@ -17,6 +19,8 @@ export interface Context {
   clock: Clock;
   signer: UrlSigner;
   logger: Logger;
+  /** Listings of projects' boxes, by box version. */
+  boxListCache: BoxListCache<Schemas['Box'][]>;
 }
 
 /** The API root as clients see it: signed URLs and links start here. */

@@ -14,6 +14,7 @@ import { LocalDiskBlobStore } from './blobs/local-disk-blob-store.ts';
 import { UrlSigner } from './signing/url-signer.ts';
 import { systemClock, type Clock } from './lib/clock.ts';
 import { createLogger, type Logger } from './http/logger.ts';
+import { BoxListCache } from './resources/boxes/box-list-cache.ts';
 
 export interface RunningServer {
   ctx: Context;
@@ -35,6 +36,7 @@ export async function startServer(config: Config, overrides: { clock?: Clock; lo
     clock: overrides.clock ?? systemClock,
     signer: new UrlSigner(config.signingSecret),
     logger,
+    boxListCache: new BoxListCache(),
   };
   const http = createServer({ requestTimeout: 0 }, createApp(ctx));
   // Uploads of gigabytes may take a while; only idle connections time out.

@@ -61,8 +61,7 @@ export function playerPageRoutes(ctx: Context): Router {
 async function isInvited(ctx: Context, req: Request, projectId: string): Promise<boolean> {
   const token = readCookie(req);
   if (!token) return false;
-  const userId = await ctx.store.tokens.findActiveUserId(token);
-  const user = userId && (await ctx.store.users.get(userId));
+  const user = await ctx.store.tokens.findActiveUser(token);
   return !!user && (await ctx.store.projects.roleOf(projectId, user)) !== undefined;
 }
 

@@ -14,9 +14,9 @@ export interface Caller {
 }
 
 export async function accessProject(ctx: Context, caller: Caller, projectId: string, need: 'read' | 'write'): Promise<{ project: ProjectRecord; role: Role }> {
-  const project = await ctx.store.projects.get(projectId);
-  const role = project && (await ctx.store.projects.roleOf(projectId, caller));
-  if (!project || !role) throw notFound(`No project ${projectId} exists that you can see.`);
+  const access = await ctx.store.projects.getWithRole(projectId, caller);
+  if (!access) throw notFound(`No project ${projectId} exists that you can see.`);
+  const { project, role } = access;
   if (need === 'write' && !canWrite(role)) {
     throw forbidden(`Your role on project ${projectId} is ${role}, which can only read. Ask the project's owner for the editor or admin role.`);
   }

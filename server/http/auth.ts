@@ -20,10 +20,9 @@ export function bearerAuth(store: Store, isPublicPath: (path: string) => boolean
     const match = /^Bearer\s+(\S+)\s*$/i.exec(header);
     if (!match) return next(unauthorized(`The Authorization header must be "Bearer <token>". ${howToGetOne}`, true));
     try {
-      const userId = await store.tokens.findActiveUserId(match[1]);
-      const user = userId && (await store.users.get(userId));
+      const user = await store.tokens.findActiveUser(match[1]);
       if (!user) return next(unauthorized(`The bearer token is unknown or revoked. ${howToGetOne}`, true));
-      req.user = { id: user.id, email: user.email };
+      req.user = user;
       next();
     } catch (error) {
       next(error);

@@ -39,10 +39,13 @@ export class TokenRepository {
     return { id, secret };
   }
 
-  /** The user id an active token belongs to. */
-  async findActiveUserId(secret: string): Promise<string | undefined> {
-    const [row] = await this.db.query<{ user_id: string }>('SELECT user_id FROM tokens WHERE token_hash = $1 AND time_revoked IS NULL', [hashToken(secret)]);
-    return row?.user_id;
+  /** The user an active token belongs to. */
+  async findActiveUser(secret: string): Promise<{ id: string; email: string } | undefined> {
+    const [row] = await this.db.query<{ id: string; email: string }>(
+      'SELECT users.id, users.email FROM tokens JOIN users ON users.id = tokens.user_id WHERE tokens.token_hash = $1 AND tokens.time_revoked IS NULL',
+      [hashToken(secret)],
+    );
+    return row && { id: row.id, email: row.email };
   }
 
   async list(email?: string): Promise<TokenRecord[]> {

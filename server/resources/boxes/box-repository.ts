@@ -81,20 +81,31 @@ const toRow = (box: BoxRecord): SqlValue[] => [
 
 const kindOrder = `CASE kind WHEN 'folder' THEN 0 WHEN 'stack' THEN 1 ELSE 2 END`;
 
+/**
+ * Every write goes through this repository, and each one bumps the
+ * project's box_version, which keys the cache of box listings
+ * (box-list-cache.ts). A write that forgot to would serve stale listings.
+ */
 export class BoxRepository {
   constructor(private db: Db) {}
+
+  private async bumpVersion(projectId: string): Promise<void> {
+    await this.db.execute('UPDATE projects SET box_version = box_version + 1 WHERE id = $1', [projectId]);
+  }
 
   async insert(box: BoxRecord): Promise<void> {
     await this.db.execute(
       `INSERT INTO boxes (${columns.join(', ')}) VALUES (${columns.map((_, i) => `$${i + 1}`).join(', ')})`,
       toRow(box),
     );
+    await this.bumpVersion(box.projectId);
   }
 
   /** Writes every field of the box back. */
   async save(box: BoxRecord): Promise<void> {
     const assignments = columns.slice(1).map((column, i) => `${column} = $${i + 2}`);
     await this.db.execute(`UPDATE boxes SET ${assignments.join(', ')} WHERE id = $1`, toRow(box));
+    await this.bumpVersion(box.projectId);
   }
 
   /** A box of the project; undefined for an unknown id or a box of another project. */
@@ -156,11 +167,13 @@ export class BoxRepository {
     return rows.map((row) => row.id);
   }
 
-  async setTrashed(ids: string[], trashed: boolean, now: number): Promise<void> {
-    for (const id of ids) await this.db.execute('UPDATE boxes SET trashed = $2, time_modified = $3 WHERE id = $1', [id, trashed ? 1 : 0, now]);
+  async setTrashed(projectId: string, ids: string[], trashed: boolean, now: number): Promise<void> {
+    for (const id of ids) await this.db.execute('UPDATE boxes SET trashed = $2, time_modified = $3 WHERE id = $1 AND project_id = $4', [id, trashed ? 1 : 0, now, projectId]);
+    await this.bumpVersion(projectId);
   }
 
-  async delete(id: string): Promise<void> {
-    await this.db.execute('DELETE FROM boxes WHERE id = $1', [id]);
+  async delete(projectId: string, id: string): Promise<void> {
+    await this.db.execute('DELETE FROM boxes WHERE id = $1 AND project_id = $2', [id, projectId]);
+    await this.bumpVersion(projectId);
   }
 }

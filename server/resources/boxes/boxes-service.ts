@@ -69,14 +69,20 @@ export async function getBox(ctx: Context, caller: Caller, projectId: string, bo
   return boxWithChildren(ctx.store, await loadBox(ctx.store, projectId, boxId));
 }
 
-/** Interface 4.2: "array of all box objects in the project (files, folders, stacks); hidden boxes excluded". */
+/**
+ * Interface 4.2: "array of all box objects in the project (files, folders,
+ * stacks); hidden boxes excluded". The listing is the same for every caller
+ * who may read it, so it is cached by the project's box version.
+ */
 export async function listAll(ctx: Context, caller: Caller, projectId: string) {
-  await accessProject(ctx, caller, projectId, 'read');
-  const all = await ctx.store.boxes.listProject(projectId);
-  return boxesJson(
-    all.filter((box) => !box.hidden),
-    all,
-  );
+  const { project } = await accessProject(ctx, caller, projectId, 'read');
+  return ctx.boxListCache.get(projectId, project.boxVersion, async () => {
+    const all = await ctx.store.boxes.listProject(projectId);
+    return boxesJson(
+      all.filter((box) => !box.hidden),
+      all,
+    );
+  });
 }
 
 export async function listFolders(ctx: Context, caller: Caller, projectId: string) {
@@ -176,7 +182,7 @@ export async function updateBox(ctx: Context, caller: Caller, projectId: string,
     }
     if (body.trashed !== undefined) {
       // Interface 3: "Trashing a folder or stack also trashes its contents"; restoring restores them too.
-      await store.boxes.setTrashed(await store.boxes.subtreeIds(box.id), body.trashed, now);
+      await store.boxes.setTrashed(projectId, await store.boxes.subtreeIds(box.id), body.trashed, now);
     }
     return boxWithChildren(store, (await store.boxes.get(projectId, boxId))!);
   });
@@ -187,7 +193,7 @@ export async function deleteFile(ctx: Context, caller: Caller, projectId: string
   const deleted = await ctx.store.transaction(async (store) => {
     const box = await loadBox(store, projectId, boxId);
     if (box.kind !== 'file') throw conflict(`${boxId} is a ${box.kind}; only files can be deleted. Trash a ${box.kind} with trashed: true instead.`);
-    await store.boxes.delete(box.id);
+    await store.boxes.delete(projectId, box.id);
     await deleteIfEmptyStack(store, projectId, box.parentId);
     return box;
   });
@@ -234,5 +240,5 @@ async function moveInto(store: Store, boxes: BoxRecord[], container: BoxRecord, 
 async function deleteIfEmptyStack(store: Store, projectId: string, stackId: string | null) {
   if (!stackId) return;
   const stack = await store.boxes.get(projectId, stackId);
-  if (stack?.kind === 'stack' && (await store.boxes.children(stack.id)).length === 0) await store.boxes.delete(stack.id);
+  if (stack?.kind === 'stack' && (await store.boxes.children(stack.id)).length === 0) await store.boxes.delete(projectId, stack.id);
 }

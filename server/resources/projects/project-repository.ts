@@ -8,6 +8,8 @@ export interface ProjectRecord {
   color: string;
   sortBy: Schemas['SortBy'] | null;
   artworkId: string | null;
+  /** Changes whenever any box of the project changes. */
+  boxVersion: number;
   timeCreated: number;
   timeModified: number;
 }
@@ -27,6 +29,7 @@ type ProjectRow = {
   color: string;
   sort_by: string | null;
   artwork_id: string | null;
+  box_version: number;
   time_created: number;
   time_modified: number;
 };
@@ -38,6 +41,7 @@ const fromRow = (row: ProjectRow): ProjectRecord => ({
   color: row.color,
   sortBy: row.sort_by ? JSON.parse(row.sort_by) : null,
   artworkId: row.artwork_id,
+  boxVersion: row.box_version,
   timeCreated: row.time_created,
   timeModified: row.time_modified,
 });
@@ -47,7 +51,7 @@ const roleRank: Record<Role, number> = { viewer: 1, editor: 2, admin: 3, owner: 
 export class ProjectRepository {
   constructor(private db: Db) {}
 
-  async insert(project: ProjectRecord): Promise<void> {
+  async insert(project: Omit<ProjectRecord, 'boxVersion'>): Promise<void> {
     await this.db.execute(
       'INSERT INTO projects (id, owner_id, name, color, sort_by, artwork_id, time_created, time_modified) VALUES ($1, $2, $3, $4, $5, $6, $7, $8)',
       [project.id, project.ownerId, project.name, project.color, project.sortBy && JSON.stringify(project.sortBy), project.artworkId, project.timeCreated, project.timeModified],
@@ -78,13 +82,22 @@ export class ProjectRepository {
    * project's players; undefined when the caller has none.
    */
   async roleOf(projectId: string, user: { id: string; email: string }): Promise<Role | undefined> {
-    const rows = await this.db.query<{ role: string }>(
-      `SELECT 'owner' AS role FROM projects WHERE id = $1 AND owner_id = $2
-       UNION ALL
-       SELECT c.role FROM player_collaborators c JOIN players p ON p.id = c.player_id WHERE p.project_id = $1 AND c.email = $3`,
-      [projectId, user.id, user.email],
+    return (await this.getWithRole(projectId, user))?.role;
+  }
+
+  /** The project and the caller's role on it, in one query; undefined when it does not exist or the caller has no role. */
+  async getWithRole(projectId: string, user: { id: string; email: string }): Promise<{ project: ProjectRecord; role: Role } | undefined> {
+    const [row] = await this.db.query<ProjectRow & { invited: string | null }>(
+      `SELECT projects.*,
+         (SELECT CASE MAX(CASE c.role WHEN 'admin' THEN 3 WHEN 'editor' THEN 2 ELSE 1 END) WHEN 3 THEN 'admin' WHEN 2 THEN 'editor' WHEN 1 THEN 'viewer' END
+          FROM player_collaborators c JOIN players p ON p.id = c.player_id
+          WHERE p.project_id = projects.id AND c.email = $2) AS invited
+       FROM projects WHERE id = $1`,
+      [projectId, user.email],
     );
-    return highestRole(rows.map((row) => row.role as Role));
+    if (!row) return undefined;
+    const role = row.owner_id === user.id ? 'owner' : (row.invited as Role | null);
+    return role ? { project: fromRow(row), role } : undefined;
   }
 
   /** Every project the user owns or collaborates on, newest first, with the user's role. */

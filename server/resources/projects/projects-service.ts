@@ -10,6 +10,7 @@ export const DEFAULT_PROJECT_COLOR = '#3b82f6';
 export async function createProject(ctx: Context, caller: Caller, body: Schemas['CreateProjectRequest']): Promise<Schemas['Project']> {
   const now = ctx.clock.now();
   const project: ProjectRecord = {
+    boxVersion: 0,
     id: newId('prj'),
     ownerId: caller.id,
     name: body.name,

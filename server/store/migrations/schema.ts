@@ -30,6 +30,8 @@ CREATE TABLE projects (
   color TEXT NOT NULL,
   sort_by TEXT,
   artwork_id TEXT,
+  -- Bumped by every change to the project's boxes; keys the cache of box listings.
+  box_version ${bigint} NOT NULL DEFAULT 0,
   time_created ${bigint} NOT NULL,
   time_modified ${bigint} NOT NULL
 );

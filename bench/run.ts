@@ -1,0 +1,173 @@
+/**
+ * `npm run bench`: the server against baselines taken in the same run, on
+ * the same machine. Every server runs in a process of its own; the load
+ * comes from this process.
+ *
+ *   reads    GET /players/:id and GET /projects/:id/all (1,000 boxes), 50
+ *            connections, 10 s each, against bare Express answering the
+ *            same bodies with res.json; with response validation off and on.
+ *   upload   one 1 GiB PUT to a signed URL, against bare node:http writing
+ *            the body to disk; plus the server's RSS growth during it.
+ */
+import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join, resolve } from 'node:path';
+import { request } from 'node:http';
+import autocannon from 'autocannon';
+import { freePort } from '../contract-tests/support/ports.ts';
+import { createApiClient } from '../generated/client.ts';
+
+const root = resolve(import.meta.dirname, '..');
+const seconds = Number(process.env.BENCH_SECONDS ?? 10);
+const uploadBytes = Number(process.env.BENCH_UPLOAD_BYTES ?? 1024 ** 3);
+
+interface Started {
+  child: ChildProcess;
+  url: string;
+  dataDir: string;
+  stop(): Promise<void>;
+}
+
+async function start(script: string, env: Record<string, string> = {}): Promise<Started> {
+  const port = await freePort();
+  const dataDir = mkdtempSync(join(tmpdir(), 'bench-'));
+  // Each server gets core 1 to itself and the load generator (this process) core 0,
+  // so that the two never compete and runs are comparable.
+  const child = spawn('taskset', ['-c', '1', process.execPath, '--import', 'tsx', script], {
+    cwd: root,
+    env: { ...process.env, PORT: String(port), HOST: '127.0.0.1', DATA_DIR: dataDir, PUBLIC_URL: `http://127.0.0.1:${port}`, RATE_LIMIT_PER_SECOND: '0', LOG_LEVEL: 'info', DATABASE_URL: '', ...env },
+    stdio: ['ignore', 'ignore', 'inherit'],
+  });
+  const url = `http://127.0.0.1:${port}`;
+  for (let i = 0; ; i++) {
+    try {
+      await fetch(url + '/healthz');
+      break;
+    } catch {
+      if (i > 200) throw new Error(`${script} did not start`);
+      await new Promise((r) => setTimeout(r, 100));
+    }
+  }
+  return {
+    child,
+    url,
+    dataDir,
+    stop: () =>
+      new Promise((done) => {
+        child.once('exit', () => {
+          rmSync(dataDir, { recursive: true, force: true });
+          done();
+        });
+        child.kill('SIGTERM');
+      }),
+  };
+}
+
+async function load(url: string, headers: Record<string, string> = {}) {
+  const result = await autocannon({ url, connections: 50, duration: seconds, headers });
+  if (result.non2xx > 0 || result.errors > 0) throw new Error(`${url}: ${result.non2xx} non-2xx responses, ${result.errors} errors`);
+  return { rps: result.requests.average, p99: result.latency.p99 };
+}
+
+const rssKiB = (pid: number) => Number(/VmRSS:\s+(\d+)/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'))![1]);
+
+/** Streams `bytes` of data in one PUT; resolves to the elapsed seconds and the peak RSS growth of the server. */
+function put(url: string, headers: Record<string, string>, pid: number): Promise<{ seconds: number; rssGrowthMiB: number; status: number }> {
+  const chunk = Buffer.alloc(1 << 20, 7);
+  const target = new URL(url);
+  const baseline = rssKiB(pid);
+  let peak = baseline;
+  const sampler = setInterval(() => (peak = Math.max(peak, rssKiB(pid))), 25);
+  const started = process.hrtime.bigint();
+  return new Promise((done, fail) => {
+    const req = request({ host: target.hostname, port: target.port, path: target.pathname + target.search, method: 'PUT', headers: { ...headers, 'Content-Length': String(uploadBytes) } }, (res) => {
+      res.resume();
+      res.on('end', () => {
+        clearInterval(sampler);
+        done({ seconds: Number(process.hrtime.bigint() - started) / 1e9, rssGrowthMiB: (peak - baseline) / 1024, status: res.statusCode! });
+      });
+    });
+    req.on('error', fail);
+    let sent = 0;
+    const write = () => {
+      while (sent < uploadBytes) {
+        const piece = uploadBytes - sent >= chunk.length ? chunk : chunk.subarray(0, uploadBytes - sent);
+        sent += piece.length;
+        if (!req.write(piece)) return void req.once('drain', write);
+      }
+      req.end();
+    };
+    write();
+  });
+}
+
+async function seed(server: Started) {
+  const token = await new Promise<string>((done, fail) => {
+    const admin = spawn(process.execPath, ['--import', 'tsx', 'server/admin/cli.ts', 'token', 'create', '--email', 'bench@example.com'], { cwd: root, env: { ...process.env, DATA_DIR: server.dataDir, DATABASE_URL: '' } });
+    let out = '';
+    admin.stdout.on('data', (d) => (out += d));
+    admin.on('exit', (code) => (code === 0 ? done(out.trim()) : fail(new Error('admin failed'))));
+  });
+  const api = createApiClient({ baseUrl: server.url + '/api/v1', token });
+  const { data: project } = await api.POST('/projects', { body: { name: 'Bench' } });
+  // 500 uploads make 500 stacks holding 500 files: 1,000 boxes.
+  for (let i = 0; i < 500; i++) {
+    await api.POST('/projects/{projectid}/files', { params: { path: { projectid: project!.id } }, body: { name: `take-${i}.wav`, mimeType: 'audio/wav', size: 1000 } });
+  }
+  const { data: player } = await api.POST('/players', { body: { name: 'Bench', projectid: project!.id } });
+  return { api, token, projectid: project!.id, playerid: player!.id };
+}
+
+const ratio = (a: number, b: number) => (a / b).toFixed(2);
+const lines: string[] = [];
+const say = (line: string) => {
+  console.log(line);
+  lines.push(line);
+};
+
+spawnSync('taskset', ['-pc', '0', String(process.pid)]);
+say(`# Bench, ${new Date().toISOString()}, node ${process.version}, ${seconds} s per read run, ${uploadBytes / 1024 ** 2} MiB upload`);
+
+const reads: Record<string, { player: { rps: number; p99: number }; all: { rps: number; p99: number } }> = {};
+const bodiesFile = join(mkdtempSync(join(tmpdir(), 'bench-bodies-')), 'bodies.json');
+for (const validate of ['false', 'true']) {
+  const server = await start('server/main.ts', { VALIDATE_RESPONSES: validate });
+  const { token, projectid, playerid } = await seed(server);
+  const auth = { Authorization: `Bearer ${token}` };
+  const playerUrl = `${server.url}/api/v1/players/${playerid}`;
+  const allUrl = `${server.url}/api/v1/projects/${projectid}/all`;
+  if (validate === 'false') {
+    const [player, all] = await Promise.all([fetch(playerUrl, { headers: auth }).then((r) => r.json()), fetch(allUrl, { headers: auth }).then((r) => r.json())]);
+    writeFileSync(bodiesFile, JSON.stringify({ player, all }));
+  }
+  reads[validate === 'true' ? 'on' : 'off'] = { player: await load(playerUrl, auth), all: await load(allUrl, auth) };
+  await server.stop();
+}
+const bare = await start('bench/baselines/bare-express.ts', { BENCH_BODIES: bodiesFile });
+const bareRead = { player: await load(`${bare.url}/players/ply_bench`), all: await load(`${bare.url}/projects/prj_bench/all`) };
+await bare.stop();
+say(`bare Express, same bodies: GET /players/:id ${bareRead.player.rps.toFixed(0)} req/s, p99 ${bareRead.player.p99} ms; GET /projects/:id/all ${bareRead.all.rps.toFixed(0)} req/s, p99 ${bareRead.all.p99} ms`);
+for (const [validation, result] of Object.entries(reads)) {
+  say(
+    `server, response validation ${validation.padEnd(3)}: GET /players/:id ${result.player.rps.toFixed(0)} req/s (${ratio(result.player.rps, bareRead.player.rps)}× bare), p99 ${result.player.p99} ms; ` +
+      `GET /projects/:id/all (1,000 boxes) ${result.all.rps.toFixed(0)} req/s (${ratio(result.all.rps, bareRead.all.rps)}× bare), p99 ${result.all.p99} ms`,
+  );
+}
+
+const bareUploadServer = await start('bench/baselines/bare-upload.ts');
+const bareUpload = await put(`${bareUploadServer.url}/upload`, { 'Content-Type': 'audio/wav' }, bareUploadServer.child.pid!);
+await bareUploadServer.stop();
+const bareMBps = uploadBytes / 1e6 / bareUpload.seconds;
+say(`bare node:http upload to disk: ${bareMBps.toFixed(0)} MB/s, RSS growth ${bareUpload.rssGrowthMiB.toFixed(1)} MiB`);
+
+const server = await start('server/main.ts');
+const { api, projectid } = await seed(server);
+const { data: upload } = await api.POST('/projects/{projectid}/files', { params: { path: { projectid } }, body: { name: 'big.wav', mimeType: 'audio/wav', size: uploadBytes } });
+const headers: Record<string, string> = { 'Content-Type': upload!.contentType };
+for (const [key, value] of Object.entries(upload!.metadata)) headers[`x-storage-meta-${key}`] = value;
+const ours = await put(upload!.url, headers, server.child.pid!);
+await server.stop();
+if (ours.status !== 200) throw new Error(`upload answered ${ours.status}`);
+const oursMBps = uploadBytes / 1e6 / ours.seconds;
+say(`server upload PUT: ${oursMBps.toFixed(0)} MB/s (${ratio(oursMBps, bareMBps)}× bare), RSS growth ${ours.rssGrowthMiB.toFixed(1)} MiB`);
