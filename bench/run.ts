@@ -127,31 +127,46 @@ const say = (line: string) => {
 };
 
 spawnSync('taskset', ['-pc', '0', String(process.pid)]);
-say(`# Bench, ${new Date().toISOString()}, node ${process.version}, ${seconds} s per read run, ${uploadBytes / 1024 ** 2} MiB upload`);
+say(`# Bench, ${new Date().toISOString()}, node ${process.version}, median of ${process.env.BENCH_ROUNDS ?? 3} rounds of ${seconds} s per read run, ${uploadBytes / 1024 ** 2} MiB upload`);
 
-const reads: Record<string, { player: { rps: number; p99: number }; all: { rps: number; p99: number } }> = {};
+// The three servers run side by side (idle while another is measured), and
+// the runs alternate between them, so that drift in the machine's speed
+// falls on all of them alike. Each figure is the median of the rounds.
+const rounds = Number(process.env.BENCH_ROUNDS ?? 3);
 const bodiesFile = join(mkdtempSync(join(tmpdir(), 'bench-bodies-')), 'bodies.json');
-for (const validate of ['false', 'true']) {
-  const server = await start('server/main.ts', { VALIDATE_RESPONSES: validate });
+const plain = await start('server/main.ts', { VALIDATE_RESPONSES: 'false' });
+const validating = await start('server/main.ts', { VALIDATE_RESPONSES: 'true' });
+const targets: Record<string, { player: string; all: string; headers: Record<string, string> }> = {};
+for (const [name, server] of Object.entries({ 'validation off': plain, 'validation on': validating })) {
   const { token, projectid, playerid } = await seed(server);
-  const auth = { Authorization: `Bearer ${token}` };
-  const playerUrl = `${server.url}/api/v1/players/${playerid}`;
-  const allUrl = `${server.url}/api/v1/projects/${projectid}/all`;
-  if (validate === 'false') {
-    const [player, all] = await Promise.all([fetch(playerUrl, { headers: auth }).then((r) => r.json()), fetch(allUrl, { headers: auth }).then((r) => r.json())]);
-    writeFileSync(bodiesFile, JSON.stringify({ player, all }));
-  }
-  reads[validate === 'true' ? 'on' : 'off'] = { player: await load(playerUrl, auth), all: await load(allUrl, auth) };
-  await server.stop();
+  const headers = { Authorization: `Bearer ${token}` };
+  targets[name] = { player: `${server.url}/api/v1/players/${playerid}`, all: `${server.url}/api/v1/projects/${projectid}/all`, headers };
 }
+const [player, all] = await Promise.all([fetch(targets['validation off'].player, { headers: targets['validation off'].headers }).then((r) => r.json()), fetch(targets['validation off'].all, { headers: targets['validation off'].headers }).then((r) => r.json())]);
+writeFileSync(bodiesFile, JSON.stringify({ player, all }));
 const bare = await start('bench/baselines/bare-express.ts', { BENCH_BODIES: bodiesFile });
-const bareRead = { player: await load(`${bare.url}/players/ply_bench`), all: await load(`${bare.url}/projects/prj_bench/all`) };
-await bare.stop();
-say(`bare Express, same bodies: GET /players/:id ${bareRead.player.rps.toFixed(0)} req/s, p99 ${bareRead.player.p99} ms; GET /projects/:id/all ${bareRead.all.rps.toFixed(0)} req/s, p99 ${bareRead.all.p99} ms`);
-for (const [validation, result] of Object.entries(reads)) {
+targets['bare Express'] = { player: `${bare.url}/players/ply_bench`, all: `${bare.url}/projects/prj_bench/all`, headers: {} };
+
+const samples: Record<string, Record<'player' | 'all', Array<{ rps: number; p99: number }>>> = {};
+for (let round = 0; round < rounds; round++) {
+  for (const [name, target] of Object.entries(targets)) {
+    samples[name] ??= { player: [], all: [] };
+    samples[name].player.push(await load(target.player, target.headers));
+    samples[name].all.push(await load(target.all, target.headers));
+  }
+}
+await Promise.all([plain.stop(), validating.stop(), bare.stop()]);
+const median = (runs: Array<{ rps: number; p99: number }>) => {
+  const sorted = (key: 'rps' | 'p99') => runs.map((run) => run[key]).sort((a, b) => a - b)[Math.floor(runs.length / 2)];
+  return { rps: sorted('rps'), p99: sorted('p99') };
+};
+const base = { player: median(samples['bare Express'].player), all: median(samples['bare Express'].all) };
+say(`bare Express, same bodies: GET /players/:id ${base.player.rps.toFixed(0)} req/s, p99 ${base.player.p99} ms; GET /projects/:id/all ${base.all.rps.toFixed(0)} req/s, p99 ${base.all.p99} ms`);
+for (const name of ['validation off', 'validation on']) {
+  const ours = { player: median(samples[name].player), all: median(samples[name].all) };
   say(
-    `server, response validation ${validation.padEnd(3)}: GET /players/:id ${result.player.rps.toFixed(0)} req/s (${ratio(result.player.rps, bareRead.player.rps)}× bare), p99 ${result.player.p99} ms; ` +
-      `GET /projects/:id/all (1,000 boxes) ${result.all.rps.toFixed(0)} req/s (${ratio(result.all.rps, bareRead.all.rps)}× bare), p99 ${result.all.p99} ms`,
+    `server, response ${name.padEnd(14)}: GET /players/:id ${ours.player.rps.toFixed(0)} req/s (${ratio(ours.player.rps, base.player.rps)}× bare), p99 ${ours.player.p99} ms; ` +
+      `GET /projects/:id/all (1,000 boxes) ${ours.all.rps.toFixed(0)} req/s (${ratio(ours.all.rps, base.all.rps)}× bare), p99 ${ours.all.p99} ms`,
   );
 }
 

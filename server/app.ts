@@ -15,12 +15,13 @@ import { rateLimit } from './http/rate-limit.ts';
 import { notFound } from './http/problem.ts';
 import { problemHandler } from './http/errors.ts';
 import { memoiseRouteRegexps } from './http/route-regexp-cache.ts';
-import { accountRoutes } from './resources/account/account-routes.ts';
-import { projectsRoutes } from './resources/projects/projects-routes.ts';
-import { boxesRoutes } from './resources/boxes/boxes-routes.ts';
-import { uploadsRoutes } from './resources/uploads/uploads-routes.ts';
-import { downloadsRoutes } from './resources/downloads/downloads-routes.ts';
-import { playersRoutes } from './resources/players/players-routes.ts';
+import { dispatchOperations } from './http/operations.ts';
+import { accountHandlers } from './resources/account/account-handlers.ts';
+import { projectsHandlers } from './resources/projects/projects-handlers.ts';
+import { boxesHandlers } from './resources/boxes/boxes-handlers.ts';
+import { uploadsHandlers } from './resources/uploads/uploads-handlers.ts';
+import { downloadsHandlers } from './resources/downloads/downloads-handlers.ts';
+import { playersHandlers } from './resources/players/players-handlers.ts';
 import { playerPageRoutes } from '../web/player-page-routes.ts';
 
 const root = resolve(import.meta.dirname, '..');
@@ -70,7 +71,7 @@ export function createApp(ctx: Context): Express {
       fileUploader: false,
     }),
   );
-  api.use(accountRoutes(ctx), projectsRoutes(ctx), boxesRoutes(ctx), uploadsRoutes(ctx), downloadsRoutes(ctx), playersRoutes(ctx));
+  api.use(dispatchOperations(accountHandlers(ctx), projectsHandlers(ctx), boxesHandlers(ctx), uploadsHandlers(ctx), downloadsHandlers(ctx), playersHandlers(ctx)));
   app.use('/api/v1', api);
 
   app.use((req, _res, next) => next(notFound(`There is nothing at ${req.method} ${req.path}. The API is under /api/v1; see /docs.`)));

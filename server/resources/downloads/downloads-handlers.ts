@@ -1,14 +1,14 @@
-import { Router } from 'express';
+import type { OperationHandlers } from '../../http/operations.ts';
 import type { Context } from '../../context.ts';
 import { pipeline } from 'node:stream/promises';
 import { downloadFile, fetchSignedDownload } from './downloads-service.ts';
 
-export function downloadsRoutes(ctx: Context): Router {
-  return Router()
-    .get('/projects/:projectid/files/:fileid/download', async (req, res) => {
+export function downloadsHandlers(ctx: Context): OperationHandlers {
+  return {
+    downloadFile: async (req, res) => {
       res.json(await downloadFile(ctx, req.user!, req.params.projectid, req.params.fileid));
-    })
-    .get('/download/:objectid', async (req, res) => {
+    },
+    fetchSignedDownload: async (req, res) => {
       const delivery = await fetchSignedDownload(ctx, {
         objectId: req.params.objectid,
         expires: Number(req.query.expires),
@@ -25,5 +25,6 @@ export function downloadsRoutes(ctx: Context): Router {
       }
       // A listener who seeks or closes the tab ends the response early; that is not an error.
       await pipeline(delivery.body, res).catch(() => {});
-    });
+    },
+  };
 }

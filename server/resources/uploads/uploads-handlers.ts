@@ -1,13 +1,14 @@
-import { Router, type Request } from 'express';
+import type { Request } from 'express';
+import type { OperationHandlers } from '../../http/operations.ts';
 import type { Context } from '../../context.ts';
 import * as uploads from './uploads-service.ts';
 import type { UploadKind } from './upload-repository.ts';
 
-function putRequest(req: Request, kind: UploadKind): uploads.PutRequest {
+function putRequest(req: Request<Record<string, string>>, kind: UploadKind): uploads.PutRequest {
   const length = req.get('content-length');
   return {
     kind,
-    uploadId: req.params.uploadid as string,
+    uploadId: req.params.uploadid,
     // The validator has checked both query parameters against the spec.
     expires: Number(req.query.expires),
     signature: String(req.query.signature),
@@ -23,18 +24,19 @@ function putRequest(req: Request, kind: UploadKind): uploads.PutRequest {
   };
 }
 
-export function uploadsRoutes(ctx: Context): Router {
-  return Router()
-    .post('/projects/:projectid/files', async (req, res) => {
+export function uploadsHandlers(ctx: Context): OperationHandlers {
+  return {
+    requestUploadUrl: async (req, res) => {
       res.json(await uploads.requestUploadUrl(ctx, req.user!, req.params.projectid, req.body));
-    })
-    .post('/projects/:projectid/artwork', async (req, res) => {
+    },
+    requestArtworkUploadUrl: async (req, res) => {
       res.json(await uploads.requestArtworkUploadUrl(ctx, req.user!, req.params.projectid, req.body));
-    })
-    .put('/upload/files/:uploadid', async (req, res) => {
+    },
+    uploadFile: async (req, res) => {
       res.json(await uploads.putFile(ctx, putRequest(req, 'file')));
-    })
-    .put('/upload/artwork/:uploadid', async (req, res) => {
+    },
+    uploadArtwork: async (req, res) => {
       res.json(await uploads.putArtwork(ctx, putRequest(req, 'artwork')));
-    });
+    },
+  };
 }

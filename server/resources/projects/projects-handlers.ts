@@ -1,19 +1,20 @@
-import { Router } from 'express';
+import type { OperationHandlers } from '../../http/operations.ts';
 import type { Context } from '../../context.ts';
 import { createProject, getProject, listProjects, updateProject } from './projects-service.ts';
 
-export function projectsRoutes(ctx: Context): Router {
-  return Router()
-    .get('/projects', async (req, res) => {
+export function projectsHandlers(ctx: Context): OperationHandlers {
+  return {
+    listProjects: async (req, res) => {
       res.json(await listProjects(ctx, req.user!));
-    })
-    .post('/projects', async (req, res) => {
+    },
+    createProject: async (req, res) => {
       res.json(await createProject(ctx, req.user!, req.body));
-    })
-    .get('/projects/:projectid', async (req, res) => {
+    },
+    getProject: async (req, res) => {
       res.json(await getProject(ctx, req.user!, req.params.projectid));
-    })
-    .post('/projects/:projectid', async (req, res) => {
+    },
+    updateProject: async (req, res) => {
       res.json(await updateProject(ctx, req.user!, req.params.projectid, req.body));
-    });
+    },
+  };
 }

@@ -1,19 +1,20 @@
-import { Router } from 'express';
+import type { OperationHandlers } from '../../http/operations.ts';
 import type { Context } from '../../context.ts';
 import * as players from './players-service.ts';
 
-export function playersRoutes(ctx: Context): Router {
-  return Router()
-    .get('/players', async (req, res) => {
+export function playersHandlers(ctx: Context): OperationHandlers {
+  return {
+    listPlayers: async (req, res) => {
       res.json(await players.listPlayers(ctx, req.user!));
-    })
-    .post('/players', async (req, res) => {
+    },
+    createPlayer: async (req, res) => {
       res.json(await players.createPlayer(ctx, req.user!, req.body));
-    })
-    .get('/players/:playerid', async (req, res) => {
+    },
+    getPlayer: async (req, res) => {
       res.json(await players.getPlayer(ctx, req.user!, req.params.playerid));
-    })
-    .post('/players/:playerid', async (req, res) => {
+    },
+    updatePlayer: async (req, res) => {
       res.json(await players.updatePlayer(ctx, req.user!, req.params.playerid, req.body));
-    });
+    },
+  };
 }
