@@ -19,6 +19,7 @@ export const operations = {
   updateFile: { method: 'post', path: '/projects/{projectid}/files/{fileid}', authenticated: true, summary: "Update a file, folder or stack" },
   deleteFile: { method: 'delete', path: '/projects/{projectid}/files/{fileid}', authenticated: true, summary: "Delete a file" },
   downloadFile: { method: 'get', path: '/projects/{projectid}/files/{fileid}/download', authenticated: true, summary: "Download a file" },
+  getPeaksUrl: { method: 'get', path: '/projects/{projectid}/files/{fileid}/peaks', authenticated: true, summary: "Get the waveform peaks" },
   listAllFiles: { method: 'get', path: '/projects/{projectid}/all', authenticated: true, summary: "List all files" },
   listFolders: { method: 'get', path: '/projects/{projectid}/folders', authenticated: true, summary: "List folders" },
   createFolder: { method: 'post', path: '/projects/{projectid}/folders', authenticated: true, summary: "Create a folder" },

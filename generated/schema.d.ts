@@ -206,7 +206,17 @@ export interface paths {
     };
     "/projects/{projectid}/files/{fileid}/download": {
         parameters: {
-            query?: never;
+            query?: {
+                /**
+                 * @description **Extension.** Which rendition: `original` (the default, the uploaded
+                 *     bytes untouched), `compressed` (AAC 256 kbit/s in M4A) or `lossless`
+                 *     (FLAC at the source's bit depth and sample rate). The renditions exist
+                 *     once the file is `ready`; see `audio.renditions`. Asking for one that
+                 *     does not exist answers 409.
+                 * @example compressed
+                 */
+                quality?: components["schemas"]["Quality"];
+            };
             header?: never;
             path: {
                 /**
@@ -224,12 +234,57 @@ export interface paths {
         };
         /**
          * Download a file
-         * @description Returns a signed, expiring download URL for a file's original bytes.
-         *     `expires` is in milliseconds since the epoch; the URL lives for one
-         *     hour. The URL answers Range requests and names the file by its
-         *     original name. A file whose upload has not completed is refused with 409.
+         * @description Returns a signed, expiring download URL for a file's bytes: the
+         *     original by default, or a rendition (`quality`). `expires` is in
+         *     milliseconds since the epoch; the URL lives for one hour. The URL
+         *     answers Range requests and names the file by its original name (with
+         *     the rendition's extension). A file whose upload has not completed, or a
+         *     rendition that does not exist, is refused with 409.
          */
         get: operations["downloadFile"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/projects/{projectid}/files/{fileid}/peaks": {
+        parameters: {
+            query?: {
+                /**
+                 * @description `json` (the default) or `dat`: the two forms of the BBC audiowaveform format.
+                 * @example dat
+                 */
+                format?: "json" | "dat";
+            };
+            header?: never;
+            path: {
+                /**
+                 * @description The project's id.
+                 * @example prj_7h2kq9xw4m
+                 */
+                projectid: components["parameters"]["ProjectId"];
+                /**
+                 * @description The id of a file, folder or stack of the project.
+                 * @example box_f1le9k3m2p
+                 */
+                fileid: components["parameters"]["FileId"];
+            };
+            cookie?: never;
+        };
+        /**
+         * Get the waveform peaks
+         * @description **Extension.** Returns a signed URL of the file's waveform peaks, so a
+         *     player can draw the waveform without decoding the audio. The peaks are
+         *     in the BBC audiowaveform format, one channel (the mix of all), 8-bit, at
+         *     100 pixels per second: `json` is `{version, channels, sample_rate,
+         *     samples_per_pixel, bits, length, data: [min, max, …]}`, and `dat` is the
+         *     same in binary (a 24-byte little-endian header, then int8 min/max
+         *     pairs). A file that is not an analysed audio file is refused with 409.
+         */
+        get: operations["getPeaksUrl"];
         put?: never;
         post?: never;
         delete?: never;
@@ -431,6 +486,13 @@ export interface paths {
                  * @example 0d4c9a3f1b7e2a6c8d5f0b1e3a7c9d2f4b6e8a0c1d3f5b7e9a2c4d6f8b0e1a3c
                  */
                 signature: components["parameters"]["Signature"];
+                /**
+                 * @description Which bytes of the object: absent for the original upload, otherwise
+                 *     `compressed` or `lossless` (renditions), `peaks-json` or `peaks-dat`
+                 *     (waveform peaks). Part of the signed URL; do not change it.
+                 * @example compressed
+                 */
+                variant?: "compressed" | "lossless" | "peaks-json" | "peaks-dat";
                 /**
                  * @description `inline` on URLs made for streaming in a page (the player page, artwork);
                  *     absent on download URLs, which are sent as attachments. Part of the
@@ -1132,9 +1194,11 @@ export interface components {
              * @description **Extension.** Where the file is in its life:
              *     `awaiting-upload` until its upload PUT completes (such a file is not
              *     playable or downloadable yet); `pending` once its bytes are stored and
-             *     analysis is waiting; `processing` while analysed; `ready` when
-             *     done (files that are not audio go straight to `ready`); `failed` when
-             *     analysis failed, with the reason in `statusReason`.
+             *     analysis is waiting (also while the server runs without ffmpeg);
+             *     `processing` while analysed; `ready` when done, with `duration` and
+             *     `audio` (files that are not audio go straight to `ready`, with
+             *     neither); `failed` when the file could not be decoded, with the reason
+             *     in `statusReason`. A failed file stays downloadable as uploaded.
              * @enum {string}
              */
             status: "awaiting-upload" | "pending" | "processing" | "ready" | "failed";
@@ -1144,6 +1208,101 @@ export interface components {
             size: number;
             /** @description **Extension.** The MIME type declared when the upload URL was requested. */
             mimeType: string;
+            audio?: components["schemas"]["AudioAnalysis"];
+        };
+        /**
+         * @description **Extension.** What the audio pipeline found in an audio file and made
+         *     from it. Present once the file's `status` is `ready`; absent on files
+         *     that are not audio.
+         *
+         *     One ffmpeg pass decodes the file once and feeds every output: the
+         *     loudness meter, the waveform peaks, the sample count the duration comes
+         *     from, and the renditions.
+         * @example {
+         *       "codec": "pcm_s24le",
+         *       "container": "wav",
+         *       "sampleRate": 48000,
+         *       "bitDepth": 24,
+         *       "channels": 2,
+         *       "bitRate": 2304000,
+         *       "lossless": true,
+         *       "loudness": {
+         *         "integratedLufs": -14.212,
+         *         "truePeakDbtp": -1.1
+         *       },
+         *       "tags": {
+         *         "title": "Night Drive",
+         *         "artist": "The Late Shift",
+         *         "isrc": "GBAYE2600001",
+         *         "artwork": false
+         *       },
+         *       "renditions": [
+         *         "original",
+         *         "compressed",
+         *         "lossless"
+         *       ],
+         *       "peaks": {
+         *         "pixelsPerSecond": 100,
+         *         "samplesPerPixel": 480,
+         *         "length": 21437
+         *       }
+         *     }
+         */
+        AudioAnalysis: {
+            /** @description The audio codec, as ffmpeg names it (`pcm_s24le`, `flac`, `mp3`, `aac`, `opus`, …). */
+            codec: string;
+            /** @description The container format, as ffmpeg names it (`wav`, `flac`, `mp3`, `mov,mp4,m4a,3gp,3g2,mj2`, `ogg`, …). */
+            container: string;
+            /** @description Samples per second, per channel. */
+            sampleRate: number;
+            /** @description Bits per sample. Present only for PCM and FLAC, where it is a property of the file. */
+            bitDepth?: number;
+            /** @description Number of channels. */
+            channels: number;
+            /** @description Bits per second of the whole file (its size over its duration). */
+            bitRate: number;
+            /** @description Whether the file's codec is lossless (PCM, FLAC, ALAC, WavPack). */
+            lossless: boolean;
+            /** @description Loudness per EBU R128 / ITU-R BS.1770, measured on the decoded audio. */
+            loudness: {
+                /** @description Integrated loudness in LUFS, to a thousandth. −70 is the floor (silence). */
+                integratedLufs: number;
+                /** @description The highest true peak of any channel, in dBTP, to a tenth. */
+                truePeakDbtp: number;
+            };
+            /** @description Tags embedded in the file. Each is present only when the file carries it. */
+            tags: {
+                /** @description The track title. */
+                title?: string;
+                /** @description The artist. */
+                artist?: string;
+                /** @description The album. */
+                album?: string;
+                /** @description The ISRC, only when it is a valid one (`CCXXXYYNNNNN`). */
+                isrc?: string;
+                /** @description Whether the file embeds a picture. */
+                artwork: boolean;
+            };
+            /**
+             * @description The qualities that can be downloaded (*Download a file*, `quality`):
+             *     always `original` and `compressed` (AAC 256 kbit/s in M4A), and
+             *     `lossless` (FLAC at the source's bit depth and sample rate) only when
+             *     the source is lossless integer PCM or FLAC.
+             */
+            renditions: components["schemas"]["Quality"][];
+            /**
+             * @description The waveform peaks, in the BBC audiowaveform format (one channel, the
+             *     mix of all; 8-bit), at 100 pixels per second. Fetch them with *Get
+             *     the waveform peaks*.
+             */
+            peaks: {
+                /** @description Pixels per second of audio (the sample rate over samplesPerPixel). */
+                pixelsPerSecond: number;
+                /** @description Samples summarised by each min/max pair. */
+                samplesPerPixel: number;
+                /** @description Number of min/max pairs. */
+                length: number;
+            };
         };
         /**
          * @description A folder, an organizational container that holds files and folders.
@@ -2308,7 +2467,36 @@ export interface operations {
                      *       "versionName": "v1 rough mix",
                      *       "status": "ready",
                      *       "size": 41157120,
-                     *       "mimeType": "audio/wav"
+                     *       "mimeType": "audio/wav",
+                     *       "audio": {
+                     *         "codec": "pcm_s24le",
+                     *         "container": "wav",
+                     *         "sampleRate": 48000,
+                     *         "bitDepth": 24,
+                     *         "channels": 2,
+                     *         "bitRate": 2304000,
+                     *         "lossless": true,
+                     *         "loudness": {
+                     *           "integratedLufs": -14.212,
+                     *           "truePeakDbtp": -1.1
+                     *         },
+                     *         "tags": {
+                     *           "title": "Night Drive",
+                     *           "artist": "The Late Shift",
+                     *           "isrc": "GBAYE2600001",
+                     *           "artwork": false
+                     *         },
+                     *         "renditions": [
+                     *           "original",
+                     *           "compressed",
+                     *           "lossless"
+                     *         ],
+                     *         "peaks": {
+                     *           "pixelsPerSecond": 100,
+                     *           "samplesPerPixel": 480,
+                     *           "length": 21437
+                     *         }
+                     *       }
                      *     }
                      */
                     "application/json": components["schemas"]["Box"];
@@ -2417,7 +2605,17 @@ export interface operations {
     };
     downloadFile: {
         parameters: {
-            query?: never;
+            query?: {
+                /**
+                 * @description **Extension.** Which rendition: `original` (the default, the uploaded
+                 *     bytes untouched), `compressed` (AAC 256 kbit/s in M4A) or `lossless`
+                 *     (FLAC at the source's bit depth and sample rate). The renditions exist
+                 *     once the file is `ready`; see `audio.renditions`. Asking for one that
+                 *     does not exist answers 409.
+                 * @example compressed
+                 */
+                quality?: components["schemas"]["Quality"];
+            };
             header?: never;
             path: {
                 /**
@@ -2450,6 +2648,55 @@ export interface operations {
                     "application/json": components["schemas"]["DownloadResponse"];
                 };
             };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            404: components["responses"]["NotFound"];
+            409: components["responses"]["Conflict"];
+            429: components["responses"]["TooManyRequests"];
+        };
+    };
+    getPeaksUrl: {
+        parameters: {
+            query?: {
+                /**
+                 * @description `json` (the default) or `dat`: the two forms of the BBC audiowaveform format.
+                 * @example dat
+                 */
+                format?: "json" | "dat";
+            };
+            header?: never;
+            path: {
+                /**
+                 * @description The project's id.
+                 * @example prj_7h2kq9xw4m
+                 */
+                projectid: components["parameters"]["ProjectId"];
+                /**
+                 * @description The id of a file, folder or stack of the project.
+                 * @example box_f1le9k3m2p
+                 */
+                fileid: components["parameters"]["FileId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The signed URL of the peaks. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "url": "http://localhost:8080/api/v1/download/box_f1le9k3m2p?variant=peaks-json&expires=1795318800000&signature=5e7a9c1b3d5f7e9a2c4b6d8f0e1a3c5b7d9f2e4a6c8b0d1f3e5a7c9b2d4f6e8a",
+                     *       "expires": 1795318800000
+                     *     }
+                     */
+                    "application/json": components["schemas"]["DownloadResponse"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
             404: components["responses"]["NotFound"];
             409: components["responses"]["Conflict"];
@@ -2874,6 +3121,13 @@ export interface operations {
                  * @example 0d4c9a3f1b7e2a6c8d5f0b1e3a7c9d2f4b6e8a0c1d3f5b7e9a2c4d6f8b0e1a3c
                  */
                 signature: components["parameters"]["Signature"];
+                /**
+                 * @description Which bytes of the object: absent for the original upload, otherwise
+                 *     `compressed` or `lossless` (renditions), `peaks-json` or `peaks-dat`
+                 *     (waveform peaks). Part of the signed URL; do not change it.
+                 * @example compressed
+                 */
+                variant?: "compressed" | "lossless" | "peaks-json" | "peaks-dat";
                 /**
                  * @description `inline` on URLs made for streaming in a page (the player page, artwork);
                  *     absent on download URLs, which are sent as attachments. Part of the

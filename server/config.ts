@@ -23,6 +23,11 @@ export interface Config {
   rateLimit: { perSecond: number; burst: number };
   logLevel: 'debug' | 'info' | 'warn' | 'error' | 'silent';
   shutdownGraceMs: number;
+  /** Where audio jobs run: in the server process, or only in `npm run worker` processes. */
+  processing: 'in-process' | 'external';
+  workerConcurrency: number;
+  jobLeaseMs: number;
+  jobPollMs: number;
 }
 
 export class ConfigError extends Error {}
@@ -71,8 +76,18 @@ export function loadConfig(env: Env = process.env): Config {
   const logLevel = (env.LOG_LEVEL || 'info') as Config['logLevel'];
   if (!['debug', 'info', 'warn', 'error', 'silent'].includes(logLevel)) problems.push(`LOG_LEVEL=${env.LOG_LEVEL} is not valid: give debug, info, warn, error or silent.`);
 
+  const processing = (env.PROCESSING || 'in-process') as Config['processing'];
+  if (!['in-process', 'external'].includes(processing)) {
+    problems.push(`PROCESSING=${env.PROCESSING} is not valid: give in-process (jobs run in the server) or external (jobs run in npm run worker).`);
+  }
+
   const config = {
     port,
+    processing,
+    workerConcurrency: integer('WORKER_CONCURRENCY', 1, 1, 64),
+    // A running job renews its lease every third of it; a worker silent for a whole lease is taken for dead.
+    jobLeaseMs: integer('JOB_LEASE_SECONDS', 60, 1, 3600) * 1000,
+    jobPollMs: integer('JOB_POLL_MS', 500, 10, 60_000),
     host,
     dataDir,
     databaseUrl,

@@ -11,6 +11,7 @@ import type { UrlSigner } from './signing/url-signer.ts';
 import type { Logger } from './http/logger.ts';
 import type { BoxListCache } from './resources/boxes/box-list-cache.ts';
 import type { Schemas } from './lib/api-types.ts';
+import type { MediaTools } from './audio/media-tools.ts';
 
 export interface Context {
   config: Config;
@@ -21,6 +22,9 @@ export interface Context {
   logger: Logger;
   /** Listings of projects' boxes, by box version. */
   boxListCache: BoxListCache<Schemas['Box'][]>;
+  media: MediaTools;
+  /** Tells this process's worker, if it runs one, that a job was queued. */
+  jobQueued(): void;
 }
 
 /** The API root as clients see it: signed URLs and links start here. */

@@ -15,9 +15,14 @@ import { UrlSigner } from './signing/url-signer.ts';
 import { systemClock, type Clock } from './lib/clock.ts';
 import { createLogger, type Logger } from './http/logger.ts';
 import { BoxListCache } from './resources/boxes/box-list-cache.ts';
+import { SystemMediaTools, type MediaTools } from './audio/media-tools.ts';
+import { startAudioWorker } from './audio/audio-worker.ts';
+import type { Worker } from './jobs/worker.ts';
 
 export interface RunningServer {
   ctx: Context;
+  /** The audio worker running in this process, if any. */
+  worker: Worker | undefined;
   http: Server;
   /** The address it listens at, for example http://127.0.0.1:8080. */
   address: string;
@@ -25,19 +30,31 @@ export interface RunningServer {
   close(): Promise<void>;
 }
 
-export async function startServer(config: Config, overrides: { clock?: Clock; logger?: Logger } = {}): Promise<RunningServer> {
+/** Opens the store (applying migrations) and the blob store, and gathers what the resources need. */
+export async function createContext(
+  config: Config,
+  overrides: { clock?: Clock; logger?: Logger; media?: MediaTools } = {},
+  jobQueued: () => void = () => {},
+): Promise<Context> {
   mkdirSync(config.dataDir, { recursive: true });
-  const logger = overrides.logger ?? createLogger(config.logLevel);
-  const store = await openStore({ databaseUrl: config.databaseUrl, dataDir: config.dataDir });
-  const ctx: Context = {
+  return {
     config,
-    store,
+    store: await openStore({ databaseUrl: config.databaseUrl, dataDir: config.dataDir }),
     blobs: new LocalDiskBlobStore(join(config.dataDir, 'blobs')),
     clock: overrides.clock ?? systemClock,
     signer: new UrlSigner(config.signingSecret),
-    logger,
+    logger: overrides.logger ?? createLogger(config.logLevel),
     boxListCache: new BoxListCache(),
+    media: overrides.media ?? new SystemMediaTools(),
+    jobQueued,
   };
+}
+
+export async function startServer(config: Config, overrides: { clock?: Clock; logger?: Logger; media?: MediaTools } = {}): Promise<RunningServer> {
+  let worker: Worker | undefined;
+  const ctx = await createContext(config, overrides, () => worker?.nudge());
+  const store = ctx.store;
+  if (config.processing === 'in-process') worker = await startAudioWorker(ctx);
   const http = createServer({ requestTimeout: 0 }, createApp(ctx));
   // Uploads of gigabytes may take a while; only idle connections time out.
   http.headersTimeout = 60_000;
@@ -56,7 +73,8 @@ export async function startServer(config: Config, overrides: { clock?: Clock; lo
       const grace = setTimeout(() => http.closeAllConnections(), config.shutdownGraceMs);
       await closed;
       clearTimeout(grace);
+      await worker?.stop();
       await store.close();
     })());
-  return { ctx, http, address: `http://${host}:${port}`, close };
+  return { ctx, worker, http, address: `http://${host}:${port}`, close };
 }

@@ -84,6 +84,15 @@ export function blobStoreConformance(name: string, make: () => Promise<{ store: 
       expect(await store.stat('a/gone')).toBeUndefined();
     });
 
+    it('gives a local file with the blob\'s bytes, and refuses a missing blob', async () => {
+      const { store } = await make();
+      await store.write('a/local', bytes('on disk'), { expectedSize: 7 });
+      const local = await store.localFile('a/local');
+      await expect((await import('node:fs/promises')).readFile(local.path, 'utf8')).resolves.toBe('on disk');
+      await local.release();
+      await expect(store.localFile('a/missing')).rejects.toThrow();
+    });
+
     it('refuses keys that could reach outside the store', async () => {
       const { store } = await make();
       await expect(store.write('../escape', bytes('x'), { expectedSize: 1 })).rejects.toThrow(/Invalid blob key/);

@@ -34,4 +34,10 @@ export interface BlobStore {
   read(key: string, range?: { start: number; end: number }): Readable;
   /** Removes a blob; removing a missing blob is not an error. */
   delete(key: string): Promise<void>;
+  /**
+   * A path on local disk holding the blob's bytes, for tools that need a
+   * seekable file (ffmpeg, ffprobe). A remote backend copies the blob to a
+   * temporary file; `release` removes what it made. The file must not be changed.
+   */
+  localFile(key: string): Promise<{ path: string; release(): Promise<void> }>;
 }

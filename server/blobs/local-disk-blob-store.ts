@@ -97,6 +97,12 @@ export class LocalDiskBlobStore implements BlobStore {
   async delete(key: string): Promise<void> {
     await rm(this.path(key), { force: true });
   }
+
+  async localFile(key: string): Promise<{ path: string; release(): Promise<void> }> {
+    if (!(await this.stat(key))) throw new Error(`No blob ${key}`);
+    // The blob already is a file; nothing to copy and nothing to clean up.
+    return { path: this.path(key), release: async () => {} };
+  }
 }
 
 async function syncFolder(folder: string) {

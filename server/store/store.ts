@@ -12,6 +12,7 @@ import { ProjectRepository } from '../resources/projects/project-repository.ts';
 import { BoxRepository } from '../resources/boxes/box-repository.ts';
 import { PlayerRepository } from '../resources/players/player-repository.ts';
 import { UploadRepository } from '../resources/uploads/upload-repository.ts';
+import { JobQueue } from '../jobs/job-queue.ts';
 
 export class Store {
   readonly users: UserRepository;
@@ -20,6 +21,7 @@ export class Store {
   readonly boxes: BoxRepository;
   readonly players: PlayerRepository;
   readonly uploads: UploadRepository;
+  readonly jobs: JobQueue;
 
   constructor(readonly db: Db) {
     this.users = new UserRepository(db);
@@ -28,6 +30,7 @@ export class Store {
     this.boxes = new BoxRepository(db);
     this.players = new PlayerRepository(db);
     this.uploads = new UploadRepository(db);
+    this.jobs = new JobQueue(db);
   }
 
   /** Runs `work` with a store whose repositories share one transaction. */

@@ -39,6 +39,8 @@ export async function startTestServer(backend: Backend, env: Record<string, stri
     RATE_LIMIT_PER_SECOND: '0',
     LOG_LEVEL: process.env.TEST_LOG_LEVEL ?? 'silent',
     SHUTDOWN_GRACE_SECONDS: '5',
+    // Audio jobs run only in the tests of the pipeline, which ask for them.
+    PROCESSING: 'external',
     ...env,
   });
   const clock = new TestClock();

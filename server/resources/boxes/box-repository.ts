@@ -1,4 +1,5 @@
 import type { Db, SqlValue } from '../../store/db.ts';
+import type { Schemas } from '../../lib/api-types.ts';
 
 export type BoxKind = 'file' | 'folder' | 'stack';
 export type FileStatus = 'awaiting-upload' | 'pending' | 'processing' | 'ready' | 'failed';
@@ -22,6 +23,8 @@ export interface BoxRecord {
   size: number | null;
   mimeType: string | null;
   duration: number | null;
+  /** Audio files, once analysed. */
+  audio: Schemas['AudioAnalysis'] | null;
   uploaderId: string | null;
   timeCreated: number;
   timeModified: number;
@@ -43,6 +46,7 @@ type BoxRow = {
   size: number | null;
   mime_type: string | null;
   duration: number | null;
+  audio: string | null;
   uploader_id: string | null;
   time_created: number;
   time_modified: number;
@@ -64,6 +68,7 @@ const fromRow = (row: BoxRow): BoxRecord => ({
   size: row.size,
   mimeType: row.mime_type,
   duration: row.duration,
+  audio: row.audio ? JSON.parse(row.audio) : null,
   uploaderId: row.uploader_id,
   timeCreated: row.time_created,
   timeModified: row.time_modified,
@@ -71,12 +76,13 @@ const fromRow = (row: BoxRow): BoxRecord => ({
 
 const columns = [
   'id', 'project_id', 'kind', 'name', 'color', 'parent_id', 'position', 'trashed', 'hidden', 'version_name',
-  'status', 'status_reason', 'size', 'mime_type', 'duration', 'uploader_id', 'time_created', 'time_modified',
+  'status', 'status_reason', 'size', 'mime_type', 'duration', 'audio', 'uploader_id', 'time_created', 'time_modified',
 ] as const;
 
 const toRow = (box: BoxRecord): SqlValue[] => [
   box.id, box.projectId, box.kind, box.name, box.color, box.parentId, box.position, box.trashed ? 1 : 0, box.hidden ? 1 : 0,
-  box.versionName, box.status, box.statusReason, box.size, box.mimeType, box.duration, box.uploaderId, box.timeCreated, box.timeModified,
+  box.versionName, box.status, box.statusReason, box.size, box.mimeType, box.duration, box.audio && JSON.stringify(box.audio),
+  box.uploaderId, box.timeCreated, box.timeModified,
 ];
 
 const kindOrder = `CASE kind WHEN 'folder' THEN 0 WHEN 'stack' THEN 1 ELSE 2 END`;
@@ -101,10 +107,17 @@ export class BoxRepository {
     await this.bumpVersion(box.projectId);
   }
 
-  /** Writes every field of the box back. */
+  /**
+   * Writes back the fields people change: name, colour, place, trash,
+   * hidden, version name. A file's processing state is not among them; it
+   * changes only through setProcessing, so a rename that races the audio
+   * worker cannot undo the worker's result, nor the worker the rename.
+   */
   async save(box: BoxRecord): Promise<void> {
-    const assignments = columns.slice(1).map((column, i) => `${column} = $${i + 2}`);
-    await this.db.execute(`UPDATE boxes SET ${assignments.join(', ')} WHERE id = $1`, toRow(box));
+    await this.db.execute(
+      `UPDATE boxes SET name = $2, color = $3, parent_id = $4, position = $5, trashed = $6, hidden = $7, version_name = $8, time_modified = $9 WHERE id = $1`,
+      [box.id, box.name, box.color, box.parentId, box.position, box.trashed ? 1 : 0, box.hidden ? 1 : 0, box.versionName, box.timeModified],
+    );
     await this.bumpVersion(box.projectId);
   }
 
@@ -139,6 +152,27 @@ export class BoxRepository {
       [projectId, parentId],
     );
     return Number(row.next);
+  }
+
+  /**
+   * Sets only a file's processing state (and, when done, its analysis),
+   * leaving every other field as it is now: the audio worker runs alongside
+   * requests that rename, move or trash the same file.
+   */
+  async setProcessing(
+    projectId: string,
+    boxId: string,
+    state: { status: FileStatus; statusReason?: string | null; duration?: number | null; audio?: BoxRecord['audio'] },
+    now: number,
+  ): Promise<void> {
+    const keep = state.duration === undefined;
+    await this.db.execute(
+      `UPDATE boxes SET status = $3, status_reason = $4, duration = CASE WHEN $5 = 1 THEN duration ELSE $6 END,
+         audio = CASE WHEN $5 = 1 THEN audio ELSE $7 END, time_modified = $8
+       WHERE id = $1 AND project_id = $2 AND kind = 'file'`,
+      [boxId, projectId, state.status, state.statusReason ?? null, keep ? 1 : 0, state.duration ?? null, state.audio ? JSON.stringify(state.audio) : null, now],
+    );
+    await this.bumpVersion(projectId);
   }
 
   /** The box and everything inside it, at any depth. */

@@ -29,6 +29,7 @@ export function boxJson(box: BoxRecord, children: BoxRecord[] = []): Schemas['Bo
       ...(box.status === 'failed' && box.statusReason ? { statusReason: box.statusReason } : {}),
       size: box.size!,
       mimeType: box.mimeType!,
+      ...(box.audio ? { audio: box.audio } : {}),
     };
   }
   return {
@@ -106,6 +107,7 @@ export function newBox(fields: Pick<BoxRecord, 'projectId' | 'kind' | 'name' | '
     size: null,
     mimeType: null,
     duration: null,
+    audio: null,
     uploaderId: null,
     timeCreated: now,
     timeModified: now,

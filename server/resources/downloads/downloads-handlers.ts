@@ -1,16 +1,22 @@
 import type { OperationHandlers } from '../../http/operations.ts';
 import type { Context } from '../../context.ts';
 import { pipeline } from 'node:stream/promises';
-import { downloadFile, fetchSignedDownload } from './downloads-service.ts';
+import { downloadFile, fetchSignedDownload, getPeaksUrl } from './downloads-service.ts';
+import type { Variant } from './signed-downloads.ts';
 
 export function downloadsHandlers(ctx: Context): OperationHandlers {
   return {
     downloadFile: async (req, res) => {
-      res.json(await downloadFile(ctx, req.user!, req.params.projectid, req.params.fileid));
+      res.json(await downloadFile(ctx, req.user!, req.params.projectid, req.params.fileid, req.query.quality as 'original' | undefined));
+    },
+    getPeaksUrl: async (req, res) => {
+      res.json(await getPeaksUrl(ctx, req.user!, req.params.projectid, req.params.fileid, req.query.format as 'json' | undefined));
     },
     fetchSignedDownload: async (req, res) => {
       const delivery = await fetchSignedDownload(ctx, {
         objectId: req.params.objectid,
+        // The validator checked it against the spec's enum.
+        variant: req.query.variant as Variant | undefined,
         expires: Number(req.query.expires),
         signature: String(req.query.signature),
         disposition: req.query.disposition === 'inline' ? 'inline' : 'attachment',

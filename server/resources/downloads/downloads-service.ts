@@ -8,19 +8,36 @@ import type { Context } from '../../context.ts';
 import type { Schemas } from '../../lib/api-types.ts';
 import { accessProject, type Caller } from '../../auth/access.ts';
 import { conflict, HttpProblem, notFound, signatureRefused } from '../../http/problem.ts';
-import { artworkBlobKey, downloadPath, fileBlobKey, signDownload, type Disposition } from './signed-downloads.ts';
+import { artworkBlobKey, downloadBinding, downloadPath, fileBlobKey, renditionBlobKey, signDownload, VARIANTS, type Disposition, type Variant } from './signed-downloads.ts';
 
-export async function downloadFile(ctx: Context, caller: Caller, projectId: string, boxId: string): Promise<Schemas['DownloadResponse']> {
+async function downloadableFile(ctx: Context, caller: Caller, projectId: string, boxId: string) {
   await accessProject(ctx, caller, projectId, 'read');
   const box = await ctx.store.boxes.get(projectId, boxId);
   if (!box) throw notFound(`Project ${projectId} has no file ${boxId}.`);
   if (box.kind !== 'file') throw conflict(`${boxId} is a ${box.kind}; only files can be downloaded.`);
   if (box.status === 'awaiting-upload') throw conflict(`The upload of ${boxId} has not completed yet; there are no bytes to download.`);
-  return signDownload(ctx, box.id);
+  return box;
+}
+
+export async function downloadFile(ctx: Context, caller: Caller, projectId: string, boxId: string, quality: Schemas['Quality'] = 'original'): Promise<Schemas['DownloadResponse']> {
+  const box = await downloadableFile(ctx, caller, projectId, boxId);
+  if (quality === 'original') return signDownload(ctx, box.id);
+  if (!box.audio?.renditions.includes(quality)) {
+    const why = box.audio ? 'the source is not lossless integer audio' : `the file is ${box.status === 'failed' ? 'not decodable audio' : 'not analysed yet (status ' + box.status + ')'}`;
+    throw conflict(`${boxId} has no ${quality} rendition: ${why}. Renditions available: ${(box.audio?.renditions ?? ['original']).join(', ')}.`);
+  }
+  return signDownload(ctx, box.id, 'attachment', quality);
+}
+
+export async function getPeaksUrl(ctx: Context, caller: Caller, projectId: string, boxId: string, format: 'json' | 'dat' = 'json'): Promise<Schemas['DownloadResponse']> {
+  const box = await downloadableFile(ctx, caller, projectId, boxId);
+  if (!box.audio) throw conflict(`${boxId} has no waveform peaks: it is not an analysed audio file (status ${box.status}).`);
+  return signDownload(ctx, box.id, 'inline', format === 'dat' ? 'peaks-dat' : 'peaks-json');
 }
 
 export interface SignedGet {
   objectId: string;
+  variant: Variant | undefined;
   expires: number;
   signature: string;
   disposition: Disposition;
@@ -35,17 +52,17 @@ export interface Delivery {
 }
 
 export async function fetchSignedDownload(ctx: Context, get: SignedGet): Promise<Delivery> {
-  const fields = { method: 'GET' as const, path: downloadPath(get.objectId), expires: get.expires, bound: { disposition: get.disposition } };
+  const fields = { method: 'GET' as const, path: downloadPath(get.objectId), expires: get.expires, bound: downloadBinding(get.disposition, get.variant) };
   if (!ctx.signer.verify(fields, get.signature)) throw signatureRefused('The download URL was altered: its signature does not match. Use the URL exactly as it was returned.');
   if (ctx.clock.now() > get.expires) throw signatureRefused(`The download URL expired at ${new Date(get.expires).toISOString()}. Ask for a new one.`);
 
-  const object = await findObject(ctx, get.objectId);
+  const object = await findObject(ctx, get.objectId, get.variant);
   const stored = object && (await ctx.blobs.stat(object.key));
   if (!object || !stored) throw notFound('The file of this download URL no longer exists.');
   const size = stored.size;
   // The bytes under a key never change (an upload URL works once), so the
   // object id and size make a strong validator.
-  const etag = `"${get.objectId}-${size}"`;
+  const etag = `"${get.objectId}${get.variant ? '-' + get.variant : ''}-${size}"`;
   const headers: Record<string, string> = {
     'Content-Type': object.contentType,
     ETag: etag,
@@ -73,8 +90,9 @@ export async function fetchSignedDownload(ctx: Context, get: SignedGet): Promise
   return { status: 200, headers: { ...headers, 'Content-Length': String(size) }, body: size === 0 ? undefined : ctx.blobs.read(object.key) };
 }
 
-async function findObject(ctx: Context, objectId: string): Promise<{ key: string; contentType: string; name: string } | undefined> {
+async function findObject(ctx: Context, objectId: string, variant: Variant | undefined): Promise<{ key: string; contentType: string; name: string } | undefined> {
   if (objectId.startsWith('art_')) {
+    if (variant) return undefined;
     const artwork = await ctx.store.projects.getArtwork(objectId);
     return artwork && { key: artworkBlobKey(artwork.projectId, artwork.id), contentType: artwork.contentType, name: `artwork.${artwork.contentType.split('/')[1]}` };
   }
@@ -83,6 +101,10 @@ async function findObject(ctx: Context, objectId: string): Promise<{ key: string
     [objectId],
   );
   if (!box || box.status === 'awaiting-upload') return undefined;
+  if (variant) {
+    const { contentType, extension } = VARIANTS[variant];
+    return { key: renditionBlobKey(box.project_id, objectId, variant), contentType, name: box.name.replace(/\.[^.]*$/, '') + extension };
+  }
   return { key: fileBlobKey(box.project_id, objectId), contentType: box.mime_type, name: box.name };
 }
 

@@ -11,16 +11,34 @@ export function downloadPath(objectId: string) {
   return `/download/${objectId}`;
 }
 
-export function signDownload(ctx: Context, objectId: string, disposition: Disposition = 'attachment'): { url: string; expires: number } {
+export function signDownload(ctx: Context, objectId: string, disposition: Disposition = 'attachment', variant?: Variant): { url: string; expires: number } {
   const expires = ctx.clock.now() + ctx.config.downloadUrlTtlMs;
   const path = downloadPath(objectId);
-  const signature = ctx.signer.sign({ method: 'GET', path, expires, bound: { disposition } });
-  const query = new URLSearchParams({ expires: String(expires), signature });
+  const signature = ctx.signer.sign({ method: 'GET', path, expires, bound: downloadBinding(disposition, variant) });
+  const query = new URLSearchParams();
+  if (variant) query.set('variant', variant);
+  query.set('expires', String(expires));
+  query.set('signature', signature);
   if (disposition === 'inline') query.set('disposition', 'inline');
   return { url: `${apiRoot(ctx.config)}${path}?${query}`, expires };
 }
 
+/** The values a download signature binds besides path and expiry. */
+export const downloadBinding = (disposition: Disposition, variant: Variant | undefined) => ({ disposition, variant: variant ?? 'original' });
+
 /** The blob key of a file box's original bytes. */
 export const fileBlobKey = (projectId: string, boxId: string) => `projects/${projectId}/files/${boxId}`;
+export type Variant = 'compressed' | 'lossless' | 'peaks-json' | 'peaks-dat';
+
+/** What each variant is, as stored and sent. */
+export const VARIANTS: Record<Variant, { contentType: string; extension: string }> = {
+  compressed: { contentType: 'audio/mp4', extension: '.m4a' },
+  lossless: { contentType: 'audio/flac', extension: '.flac' },
+  'peaks-json': { contentType: 'application/json', extension: '.peaks.json' },
+  'peaks-dat': { contentType: 'application/octet-stream', extension: '.peaks.dat' },
+};
+
+/** The blob key of a rendition or the peaks of a file. */
+export const renditionBlobKey = (projectId: string, boxId: string, variant: Variant) => `projects/${projectId}/renditions/${boxId}/${variant}`;
 /** The blob key of an artwork image. */
 export const artworkBlobKey = (projectId: string, artworkId: string) => `projects/${projectId}/artwork/${artworkId}`;

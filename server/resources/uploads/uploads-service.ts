@@ -16,6 +16,7 @@ import { boxJson, newBox } from '../boxes/boxes-service.ts';
 import { projectJson } from '../projects/projects-service.ts';
 import type { UploadKind, UploadRecord } from './upload-repository.ts';
 import { sniffImageType, ARTWORK_TYPES } from './sniff.ts';
+import { isAudioFile, queueAnalysis } from '../../audio/processing.ts';
 
 /** Interface 2.3: size is "number or string"; a string must be decimal digits (the schema checked that). */
 function declaredSize(size: number | string, limit: number, what: string): number {
@@ -206,13 +207,15 @@ export async function putFile(ctx: Context, put: PutRequest): Promise<Schemas['F
   const box = await ctx.store.transaction(async (store) => {
     const file = await store.boxes.get(upload.projectId, upload.objectId);
     if (!file) return undefined;
-    // Audio waits for analysis; anything else is ready as soon as it is stored.
-    file.status = file.mimeType?.startsWith('audio/') ? 'pending' : 'ready';
-    file.timeModified = ctx.clock.now();
-    await store.boxes.save(file);
+    // Audio waits for analysis, queued in this same transaction so that it survives a crash; anything else is ready once stored.
+    const audio = isAudioFile(file.name, file.mimeType);
+    file.status = audio ? 'pending' : 'ready';
+    await store.boxes.setProcessing(file.projectId, file.id, { status: file.status }, ctx.clock.now());
     await store.uploads.complete(upload.id, ctx.clock.now());
+    if (audio) await queueAnalysis(store, file.projectId, file.id, ctx.clock.now());
     return file;
   });
+  ctx.jobQueued();
   if (!box) {
     // The file was deleted while its bytes were on the way.
     await ctx.blobs.delete(key);

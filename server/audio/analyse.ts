@@ -1,0 +1,145 @@
+/**
+ * Analyses an audio file and makes its renditions in one ffmpeg pass: the
+ * file is decoded once and split (asplit) into
+ *   - the loudness meter (ebur128, EBU R128 / BS.1770, with true peak),
+ *   - 16-bit mono samples on stdout, from which Node draws the waveform
+ *     peaks and counts the samples for the exact duration,
+ *   - the compressed rendition, AAC 256 kbit/s in M4A,
+ *   - the lossless rendition, FLAC at the source's bit depth and sample
+ *     rate, only when the source is lossless integer audio.
+ * Format facts come from ffprobe, tags from music-metadata (ffprobe's tags
+ * as the fallback).
+ */
+import { readFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { parseFile } from 'music-metadata';
+import type { Schemas } from '../lib/api-types.ts';
+import { UndecodableError, type MediaTools, type ProbeResult } from './media-tools.ts';
+import { WaveformBuilder, PIXELS_PER_SECOND } from './waveform.ts';
+
+export interface AnalysisResult {
+  /** Seconds, rounded to hundredths, from the decoded samples. */
+  duration: number;
+  audio: Schemas['AudioAnalysis'];
+  files: { compressed: string; lossless?: string };
+  peaks: { json: Buffer; dat: Buffer };
+}
+
+const LOSSLESS_CODECS = /^(pcm_|flac$|alac$|wavpack$|tta$|mlp$|truehd$)/;
+const ISRC = /^[A-Z]{2}[A-Z0-9]{3}\d{7}$/;
+/** FLAC holds integer samples of up to 24 bits here (ffmpeg 5.1 writes 32-bit FLAC only as experimental). */
+const FLAC_MAX_BITS = 24;
+
+export async function analyseAudio(tools: MediaTools, input: string, workDir: string, byteSize: number): Promise<AnalysisResult> {
+  const probe = await tools.probe(input);
+  const stream = probe.streams.find((candidate) => candidate.codec_type === 'audio');
+  if (!stream) throw new UndecodableError('The file holds no audio stream.');
+  const sampleRate = Number(stream.sample_rate);
+  const channels = stream.channels ?? 0;
+  if (!(sampleRate > 0) || !(channels > 0)) throw new UndecodableError('The audio stream has no sample rate or channels.');
+  const codec = stream.codec_name;
+  const lossless = LOSSLESS_CODECS.test(codec);
+  const float = /^pcm_f/.test(codec) || /^flt|^dbl/.test(stream.sample_fmt ?? '');
+  const bitDepth = codec.startsWith('pcm_') ? stream.bits_per_sample || undefined : codec === 'flac' ? Number(stream.bits_per_raw_sample) || undefined : undefined;
+  const makeLossless = lossless && !float && bitDepth !== undefined && bitDepth <= FLAC_MAX_BITS;
+
+  const files = { compressed: join(workDir, 'compressed.m4a'), lossless: makeLossless ? join(workDir, 'lossless.flac') : undefined };
+  const loudnessFile = join(workDir, 'loudness.txt');
+  const waveform = new WaveformBuilder(sampleRate);
+  const branches = makeLossless ? 4 : 3;
+  const graph = [
+    `[0:a:0]asplit=${branches}[meter][pcm][compressed]${makeLossless ? '[lossless]' : ''}`,
+    // metadata=1 puts the running values on every frame; ametadata prints the integrated loudness and true peak to a file.
+    `[meter]ebur128=peak=true:metadata=1,ametadata=mode=print:file=${loudnessFile.replace(/[:\\']/g, '\\$&')},anullsink`,
+    `[pcm]aformat=sample_fmts=s16:channel_layouts=mono[peaks]`,
+  ].join(';');
+  const args = ['-i', input, '-map_metadata', '-1', '-filter_complex', graph];
+  // Compressed: stereo at most and 48 kHz at most, which every player takes and AAC supports.
+  args.push('-map', '[compressed]', '-c:a', 'aac', '-b:a', '256k');
+  if (channels > 2) args.push('-ac', '2');
+  if (sampleRate > 48000) args.push('-ar', '48000');
+  args.push('-movflags', '+faststart', '-f', 'mp4', files.compressed);
+  if (files.lossless) {
+    args.push('-map', '[lossless]', '-c:a', 'flac', '-sample_fmt', bitDepth! > 16 ? 's32' : 's16');
+    if (bitDepth! > 16) args.push('-bits_per_raw_sample', String(bitDepth));
+    args.push('-f', 'flac', files.lossless);
+  }
+  args.push('-map', '[peaks]', '-f', 's16le', 'pipe:1');
+
+  // Tags are read while ffmpeg works.
+  const tagsRead = readTags(input, probe);
+  await tools.ffmpeg(args, (chunk) => waveform.push(chunk));
+  if (waveform.samples === 0) throw new UndecodableError('The file decodes to no audio samples.');
+  const peaks = waveform.finish();
+  const loudness = parseLoudness(await readFile(loudnessFile, 'utf8'));
+  const duration = Math.round((waveform.samples / sampleRate) * 100) / 100;
+
+  return {
+    duration,
+    files,
+    peaks,
+    audio: {
+      codec,
+      container: probe.format.format_name,
+      sampleRate,
+      ...(bitDepth ? { bitDepth } : {}),
+      channels,
+      bitRate: Math.round((byteSize * 8) / Math.max(duration, 0.01)),
+      lossless,
+      loudness,
+      tags: await tagsRead,
+      renditions: makeLossless ? ['original', 'compressed', 'lossless'] : ['original', 'compressed'],
+      peaks: { pixelsPerSecond: sampleRate / waveform.samplesPerPixel, samplesPerPixel: waveform.samplesPerPixel, length: peaks.length },
+    },
+  };
+}
+
+/** The last integrated loudness ebur128 printed (its final value) and the highest true peak, in dBTP. */
+export function parseLoudness(printed: string): Schemas['AudioAnalysis']['loudness'] {
+  let integrated: number | undefined;
+  let peak = 0;
+  for (const line of printed.split('\n')) {
+    if (line.startsWith('lavfi.r128.I=')) integrated = Number(line.slice(13));
+    else if (line.startsWith('lavfi.r128.true_peak=')) peak = Math.max(peak, Number(line.slice(21)));
+  }
+  if (integrated === undefined || !Number.isFinite(integrated)) throw new UndecodableError('The loudness meter measured nothing.');
+  // ebur128 reports true peak as a linear amplitude; silence has none, which is −∞ dBTP: report the meter's floor instead.
+  const truePeakDbtp = peak > 0 ? Math.round(20 * Math.log10(peak) * 10) / 10 : -70;
+  return { integratedLufs: integrated, truePeakDbtp };
+}
+
+async function readTags(input: string, probe: ProbeResult): Promise<Schemas['AudioAnalysis']['tags']> {
+  const fallback = { ...probe.format.tags, ...probe.streams.find((stream) => stream.codec_type === 'audio')?.tags };
+  const tag = (name: string) => Object.entries(fallback).find(([key]) => key.toLowerCase() === name.toLowerCase())?.[1];
+  let title: string | undefined, artist: string | undefined, album: string | undefined, isrc: string | undefined;
+  let artwork = false;
+  try {
+    const metadata = await parseFile(input, { duration: false, skipCovers: false });
+    ({ title, artist, album } = metadata.common);
+    artwork = (metadata.common.picture?.length ?? 0) > 0;
+    if (probe.format.format_name === 'wav') {
+      // In a WAV file the RIFF INFO field "ISRC" means *source*, not the recording code; only an ID3 TSRC counts.
+      for (const [type, tags] of Object.entries(metadata.native)) {
+        if (type.startsWith('ID3')) isrc ??= tags.find((t) => t.id === 'TSRC')?.value as string | undefined;
+      }
+    } else {
+      isrc = metadata.common.isrc?.[0];
+    }
+  } catch {
+    // music-metadata does not know every container; ffprobe's tags stand in.
+  }
+  title ??= tag('title');
+  artist ??= tag('artist');
+  album ??= tag('album');
+  if (probe.format.format_name !== 'wav') isrc ??= tag('ISRC') ?? tag('TSRC');
+  const cleanIsrc = isrc?.replace(/-/g, '').trim().toUpperCase();
+  return {
+    ...(title ? { title } : {}),
+    ...(artist ? { artist } : {}),
+    ...(album ? { album } : {}),
+    ...(cleanIsrc && ISRC.test(cleanIsrc) ? { isrc: cleanIsrc } : {}),
+    artwork,
+  };
+}
+
+export { PIXELS_PER_SECOND };
