@@ -28,6 +28,8 @@ export interface Config {
   workerConcurrency: number;
   jobLeaseMs: number;
   jobPollMs: number;
+  /** Wait before the first retry of a failed job; doubled for each further one. */
+  jobBackoffMs: number;
 }
 
 export class ConfigError extends Error {}
@@ -88,6 +90,7 @@ export function loadConfig(env: Env = process.env): Config {
     // A running job renews its lease every third of it; a worker silent for a whole lease is taken for dead.
     jobLeaseMs: integer('JOB_LEASE_SECONDS', 60, 1, 3600) * 1000,
     jobPollMs: integer('JOB_POLL_MS', 500, 10, 60_000),
+    jobBackoffMs: integer('JOB_BACKOFF_MS', 2000, 1, 3_600_000),
     host,
     dataDir,
     databaseUrl,

@@ -44,13 +44,14 @@ export async function analyseAudio(tools: MediaTools, input: string, workDir: st
   const makeLossless = lossless && !float && bitDepth !== undefined && bitDepth <= FLAC_MAX_BITS;
 
   const files = { compressed: join(workDir, 'compressed.m4a'), lossless: makeLossless ? join(workDir, 'lossless.flac') : undefined };
-  const loudnessFile = join(workDir, 'loudness.txt');
+  const loudnessFiles = { integrated: join(workDir, 'integrated.txt'), truePeak: join(workDir, 'true-peak.txt') };
+  const printKey = (key: string, file: string) => `ametadata=mode=print:key=${key}:file=${file.replace(/[:\\']/g, '\\$&')}`;
   const waveform = new WaveformBuilder(sampleRate);
   const branches = makeLossless ? 4 : 3;
   const graph = [
     `[0:a:0]asplit=${branches}[meter][pcm][compressed]${makeLossless ? '[lossless]' : ''}`,
-    // metadata=1 puts the running values on every frame; ametadata prints the integrated loudness and true peak to a file.
-    `[meter]ebur128=peak=true:metadata=1,ametadata=mode=print:file=${loudnessFile.replace(/[:\\']/g, '\\$&')},anullsink`,
+    // metadata=1 puts the running values on every frame; ametadata prints the two we keep, each to a file.
+    `[meter]ebur128=peak=true:metadata=1,${printKey('lavfi.r128.I', loudnessFiles.integrated)},${printKey('lavfi.r128.true_peak', loudnessFiles.truePeak)},anullsink`,
     `[pcm]aformat=sample_fmts=s16:channel_layouts=mono[peaks]`,
   ].join(';');
   const args = ['-i', input, '-map_metadata', '-1', '-filter_complex', graph];
@@ -71,7 +72,7 @@ export async function analyseAudio(tools: MediaTools, input: string, workDir: st
   await tools.ffmpeg(args, (chunk) => waveform.push(chunk));
   if (waveform.samples === 0) throw new UndecodableError('The file decodes to no audio samples.');
   const peaks = waveform.finish();
-  const loudness = parseLoudness(await readFile(loudnessFile, 'utf8'));
+  const loudness = parseLoudness((await readFile(loudnessFiles.integrated, 'utf8')) + (await readFile(loudnessFiles.truePeak, 'utf8')));
   const duration = Math.round((waveform.samples / sampleRate) * 100) / 100;
 
   return {

@@ -17,7 +17,7 @@ export async function startAudioWorker(ctx: Context): Promise<Worker | undefined
   const worker = new Worker(
     ctx.store.jobs,
     { [ANALYSE_FILE]: analyseFileHandler(ctx, ctx.media) },
-    { concurrency: ctx.config.workerConcurrency, pollMs: ctx.config.jobPollMs, leaseMs: ctx.config.jobLeaseMs, backoffBaseMs: 2000 },
+    { concurrency: ctx.config.workerConcurrency, pollMs: ctx.config.jobPollMs, leaseMs: ctx.config.jobLeaseMs, backoffBaseMs: ctx.config.jobBackoffMs },
     ctx.clock,
     ctx.logger,
   );

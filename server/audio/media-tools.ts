@@ -19,6 +19,7 @@ export interface ProbeStream {
   sample_fmt?: string;
   bits_per_sample?: number;
   bits_per_raw_sample?: string;
+  bit_rate?: string;
   duration?: string;
   tags?: Record<string, string>;
 }

@@ -6,6 +6,7 @@ import { afterAll, beforeAll } from 'vitest';
 import { createApiClient, type ApiClient } from '../../generated/client.ts';
 import type { Backend } from './databases.ts';
 import { startTestServer, type TestServer } from './test-server.ts';
+import type { MediaTools } from '../audio/media-tools.ts';
 
 export interface Harness {
   readonly server: TestServer;
@@ -15,11 +16,11 @@ export interface Harness {
   fetch(path: string, init?: RequestInit & { token?: string }): Promise<Response>;
 }
 
-export function useTestServer(backend: Backend, env: Record<string, string> = {}): Harness {
+export function useTestServer(backend: Backend, env: Record<string, string> = {}, overrides: { media?: MediaTools } = {}): Harness {
   let server: TestServer | undefined;
   const users = new Map<string, { api: ApiClient; token: string }>();
   beforeAll(async () => {
-    server = await startTestServer(backend, env);
+    server = await startTestServer(backend, env, overrides);
   });
   afterAll(async () => {
     await server?.stop();

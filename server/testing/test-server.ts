@@ -7,6 +7,7 @@ import { loadConfig, type Config } from '../config.ts';
 import { startServer, type RunningServer } from '../server.ts';
 import { createLogger } from '../http/logger.ts';
 import type { Clock } from '../lib/clock.ts';
+import type { MediaTools } from '../audio/media-tools.ts';
 import { createTestDatabase, type Backend } from './databases.ts';
 
 export class TestClock implements Clock {
@@ -28,7 +29,7 @@ export interface TestServer extends RunningServer {
   stop(): Promise<void>;
 }
 
-export async function startTestServer(backend: Backend, env: Record<string, string> = {}): Promise<TestServer> {
+export async function startTestServer(backend: Backend, env: Record<string, string> = {}, overrides: { media?: MediaTools } = {}): Promise<TestServer> {
   const database = await createTestDatabase(backend);
   const config: Config = loadConfig({
     PORT: '0',
@@ -45,7 +46,7 @@ export async function startTestServer(backend: Backend, env: Record<string, stri
   });
   const clock = new TestClock();
   // The public URL is only known once the port is; start, then point it at the real address.
-  const server = await startServer(config, { clock, logger: createLogger(config.logLevel) });
+  const server = await startServer(config, { clock, logger: createLogger(config.logLevel), ...overrides });
   config.publicUrl = env.PUBLIC_URL ?? server.address;
   return {
     ...server,
