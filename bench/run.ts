@@ -8,6 +8,10 @@
  *            same bodies with res.json; with response validation off and on.
  *   upload   one 1 GiB PUT to a signed URL, against bare node:http writing
  *            the body to disk; plus the server's RSS growth during it.
+ *   audio    processing a 5-minute 48 kHz / 24-bit stereo WAV, from the
+ *            end of its upload to `ready`, against the fastest single
+ *            ffmpeg command that makes the same outputs; and as a multiple
+ *            of realtime.
  */
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
@@ -29,12 +33,13 @@ interface Started {
   stop(): Promise<void>;
 }
 
-async function start(script: string, env: Record<string, string> = {}): Promise<Started> {
+async function start(script: string, env: Record<string, string> = {}, pinned = true): Promise<Started> {
   const port = await freePort();
   const dataDir = mkdtempSync(join(tmpdir(), 'bench-'));
   // Each server gets core 1 to itself and the load generator (this process) core 0,
   // so that the two never compete and runs are comparable.
-  const child = spawn('taskset', ['-c', '1', process.execPath, '--import', 'tsx', script], {
+  const command = pinned ? ['taskset', '-c', '1', process.execPath] : [process.execPath];
+  const child = spawn(command[0], [...command.slice(1), '--import', 'tsx', script], {
     cwd: root,
     env: { ...process.env, PORT: String(port), HOST: '127.0.0.1', DATA_DIR: dataDir, PUBLIC_URL: `http://127.0.0.1:${port}`, RATE_LIMIT_PER_SECOND: '0', LOG_LEVEL: 'info', DATABASE_URL: '', ...env },
     stdio: ['ignore', 'ignore', 'inherit'],
@@ -129,60 +134,121 @@ const say = (line: string) => {
 spawnSync('taskset', ['-pc', '0', String(process.pid)]);
 say(`# Bench, ${new Date().toISOString()}, node ${process.version}, median of ${process.env.BENCH_ROUNDS ?? 3} rounds of ${seconds} s per read run, ${uploadBytes / 1024 ** 2} MiB upload`);
 
-// The three servers run side by side (idle while another is measured), and
-// the runs alternate between them, so that drift in the machine's speed
-// falls on all of them alike. Each figure is the median of the rounds.
-const rounds = Number(process.env.BENCH_ROUNDS ?? 3);
-const bodiesFile = join(mkdtempSync(join(tmpdir(), 'bench-bodies-')), 'bodies.json');
-const plain = await start('server/main.ts', { VALIDATE_RESPONSES: 'false' });
-const validating = await start('server/main.ts', { VALIDATE_RESPONSES: 'true' });
-const targets: Record<string, { player: string; all: string; headers: Record<string, string> }> = {};
-for (const [name, server] of Object.entries({ 'validation off': plain, 'validation on': validating })) {
-  const { token, projectid, playerid } = await seed(server);
-  const headers = { Authorization: `Bearer ${token}` };
-  targets[name] = { player: `${server.url}/api/v1/players/${playerid}`, all: `${server.url}/api/v1/projects/${projectid}/all`, headers };
-}
-const [player, all] = await Promise.all([fetch(targets['validation off'].player, { headers: targets['validation off'].headers }).then((r) => r.json()), fetch(targets['validation off'].all, { headers: targets['validation off'].headers }).then((r) => r.json())]);
-writeFileSync(bodiesFile, JSON.stringify({ player, all }));
-const bare = await start('bench/baselines/bare-express.ts', { BENCH_BODIES: bodiesFile });
-targets['bare Express'] = { player: `${bare.url}/players/ply_bench`, all: `${bare.url}/projects/prj_bench/all`, headers: {} };
+// BENCH_PARTS picks what runs: reads, upload, audio (all by default).
+const parts = new Set((process.env.BENCH_PARTS ?? 'reads,upload,audio').split(','));
 
-const samples: Record<string, Record<'player' | 'all', Array<{ rps: number; p99: number }>>> = {};
-for (let round = 0; round < rounds; round++) {
-  for (const [name, target] of Object.entries(targets)) {
-    samples[name] ??= { player: [], all: [] };
-    samples[name].player.push(await load(target.player, target.headers));
-    samples[name].all.push(await load(target.all, target.headers));
+if (parts.has('reads')) {
+  // The three servers run side by side (idle while another is measured), and
+  // the runs alternate between them, so that drift in the machine's speed
+  // falls on all of them alike. Each figure is the median of the rounds.
+  const rounds = Number(process.env.BENCH_ROUNDS ?? 3);
+  const bodiesFile = join(mkdtempSync(join(tmpdir(), 'bench-bodies-')), 'bodies.json');
+  const plain = await start('server/main.ts', { VALIDATE_RESPONSES: 'false' });
+  const validating = await start('server/main.ts', { VALIDATE_RESPONSES: 'true' });
+  const targets: Record<string, { player: string; all: string; headers: Record<string, string> }> = {};
+  for (const [name, server] of Object.entries({ 'validation off': plain, 'validation on': validating })) {
+    const { token, projectid, playerid } = await seed(server);
+    const headers = { Authorization: `Bearer ${token}` };
+    targets[name] = { player: `${server.url}/api/v1/players/${playerid}`, all: `${server.url}/api/v1/projects/${projectid}/all`, headers };
+  }
+  const [player, all] = await Promise.all([fetch(targets['validation off'].player, { headers: targets['validation off'].headers }).then((r) => r.json()), fetch(targets['validation off'].all, { headers: targets['validation off'].headers }).then((r) => r.json())]);
+  writeFileSync(bodiesFile, JSON.stringify({ player, all }));
+  const bare = await start('bench/baselines/bare-express.ts', { BENCH_BODIES: bodiesFile });
+  targets['bare Express'] = { player: `${bare.url}/players/ply_bench`, all: `${bare.url}/projects/prj_bench/all`, headers: {} };
+
+  const samples: Record<string, Record<'player' | 'all', Array<{ rps: number; p99: number }>>> = {};
+  for (let round = 0; round < rounds; round++) {
+    for (const [name, target] of Object.entries(targets)) {
+      samples[name] ??= { player: [], all: [] };
+      samples[name].player.push(await load(target.player, target.headers));
+      samples[name].all.push(await load(target.all, target.headers));
+    }
+  }
+  await Promise.all([plain.stop(), validating.stop(), bare.stop()]);
+  const median = (runs: Array<{ rps: number; p99: number }>) => {
+    const sorted = (key: 'rps' | 'p99') => runs.map((run) => run[key]).sort((a, b) => a - b)[Math.floor(runs.length / 2)];
+    return { rps: sorted('rps'), p99: sorted('p99') };
+  };
+  const base = { player: median(samples['bare Express'].player), all: median(samples['bare Express'].all) };
+  say(`bare Express, same bodies: GET /players/:id ${base.player.rps.toFixed(0)} req/s, p99 ${base.player.p99} ms; GET /projects/:id/all ${base.all.rps.toFixed(0)} req/s, p99 ${base.all.p99} ms`);
+  for (const name of ['validation off', 'validation on']) {
+    const ours = { player: median(samples[name].player), all: median(samples[name].all) };
+    say(
+      `server, response ${name.padEnd(14)}: GET /players/:id ${ours.player.rps.toFixed(0)} req/s (${ratio(ours.player.rps, base.player.rps)}× bare), p99 ${ours.player.p99} ms; ` +
+        `GET /projects/:id/all (1,000 boxes) ${ours.all.rps.toFixed(0)} req/s (${ratio(ours.all.rps, base.all.rps)}× bare), p99 ${ours.all.p99} ms`,
+    );
   }
 }
-await Promise.all([plain.stop(), validating.stop(), bare.stop()]);
-const median = (runs: Array<{ rps: number; p99: number }>) => {
-  const sorted = (key: 'rps' | 'p99') => runs.map((run) => run[key]).sort((a, b) => a - b)[Math.floor(runs.length / 2)];
-  return { rps: sorted('rps'), p99: sorted('p99') };
-};
-const base = { player: median(samples['bare Express'].player), all: median(samples['bare Express'].all) };
-say(`bare Express, same bodies: GET /players/:id ${base.player.rps.toFixed(0)} req/s, p99 ${base.player.p99} ms; GET /projects/:id/all ${base.all.rps.toFixed(0)} req/s, p99 ${base.all.p99} ms`);
-for (const name of ['validation off', 'validation on']) {
-  const ours = { player: median(samples[name].player), all: median(samples[name].all) };
-  say(
-    `server, response ${name.padEnd(14)}: GET /players/:id ${ours.player.rps.toFixed(0)} req/s (${ratio(ours.player.rps, base.player.rps)}× bare), p99 ${ours.player.p99} ms; ` +
-      `GET /projects/:id/all (1,000 boxes) ${ours.all.rps.toFixed(0)} req/s (${ratio(ours.all.rps, base.all.rps)}× bare), p99 ${ours.all.p99} ms`,
-  );
+
+if (parts.has('upload')) {
+  const bareUploadServer = await start('bench/baselines/bare-upload.ts');
+  const bareUpload = await put(`${bareUploadServer.url}/upload`, { 'Content-Type': 'audio/wav' }, bareUploadServer.child.pid!);
+  await bareUploadServer.stop();
+  const bareMBps = uploadBytes / 1e6 / bareUpload.seconds;
+  say(`bare node:http upload to disk: ${bareMBps.toFixed(0)} MB/s, RSS growth ${bareUpload.rssGrowthMiB.toFixed(1)} MiB`);
+
+  const server = await start('server/main.ts');
+  const { api, projectid } = await seed(server);
+  const { data: upload } = await api.POST('/projects/{projectid}/files', { params: { path: { projectid } }, body: { name: 'big.wav', mimeType: 'audio/wav', size: uploadBytes } });
+  const headers: Record<string, string> = { 'Content-Type': upload!.contentType };
+  for (const [key, value] of Object.entries(upload!.metadata)) headers[`x-storage-meta-${key}`] = value;
+  const ours = await put(upload!.url, headers, server.child.pid!);
+  await server.stop();
+  if (ours.status !== 200) throw new Error(`upload answered ${ours.status}`);
+  const oursMBps = uploadBytes / 1e6 / ours.seconds;
+  say(`server upload PUT: ${oursMBps.toFixed(0)} MB/s (${ratio(oursMBps, bareMBps)}× bare), RSS growth ${ours.rssGrowthMiB.toFixed(1)} MiB`);
 }
 
-const bareUploadServer = await start('bench/baselines/bare-upload.ts');
-const bareUpload = await put(`${bareUploadServer.url}/upload`, { 'Content-Type': 'audio/wav' }, bareUploadServer.child.pid!);
-await bareUploadServer.stop();
-const bareMBps = uploadBytes / 1e6 / bareUpload.seconds;
-say(`bare node:http upload to disk: ${bareMBps.toFixed(0)} MB/s, RSS growth ${bareUpload.rssGrowthMiB.toFixed(1)} MiB`);
+if (parts.has('audio')) {
+  // --- audio pipeline -------------------------------------------------------
+  const wavSeconds = Number(process.env.BENCH_AUDIO_SECONDS ?? 300);
+  const audioDir = mkdtempSync(join(tmpdir(), 'bench-audio-'));
+  const wav = join(audioDir, 'mix.wav');
+  spawnSync('ffmpeg', ['-v', 'error', '-y', '-f', 'lavfi', '-i', `anoisesrc=color=pink:amplitude=0.3:sample_rate=48000:duration=${wavSeconds}`, '-af', 'pan=stereo|c0=c0|c1=0.8*c0', '-c:a', 'pcm_s24le', wav]);
 
-const server = await start('server/main.ts');
-const { api, projectid } = await seed(server);
-const { data: upload } = await api.POST('/projects/{projectid}/files', { params: { path: { projectid } }, body: { name: 'big.wav', mimeType: 'audio/wav', size: uploadBytes } });
-const headers: Record<string, string> = { 'Content-Type': upload!.contentType };
-for (const [key, value] of Object.entries(upload!.metadata)) headers[`x-storage-meta-${key}`] = value;
-const ours = await put(upload!.url, headers, server.child.pid!);
-await server.stop();
-if (ours.status !== 200) throw new Error(`upload answered ${ours.status}`);
-const oursMBps = uploadBytes / 1e6 / ours.seconds;
-say(`server upload PUT: ${oursMBps.toFixed(0)} MB/s (${ratio(oursMBps, bareMBps)}× bare), RSS growth ${ours.rssGrowthMiB.toFixed(1)} MiB`);
+  // Nothing else runs now: ffmpeg and the server may use both cores.
+  spawnSync('taskset', ['-pc', '0,1', String(process.pid)]);
+  function timed(args: string[]): number {
+    const started = process.hrtime.bigint();
+    const result = spawnSync('ffmpeg', ['-v', 'error', '-nostdin', '-y', ...args], { stdio: ['ignore', 'ignore', 'pipe'] });
+    if (result.status !== 0) throw new Error(`ffmpeg failed: ${result.stderr}`);
+    return Number(process.hrtime.bigint() - started) / 1e9;
+  }
+  const out = (name: string) => join(audioDir, name);
+  // The same outputs: AAC 256k in M4A (faststart, for streaming), 24-bit FLAC, the loudness meter, and 16-bit mono samples for the peaks.
+  const baselines = {
+    'one decode, asplit': [
+      '-i', wav, '-filter_complex', '[0:a]asplit=4[m][p][c][l];[m]ebur128=peak=true:metadata=1,anullsink;[p]aformat=sample_fmts=s16:channel_layouts=mono[pcm]',
+      '-map', '[c]', '-c:a', 'aac', '-b:a', '256k', '-movflags', '+faststart', out('a.m4a'), '-map', '[l]', '-c:a', 'flac', '-sample_fmt', 's32', '-bits_per_raw_sample', '24', out('a.flac'),
+      '-map', '[pcm]', '-f', 's16le', '/dev/null',
+    ],
+    'one output per map': [
+      '-i', wav, '-map', '0:a', '-c:a', 'aac', '-b:a', '256k', '-movflags', '+faststart', out('b.m4a'), '-map', '0:a', '-c:a', 'flac', '-sample_fmt', 's32', '-bits_per_raw_sample', '24', out('b.flac'),
+      '-map', '0:a', '-af', 'ebur128=peak=true', '-f', 'null', '/dev/null', '-map', '0:a', '-ac', '1', '-f', 's16le', '/dev/null',
+    ],
+  };
+  const baselineTimes = Object.entries(baselines).map(([name, args]) => ({ name, seconds: Math.min(timed(args), timed(args)) }));
+  const fastest = baselineTimes.reduce((a, b) => (a.seconds <= b.seconds ? a : b));
+
+  const audioServer = await start('server/main.ts', { PROCESSING: 'in-process', JOB_POLL_MS: '20' }, false);
+  const audioSeed = await seed(audioServer);
+  const pipelineTimes: number[] = [];
+  for (let run = 0; run < 2; run++) {
+    const bytes = readFileSync(wav);
+    const { box } = await audioSeed.api.uploadFile(audioSeed.projectid, { name: `mix-${run}.wav`, mimeType: 'audio/wav' }, bytes);
+    const started = process.hrtime.bigint();
+    for (;;) {
+      const { data } = await audioSeed.api.GET('/projects/{projectid}/files/{fileid}', { params: { path: { projectid: audioSeed.projectid, fileid: box.id } } });
+      const status = (data as { status: string }).status;
+      if (status === 'ready') break;
+      if (status === 'failed') throw new Error('the bench file failed to process');
+      await new Promise((r) => setTimeout(r, 20));
+    }
+    pipelineTimes.push(Number(process.hrtime.bigint() - started) / 1e9);
+  }
+  await audioServer.stop();
+  rmSync(audioDir, { recursive: true, force: true });
+  const pipeline = Math.min(...pipelineTimes);
+  for (const baseline of baselineTimes) say(`ffmpeg alone (${baseline.name}): ${baseline.seconds.toFixed(2)} s`);
+  say(`audio pipeline, ${wavSeconds} s 48 kHz / 24-bit stereo WAV: ${pipeline.toFixed(2)} s (${ratio(pipeline, fastest.seconds)}× the fastest ffmpeg command), ${(wavSeconds / pipeline).toFixed(0)}× realtime`);
+}

@@ -1,4 +1,5 @@
 import { describe, expect, it } from 'vitest';
+import { makeAudio } from '../server/testing/audio.ts';
 import { baseUrl, client, fetchSigned, onMock, onePixelPng, raw, resolveSignedUrl } from './support/context.ts';
 
 const api = client();
@@ -140,6 +141,30 @@ describe('download', () => {
   it.skipIf(onMock)('fetchSignedDownload refuses a well-formed but wrong signature with 403 (the mock checks no signatures: skipped there)', async () => {
     const response = await fetchSigned(`${baseUrl}/download/box_f1le9k3m2p?expires=${Date.now() + 60_000}&signature=${'ab'.repeat(32)}`);
     expect(response.status).toBe(403);
+  });
+});
+
+describe('peaks (extension)', () => {
+  it('getPeaksUrl returns a signed URL of an analysed file\'s peaks, in either format', async () => {
+    const projectid = await newProject('Contract: peaks');
+    const tone = await makeAudio('tone.wav', ['-f', 'lavfi', '-i', 'sine=duration=1', '-c:a', 'pcm_s16le']);
+    const { box } = await api.uploadFile(projectid, { name: 'tone.wav', mimeType: 'audio/wav' }, tone, { resolveUploadUrl: resolveSignedUrl });
+    // The real server analyses the file in the background; wait until it is ready.
+    for (let i = 0; i < 200; i++) {
+      const { data } = await api.GET('/projects/{projectid}/files/{fileid}', { params: { path: { projectid, fileid: box.id } } });
+      if ((data as { status: string }).status === 'ready') break;
+      await new Promise((resolve) => setTimeout(resolve, 50));
+    }
+    for (const format of ['json', 'dat'] as const) {
+      const { data, response } = await api.GET('/projects/{projectid}/files/{fileid}/peaks', { params: { path: { projectid, fileid: box.id }, query: { format } } });
+      expect(response.status).toBe(200);
+      expect(data!.url).toMatch(/^https?:\/\//);
+    }
+  });
+
+  it('getPeaksUrl refuses a format outside its enum', async () => {
+    const response = await raw('/projects/prj_7h2kq9xw4m/files/box_f1le9k3m2p/peaks?format=png');
+    expect(response.status).toBe(400);
   });
 });
 

@@ -52,7 +52,4 @@ export function fetchSigned(url: string, init: RequestInit = {}): Promise<Respon
   return checkedFetch(resolveSignedUrl(url), init);
 }
 
-/** A tiny valid PNG (1×1 pixel), for artwork uploads. */
-export const onePixelPng = Uint8Array.from(
-  Buffer.from('iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mP8z8DwHwAFBQIAX8jx0gAAAABJRU5ErkJggg==', 'base64'),
-);
+export { onePixelPng } from '../../server/testing/fixtures.ts';

@@ -33,7 +33,8 @@ export default async function setup(project: TestProject) {
     project.provide('token', 'mock-token');
     stop = mock.stop;
   } else if (target === 'sqlite' || target === 'postgres') {
-    const server = await startTestServer(target);
+    // Audio jobs run in the server, so that uploaded audio reaches `ready` and its peaks can be fetched.
+    const server = await startTestServer(target, { PROCESSING: 'in-process', JOB_POLL_MS: '50' });
     project.provide('baseUrl', server.apiUrl);
     project.provide('token', await server.token('contract@example.com'));
     stop = server.stop;

@@ -1,6 +1,6 @@
 /**
  * Analyses an audio file and makes its renditions in one ffmpeg pass: the
- * file is decoded once and split (asplit) into
+ * file is decoded once and fed to
  *   - the loudness meter (ebur128, EBU R128 / BS.1770, with true peak),
  *   - 16-bit mono samples on stdout, from which Node draws the waveform
  *     peaks and counts the samples for the exact duration,
@@ -47,25 +47,22 @@ export async function analyseAudio(tools: MediaTools, input: string, workDir: st
   const loudnessFiles = { integrated: join(workDir, 'integrated.txt'), truePeak: join(workDir, 'true-peak.txt') };
   const printKey = (key: string, file: string) => `ametadata=mode=print:key=${key}:file=${file.replace(/[:\\']/g, '\\$&')}`;
   const waveform = new WaveformBuilder(sampleRate);
-  const branches = makeLossless ? 4 : 3;
-  const graph = [
-    `[0:a:0]asplit=${branches}[meter][pcm][compressed]${makeLossless ? '[lossless]' : ''}`,
-    // metadata=1 puts the running values on every frame; ametadata prints the two we keep, each to a file.
-    `[meter]ebur128=peak=true:metadata=1,${printKey('lavfi.r128.I', loudnessFiles.integrated)},${printKey('lavfi.r128.true_peak', loudnessFiles.truePeak)},anullsink`,
-    `[pcm]aformat=sample_fmts=s16:channel_layouts=mono[peaks]`,
-  ].join(';');
-  const args = ['-i', input, '-map_metadata', '-1', '-filter_complex', graph];
+  // One input, decoded once, feeding every output (ffmpeg decodes an input once for all the outputs that map it).
+  const args = ['-i', input, '-map_metadata', '-1'];
   // Compressed: stereo at most and 48 kHz at most, which every player takes and AAC supports.
-  args.push('-map', '[compressed]', '-c:a', 'aac', '-b:a', '256k');
+  args.push('-map', '0:a:0', '-c:a', 'aac', '-b:a', '256k');
   if (channels > 2) args.push('-ac', '2');
   if (sampleRate > 48000) args.push('-ar', '48000');
   args.push('-movflags', '+faststart', '-f', 'mp4', files.compressed);
   if (files.lossless) {
-    args.push('-map', '[lossless]', '-c:a', 'flac', '-sample_fmt', bitDepth! > 16 ? 's32' : 's16');
+    args.push('-map', '0:a:0', '-c:a', 'flac', '-sample_fmt', bitDepth! > 16 ? 's32' : 's16');
     if (bitDepth! > 16) args.push('-bits_per_raw_sample', String(bitDepth));
     args.push('-f', 'flac', files.lossless);
   }
-  args.push('-map', '[peaks]', '-f', 's16le', 'pipe:1');
+  // The meter: metadata=1 puts the running values on every frame; ametadata prints the two we keep, each to a file.
+  args.push('-map', '0:a:0', '-af', `ebur128=peak=true:metadata=1,${printKey('lavfi.r128.I', loudnessFiles.integrated)},${printKey('lavfi.r128.true_peak', loudnessFiles.truePeak)}`, '-f', 'null', '-');
+  // The samples for the peaks and the duration: 16-bit, mixed to one channel.
+  args.push('-map', '0:a:0', '-af', 'aformat=sample_fmts=s16:channel_layouts=mono', '-f', 's16le', 'pipe:1');
 
   // Tags are read while ffmpeg works.
   const tagsRead = readTags(input, probe);

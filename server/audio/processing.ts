@@ -6,9 +6,7 @@
  * failed with a reason. A file that cannot be decoded fails at once; any
  * other error is retried by the worker with backoff.
  */
-import { createReadStream } from 'node:fs';
-import { mkdtemp, rm, stat } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
+import { mkdir, mkdtemp, rm } from 'node:fs/promises';
 import { join } from 'node:path';
 import { Readable } from 'node:stream';
 import type { Context } from '../context.ts';
@@ -43,17 +41,20 @@ export function analyseFileHandler(ctx: Context, tools: MediaTools): JobHandler 
       const box = await ctx.store.boxes.get(projectId, boxId);
       if (!box || box.kind !== 'file' || box.status === 'awaiting-upload') return; // deleted, or never uploaded: nothing to do
       await setStatus(projectId, boxId, 'processing');
-      const workDir = await mkdtemp(join(tmpdir(), 'analyse-'));
+      // Under DATA_DIR, next to the blobs, so that adopting the renditions is a rename, not a copy.
+      await mkdir(join(ctx.config.dataDir, 'tmp'), { recursive: true });
+      const workDir = await mkdtemp(join(ctx.config.dataDir, 'tmp', 'analyse-'));
       const original = await ctx.blobs.localFile(fileBlobKey(projectId, boxId));
       try {
         const result = await analyseAudio(tools, original.path, workDir, box.size ?? 0);
-        const keep = async (variant: 'compressed' | 'lossless', path: string) =>
-          ctx.blobs.write(renditionBlobKey(projectId, boxId, variant), createReadStream(path), { expectedSize: (await stat(path)).size });
-        await keep('compressed', result.files.compressed);
-        if (result.files.lossless) await keep('lossless', result.files.lossless);
-        for (const [variant, bytes] of [['peaks-json', result.peaks.json], ['peaks-dat', result.peaks.dat]] as const) {
-          await ctx.blobs.write(renditionBlobKey(projectId, boxId, variant), Readable.from([bytes]), { expectedSize: bytes.length });
-        }
+        // Stored side by side: each waits mostly on its own fsync.
+        await Promise.all([
+          ctx.blobs.adopt(renditionBlobKey(projectId, boxId, 'compressed'), result.files.compressed),
+          result.files.lossless && ctx.blobs.adopt(renditionBlobKey(projectId, boxId, 'lossless'), result.files.lossless),
+          ...([['peaks-json', result.peaks.json], ['peaks-dat', result.peaks.dat]] as const).map(([variant, bytes]) =>
+            ctx.blobs.write(renditionBlobKey(projectId, boxId, variant), Readable.from([bytes]), { expectedSize: bytes.length }),
+          ),
+        ]);
         await ctx.store.boxes.setProcessing(projectId, boxId, { status: 'ready', duration: result.duration, audio: result.audio }, ctx.clock.now());
       } catch (error) {
         if (error instanceof UndecodableError) throw new PermanentJobError(error.message);

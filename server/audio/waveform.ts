@@ -32,18 +32,27 @@ export class WaveformBuilder {
     }
     const whole = bytes.length - (bytes.length % 2);
     if (whole < bytes.length) this.carry = Buffer.from(bytes.subarray(whole));
-    for (let offset = 0; offset < whole; offset += 2) {
-      const sample = bytes.readInt16LE(offset);
-      if (this.inPixel === 0) {
-        this.min = sample;
-        this.max = sample;
-      } else {
-        if (sample < this.min) this.min = sample;
-        if (sample > this.max) this.max = sample;
+    // A typed view reads samples far faster than readInt16LE; it needs an even byte offset (this machine is little-endian, as the samples are).
+    const aligned = bytes.byteOffset % 2 === 0 ? bytes : Buffer.from(bytes);
+    const samples = new Int16Array(aligned.buffer, aligned.byteOffset, whole / 2);
+    const perPixel = this.samplesPerPixel;
+    let { min, max, inPixel } = this;
+    for (let i = 0; i < samples.length; i++) {
+      const sample = samples[i];
+      if (inPixel === 0) {
+        min = sample;
+        max = sample;
+      } else if (sample < min) min = sample;
+      else if (sample > max) max = sample;
+      if (++inPixel === perPixel) {
+        this.data.push(min >> 8, max >> 8);
+        inPixel = 0;
       }
-      if (++this.inPixel === this.samplesPerPixel) this.closePixel();
     }
-    this.samples += whole / 2;
+    this.min = min;
+    this.max = max;
+    this.inPixel = inPixel;
+    this.samples += samples.length;
   }
 
   private closePixel() {

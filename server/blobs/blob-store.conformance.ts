@@ -93,6 +93,18 @@ export function blobStoreConformance(name: string, make: () => Promise<{ store: 
       await expect(store.localFile('a/missing')).rejects.toThrow();
     });
 
+    it('adopts a finished local file as a blob', async () => {
+      const { store } = await make();
+      const { mkdtemp, writeFile, access } = await import('node:fs/promises');
+      const { tmpdir } = await import('node:os');
+      const { join } = await import('node:path');
+      const file = join(await mkdtemp(join(tmpdir(), 'adopt-')), 'rendition.m4a');
+      await writeFile(file, 'rendition bytes');
+      expect(await store.adopt('a/adopted', file)).toEqual({ size: 15 });
+      expect(await text(store.read('a/adopted'))).toBe('rendition bytes');
+      await expect(access(file)).rejects.toThrow();
+    });
+
     it('refuses keys that could reach outside the store', async () => {
       const { store } = await make();
       await expect(store.write('../escape', bytes('x'), { expectedSize: 1 })).rejects.toThrow(/Invalid blob key/);

@@ -28,6 +28,12 @@ export interface BlobStore {
    * being aborted) nothing is left behind and an existing blob is untouched.
    */
   write(key: string, source: Readable, options: WriteOptions): Promise<BlobInfo>;
+  /**
+   * Takes over a finished local file (a rendition ffmpeg wrote) as the blob,
+   * durably and atomically. The file is moved where the backend can, so it
+   * is gone afterwards either way.
+   */
+  adopt(key: string, path: string): Promise<BlobInfo>;
   /** Size of a stored blob, or undefined when there is none. */
   stat(key: string): Promise<BlobInfo | undefined>;
   /** A stream of the blob's bytes, from `start` to `end` inclusive. */

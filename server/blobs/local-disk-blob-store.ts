@@ -81,6 +81,28 @@ export class LocalDiskBlobStore implements BlobStore {
     }
   }
 
+  async adopt(key: string, path: string): Promise<BlobInfo> {
+    const target = this.path(key);
+    await mkdir(dirname(target), { recursive: true });
+    const file = await open(path, 'r+');
+    try {
+      await file.sync();
+    } finally {
+      await file.close();
+    }
+    try {
+      await rename(path, target);
+    } catch (error) {
+      // On another file system a rename cannot work; copy it in the usual way.
+      if ((error as NodeJS.ErrnoException).code !== 'EXDEV') throw error;
+      const size = (await stat(path)).size;
+      await this.write(key, createReadStream(path), { expectedSize: size });
+      await rm(path, { force: true });
+    }
+    await syncFolder(dirname(target));
+    return { size: (await stat(target)).size };
+  }
+
   async stat(key: string): Promise<BlobInfo | undefined> {
     try {
       return { size: (await stat(this.path(key))).size };
