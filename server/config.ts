@@ -128,3 +128,16 @@ function generatedSecret(dataDir: string, name: string): Buffer {
   }
   return Buffer.from(secrets[name]);
 }
+
+/** For the entry points: the configuration, or a message on stderr and exit code 2. */
+export function loadConfigOrExit(): Config {
+  try {
+    return loadConfig();
+  } catch (error) {
+    if (error instanceof ConfigError) {
+      console.error(error.message);
+      process.exit(2);
+    }
+    throw error;
+  }
+}

@@ -4,20 +4,11 @@
  * servers). Several can run at once against PostgreSQL; WORKER_CONCURRENCY
  * sets how many jobs each runs in parallel.
  */
-import { ConfigError, loadConfig } from './config.ts';
+import { loadConfigOrExit } from './config.ts';
 import { createContext } from './server.ts';
 import { startAudioWorker } from './audio/audio-worker.ts';
 
-let config;
-try {
-  config = loadConfig();
-} catch (error) {
-  if (error instanceof ConfigError) {
-    console.error(error.message);
-    process.exit(2);
-  }
-  throw error;
-}
+const config = loadConfigOrExit();
 const ctx = await createContext(config);
 const worker = await startAudioWorker(ctx);
 if (!worker) {

@@ -8,6 +8,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { randomBytes } from 'node:crypto';
 import pg from 'pg';
+import { afterAll, beforeAll } from 'vitest';
+import { openStore, type Store } from '../store/store.ts';
 
 export type Backend = 'sqlite' | 'postgres';
 export const backends: Backend[] = ['sqlite', 'postgres'];
@@ -47,6 +49,28 @@ export async function createTestDatabase(backend: Backend): Promise<TestDatabase
       } finally {
         await client.end();
       }
+    },
+  };
+}
+
+/** Per-describe setup: a store of the given backend on a throwaway database. */
+export function useTestStore(backend: Backend): { readonly store: Store; readonly database: TestDatabase } {
+  let database: TestDatabase | undefined;
+  let store: Store | undefined;
+  beforeAll(async () => {
+    database = await createTestDatabase(backend);
+    store = await openStore(database);
+  });
+  afterAll(async () => {
+    await store?.close();
+    await database?.drop();
+  });
+  return {
+    get store() {
+      return store!;
+    },
+    get database() {
+      return database!;
     },
   };
 }
