@@ -15,7 +15,7 @@ import { join } from 'node:path';
 import { parseFile } from 'music-metadata';
 import type { Schemas } from '../lib/api-types.ts';
 import { UndecodableError, type MediaTools, type ProbeResult } from './media-tools.ts';
-import { WaveformBuilder, PIXELS_PER_SECOND } from './waveform.ts';
+import { WaveformBuilder } from './waveform.ts';
 
 export interface AnalysisResult {
   /** Seconds, rounded to hundredths, from the decoded samples. */
@@ -140,4 +140,3 @@ async function readTags(input: string, probe: ProbeResult): Promise<Schemas['Aud
   };
 }
 
-export { PIXELS_PER_SECOND };

@@ -139,8 +139,4 @@ export class ProjectRepository {
   }
 }
 
-export function highestRole(roles: Role[]): Role | undefined {
-  return roles.reduce<Role | undefined>((best, role) => (!best || roleRank[role] > roleRank[best] ? role : best), undefined);
-}
-
 export const canWrite = (role: Role) => role !== 'viewer';

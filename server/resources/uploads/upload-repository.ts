@@ -85,14 +85,4 @@ export class UploadRepository {
   async complete(id: string, now: number): Promise<void> {
     await this.db.execute('UPDATE uploads SET time_completed = $2 WHERE id = $1', [id, now]);
   }
-
-  /** File uploads whose URL expired before any PUT completed, for clean-up. */
-  async listAbandoned(now: number): Promise<UploadRecord[]> {
-    const rows = await this.db.query<{ id: string }>('SELECT id FROM uploads WHERE expires < $1 AND time_completed IS NULL AND time_started IS NULL', [now]);
-    return (await Promise.all(rows.map((row) => this.get(row.id)))).filter((upload): upload is UploadRecord => upload !== undefined);
-  }
-
-  async delete(id: string): Promise<void> {
-    await this.db.execute('DELETE FROM uploads WHERE id = $1', [id]);
-  }
 }
