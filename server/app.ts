@@ -51,7 +51,7 @@ export function createApp(ctx: Context): Express {
   });
   app.get('/openapi.json', (_req, res) => res.sendFile(specPath));
   // Problem `type` URIs (/problems/<slug>) resolve to the table of problem types in the docs.
-  app.get('/problems/:slug', (_req, res) => res.redirect(302, '/docs#section/Errors'));
+  app.get('/problems/:slug', (_req, res) => res.redirect(302, '/docs#/section/errors'));
   app.use(playerPageRoutes(ctx));
 
   const api = express.Router();

@@ -78,6 +78,12 @@ describe('HTTP behaviour', () => {
     expect(kept.headers.get('x-request-id')).toBe('trace-123');
   });
 
+  it('sends problem type URIs to the table of problem types in the docs', async () => {
+    const response = await fetch(`${t.server.address}/problems/validation-error`, { redirect: 'manual' });
+    expect(response.status).toBe(302);
+    expect(response.headers.get('location')).toBe('/docs#/section/errors');
+  });
+
   it('serves the docs site and the bundled spec', async () => {
     const spec = await fetch(`${t.server.address}/openapi.json`);
     expect((await spec.json()).openapi).toBe('3.1.0');
