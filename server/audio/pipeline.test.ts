@@ -72,6 +72,12 @@ describe('audio pipeline, in the server', () => {
     const binary = Buffer.from(await (await fetch(dat.data!.url)).arrayBuffer());
     expect(binary.length).toBe(24 + 600);
     expect(binary.readUInt32LE(16)).toBe(300);
+
+    // Deleting the file removes the renditions and peaks with the original.
+    await api.DELETE('/projects/{projectid}/files/{fileid}', { params: { path } });
+    for (const url of [m4a.url, flac.url, original.data!.url]) expect((await fetch(url)).status).toBe(404);
+    const left = await Promise.all(['compressed', 'lossless', 'peaks-json', 'peaks-dat'].map((variant) => t.server.ctx.blobs.stat(`projects/${projectid}/renditions/${boxid}/${variant}`)));
+    expect(left).toEqual([undefined, undefined, undefined, undefined]);
   });
 
   it('refuses a lossless rendition of a lossy file, and renditions and peaks of a file that is not audio', async () => {
