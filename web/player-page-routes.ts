@@ -8,6 +8,9 @@ import express, { Router, type Request, type Response } from 'express';
 import type { Context } from '../server/context.ts';
 import { signDownload } from '../server/resources/downloads/signed-downloads.ts';
 import { playerTracks } from './player-tracks.ts';
+import type { BoxRecord } from '../server/resources/boxes/box-repository.ts';
+import type { Schemas } from '../server/lib/api-types.ts';
+import type { PageTrack } from './player-page-view.ts';
 import { renderPlayerPage, renderMessagePage, renderSignInPage } from './player-page-view.ts';
 
 const COOKIE = 'as_token';
@@ -40,7 +43,7 @@ export function playerPageRoutes(ctx: Context): Router {
             ? new Date(box.timeCreated).toISOString().slice(0, 16).replace('T', ' ')
             : '',
       mimeType: box.mimeType ?? 'application/octet-stream',
-      streamUrl: signDownload(ctx, box.id, 'inline').url,
+      streams: streamsFor(ctx, box, player.options.quality),
       downloadUrl: player.options.downloads ? signDownload(ctx, box.id, 'attachment').url : undefined,
     }));
     res.setHeader('Cache-Control', 'private, no-store');
@@ -55,6 +58,21 @@ export function playerPageRoutes(ctx: Context): Router {
   });
 
   return router;
+}
+
+/**
+ * What the page may play, by quality. Interface 2.1: `quality` is the
+ * player's default playback quality; when it is absent, "the frontend then
+ * plays at the highest quality the listener's connection allows", so the page
+ * gets every quality the file has and picks one from the connection.
+ */
+function streamsFor(ctx: Context, box: BoxRecord, quality: Schemas['Quality'] | undefined): PageTrack['streams'] {
+  const available = box.audio?.renditions ?? ['original'];
+  const url = (variant: Schemas['Quality']) => signDownload(ctx, box.id, 'inline', variant === 'original' ? undefined : variant).url;
+  if (quality && available.includes(quality)) return { [quality]: url(quality) };
+  // A set quality the file lacks (a lossless player, a lossy file) falls back to the original bytes.
+  if (quality) return { original: url('original') };
+  return Object.fromEntries(available.map((variant) => [variant, url(variant)]));
 }
 
 /** Whether the request's token cookie belongs to the project's owner or an invited collaborator. */

@@ -4,7 +4,8 @@ export interface PageTrack {
   name: string;
   subtitle: string;
   mimeType: string;
-  streamUrl: string;
+  /** Signed streaming URLs by quality; the page plays one of them. */
+  streams: Partial<Record<'original' | 'compressed' | 'lossless', string>>;
   downloadUrl?: string;
 }
 
@@ -47,7 +48,7 @@ export function renderPlayerPage(page: { name: string; color: string; projectNam
       (track) => `<li class="track" data-box-id="${escape(track.id)}">
   <div class="track-name">${escape(track.name)}</div>
   ${track.subtitle ? `<div class="subtitle">${escape(track.subtitle)}</div>` : ''}
-  <audio controls preload="metadata" src="${escape(track.streamUrl)}" data-type="${escape(track.mimeType)}"></audio>
+  <audio controls preload="metadata"${Object.entries(track.streams).map(([quality, url]) => ` data-${quality}="${escape(url!)}"`).join('')}></audio>
   ${track.downloadUrl ? `<a class="download" href="${escape(track.downloadUrl)}" download>Download</a>` : ''}
 </li>`,
     )
@@ -56,10 +57,27 @@ export function renderPlayerPage(page: { name: string; color: string; projectNam
   return layout(
     page.name,
     `<header>${artwork}<div><h1>${escape(page.name)}</h1><div class="project">${escape(page.projectName)}</div></div></header>
-<ol class="tracks">${tracks || '<li class="empty">No tracks yet.</li>'}</ol>`,
+<ol class="tracks">${tracks || '<li class="empty">No tracks yet.</li>'}</ol>
+<script>${chooseQuality}</script>`,
     page.color,
   );
 }
+
+/**
+ * Picks each track's stream: the only one offered when the player sets a
+ * quality; otherwise the best the connection carries (the Network
+ * Information API's downlink, in Mbit/s, where the browser has it): lossless
+ * or the original from 10 Mbit/s, the compressed rendition below that.
+ */
+const chooseQuality = `
+for (const audio of document.querySelectorAll('audio')) {
+  const offered = audio.dataset;
+  const fast = (navigator.connection?.downlink ?? 10) >= 10;
+  const order = fast ? ['lossless', 'original', 'compressed'] : ['compressed', 'original', 'lossless'];
+  const quality = order.find((name) => offered[name]);
+  audio.dataset.quality = quality;
+  audio.src = offered[quality];
+}`;
 
 export function renderSignInPage(name: string, playerId: string, rejected: boolean): string {
   return layout(

@@ -85,3 +85,53 @@ describe('player page in Chromium', () => {
     await page.close();
   });
 });
+
+describe('player page streams the renditions of analysed files', () => {
+  const t = useTestServer('sqlite', { PROCESSING: 'in-process', JOB_POLL_MS: '50' });
+  let browser: Browser;
+  beforeAll(async () => {
+    browser = await launchBrowser();
+  });
+  afterAll(async () => {
+    await browser?.close();
+  });
+
+  it('plays the quality the player sets, or the best the connection carries when it sets none', async () => {
+    const { api } = await t.as('mastering@example.com');
+    const { data: project } = await api.POST('/projects', { body: { name: 'Masters' } });
+    const { box } = await api.uploadFile(project!.id, { name: 'master.wav', mimeType: 'audio/wav' }, await sineWav(3));
+    for (let i = 0; i < 200; i++) {
+      const { data } = await api.GET('/projects/{projectid}/files/{fileid}', { params: { path: { projectid: project!.id, fileid: box.id } } });
+      if ((data as { status: string }).status === 'ready') break;
+      await new Promise((resolve) => setTimeout(resolve, 50));
+    }
+    const page = await browser.newPage();
+    // The connection the page sees, as the Network Information API reports it (Mbit/s); each case sets it anew.
+    await page.addInitScript(() => {
+      Object.defineProperty(navigator, 'connection', { get: () => ({ downlink: (window as unknown as { __downlink: number }).__downlink }) });
+    });
+    const cases = [
+      ['compressed', 50, 'compressed'],
+      ['original', 1, 'original'],
+      [undefined, 50, 'lossless'],
+      [undefined, 1, 'compressed'],
+    ] as const;
+    for (const [quality, mbps, expected] of cases) {
+      const { data: player } = await api.POST('/players', { body: { name: `Quality ${quality}`, projectid: project!.id, ...(quality ? { options: { quality } } : {}) } });
+      await page.addInitScript((value) => ((window as unknown as { __downlink: number }).__downlink = value), mbps);
+      await page.goto(player!.playerUrl!);
+      const played = await page.locator('audio').first().evaluate(async (audio: HTMLAudioElement) => {
+        await audio.play();
+        await new Promise((resolve) => setTimeout(resolve, 300));
+        return { quality: audio.dataset.quality, src: audio.currentSrc, time: audio.currentTime, duration: audio.duration, error: audio.error?.code ?? null };
+      });
+      expect(played.quality, `${quality} at ${mbps} Mbit/s`).toBe(expected);
+      expect(played.error).toBeNull();
+      expect(played.time).toBeGreaterThan(0);
+      expect(played.duration).toBeCloseTo(3, 1);
+      if (expected === 'original') expect(played.src).not.toContain('variant=');
+      else expect(played.src).toContain(`variant=${expected}`);
+    }
+    await page.close();
+  });
+});
