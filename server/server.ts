@@ -17,6 +17,7 @@ import { createLogger, type Logger } from './http/logger.ts';
 import { BoxListCache } from './resources/boxes/box-list-cache.ts';
 import { SystemMediaTools, type MediaTools } from './audio/media-tools.ts';
 import { startAudioWorker } from './audio/audio-worker.ts';
+import { sweepAbandonedUploads } from './resources/uploads/uploads-service.ts';
 import type { Worker } from './jobs/worker.ts';
 
 export interface RunningServer {
@@ -55,6 +56,11 @@ export async function startServer(config: Config, overrides: { clock?: Clock; lo
   const ctx = await createContext(config, overrides, () => worker?.nudge());
   const store = ctx.store;
   if (config.processing === 'in-process') worker = await startAudioWorker(ctx);
+  // Every ten minutes, and once at start, remove files whose upload URL expired unused.
+  const sweep = () => sweepAbandonedUploads(ctx).catch((error) => ctx.logger.warn('sweeping abandoned uploads failed', { error: String(error) }));
+  void sweep();
+  const sweeper = setInterval(sweep, 10 * 60_000);
+  sweeper.unref();
   const http = createServer({ requestTimeout: 0 }, createApp(ctx));
   // Uploads of gigabytes may take a while; only idle connections time out.
   http.headersTimeout = 60_000;
@@ -73,6 +79,7 @@ export async function startServer(config: Config, overrides: { clock?: Clock; lo
       const grace = setTimeout(() => http.closeAllConnections(), config.shutdownGraceMs);
       await closed;
       clearTimeout(grace);
+      clearInterval(sweeper);
       await worker?.stop();
       await store.close();
     })());

@@ -240,7 +240,7 @@ async function moveInto(store: Store, boxes: BoxRecord[], container: BoxRecord, 
 }
 
 /** Interface 3: when the only version of a stack goes, "the stack is deleted as well". */
-async function deleteIfEmptyStack(store: Store, projectId: string, stackId: string | null) {
+export async function deleteIfEmptyStack(store: Store, projectId: string, stackId: string | null) {
   if (!stackId) return;
   const stack = await store.boxes.get(projectId, stackId);
   if (stack?.kind === 'stack' && (await store.boxes.children(stack.id)).length === 0) await store.boxes.delete(projectId, stack.id);

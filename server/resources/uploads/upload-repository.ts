@@ -85,4 +85,17 @@ export class UploadRepository {
   async complete(id: string, now: number): Promise<void> {
     await this.db.execute('UPDATE uploads SET time_completed = $2 WHERE id = $1', [id, now]);
   }
+
+  /** File uploads whose URL expired before any PUT began or completed. */
+  async listAbandonedFiles(now: number): Promise<Array<{ id: string; projectId: string; boxId: string }>> {
+    const rows = await this.db.query<{ id: string; project_id: string; object_id: string }>(
+      `SELECT id, project_id, object_id FROM uploads WHERE kind = 'file' AND expires < $1 AND time_completed IS NULL AND time_started IS NULL`,
+      [now],
+    );
+    return rows.map((row) => ({ id: row.id, projectId: row.project_id, boxId: row.object_id }));
+  }
+
+  async delete(id: string): Promise<void> {
+    await this.db.execute('DELETE FROM uploads WHERE id = $1', [id]);
+  }
 }

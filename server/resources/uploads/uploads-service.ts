@@ -12,7 +12,7 @@ import { accessProject, type Caller } from '../../auth/access.ts';
 import { badRequest, conflict, HttpProblem, notFound, signatureRefused, tooLarge, unsupportedMediaType } from '../../http/problem.ts';
 import { BlobTooLargeError, BlobTooShortError } from '../../blobs/blob-store.ts';
 import { artworkBlobKey, fileBlobKey } from '../downloads/signed-downloads.ts';
-import { boxJson, newBox } from '../boxes/boxes-service.ts';
+import { boxJson, deleteIfEmptyStack, newBox } from '../boxes/boxes-service.ts';
 import { projectJson } from '../projects/projects-service.ts';
 import type { UploadKind, UploadRecord } from './upload-repository.ts';
 import { sniffImageType, ARTWORK_TYPES } from './sniff.ts';
@@ -247,4 +247,27 @@ export async function putArtwork(ctx: Context, put: PutRequest): Promise<Schemas
   const uploader = (await ctx.store.users.get(upload.userId))!;
   const role = (await ctx.store.projects.roleOf(upload.projectId, uploader)) ?? 'viewer';
   return projectJson(ctx, (await ctx.store.projects.get(upload.projectId))!, role);
+}
+
+/**
+ * Removes the file boxes of uploads whose URL expired unused, with the
+ * stacks they leave empty, so that a client that asked for a URL and never
+ * sent the bytes leaves no `awaiting-upload` file behind. A PUT under way
+ * holds its upload (time_started), so it is never swept.
+ */
+export async function sweepAbandonedUploads(ctx: Context): Promise<number> {
+  const abandoned = await ctx.store.uploads.listAbandonedFiles(ctx.clock.now());
+  for (const upload of abandoned) {
+    await ctx.store.transaction(async (store) => {
+      // Claiming it first means a PUT that starts now loses the race cleanly, with a 409.
+      if (!(await store.uploads.claim(upload.id, ctx.clock.now()))) return;
+      const box = await store.boxes.get(upload.projectId, upload.boxId);
+      if (box?.status === 'awaiting-upload') {
+        await store.boxes.delete(upload.projectId, box.id);
+        await deleteIfEmptyStack(store, upload.projectId, box.parentId);
+      }
+      await store.uploads.delete(upload.id);
+    });
+  }
+  return abandoned.length;
 }

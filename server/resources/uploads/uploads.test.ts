@@ -3,6 +3,7 @@ import { describe, expect, it } from 'vitest';
 import { backends } from '../../testing/databases.ts';
 import { json, useTestServer } from '../../testing/harness.ts';
 import { onePixelPng } from '../../testing/fixtures.ts';
+import { sweepAbandonedUploads } from './uploads-service.ts';
 
 describe.each(backends)('uploads on %s', (backend) => {
   const t = useTestServer(backend);
@@ -171,6 +172,31 @@ describe.each(backends)('uploads on %s', (backend) => {
     await fetch(upload.url, { method: 'PUT', headers: signedHeaders(upload), body: '0123456789' });
     const late = await api.GET('/projects/{projectid}/files/{fileid}/download', { params: { path: { projectid, fileid: upload.boxid } } });
     expect(late.response.status).toBe(200);
+  });
+
+  it('sweeps away the file and stack of an upload URL that expired unused, and nothing else', async () => {
+    const { api, projectid, upload: unused } = await requestUpload();
+    const { data: used } = await api.POST('/projects/{projectid}/files', { params: { path: { projectid } }, body: { name: 'sent.wav', mimeType: 'audio/wav', size: 3 } });
+    await fetch(used!.url, { method: 'PUT', headers: signedHeaders(used!), body: 'abc' });
+    const { data: fresh } = await api.POST('/projects/{projectid}/files', { params: { path: { projectid } }, body: { name: 'later.wav', mimeType: 'audio/wav', size: 3 } });
+    t.server.clock.advance(2 * 3600 * 1000);
+    try {
+      // The fresh URL was asked for "now"; make it younger than the others by asking again after the clock moved.
+      const { data: young } = await api.POST('/projects/{projectid}/files', { params: { path: { projectid } }, body: { name: 'young.wav', mimeType: 'audio/wav', size: 3 } });
+      expect(await sweepAbandonedUploads(t.server.ctx)).toBeGreaterThanOrEqual(2);
+      const ids = (await api.GET('/projects/{projectid}/all', { params: { path: { projectid } } })).data!.map((box) => box.id);
+      expect(ids).not.toContain(unused.boxid);
+      expect(ids).not.toContain(unused.stackid);
+      expect(ids).not.toContain(fresh!.boxid);
+      expect(ids).toContain(used!.boxid);
+      expect(ids).toContain(young!.boxid);
+      // The swept upload is gone: a late PUT is told to ask for a new URL.
+      const late = await fetch(unused.url, { method: 'PUT', headers: signedHeaders(unused), body: '0123456789' });
+      expect(late.status).toBe(404);
+      expect((await late.json()).detail).toMatch(/Request a new upload URL/);
+    } finally {
+      t.server.clock.advance(-2 * 3600 * 1000);
+    }
   });
 
   describe('artwork', () => {
