@@ -20,7 +20,7 @@ import { join, resolve } from 'node:path';
 import { request } from 'node:http';
 import autocannon from 'autocannon';
 import { freePort } from '../contract-tests/support/ports.ts';
-import { createApiClient } from '../generated/client.ts';
+import { createApiClient, uploadHeaders } from '../generated/client.ts';
 
 const root = resolve(import.meta.dirname, '..');
 const seconds = Number(process.env.BENCH_SECONDS ?? 10);
@@ -190,9 +190,7 @@ if (parts.has('upload')) {
   const server = await start('server/main.ts');
   const { api, projectid } = await seed(server);
   const { data: upload } = await api.POST('/projects/{projectid}/files', { params: { path: { projectid } }, body: { name: 'big.wav', mimeType: 'audio/wav', size: uploadBytes } });
-  const headers: Record<string, string> = { 'Content-Type': upload!.contentType };
-  for (const [key, value] of Object.entries(upload!.metadata)) headers[`x-storage-meta-${key}`] = value;
-  const ours = await put(upload!.url, headers, server.child.pid!);
+  const ours = await put(upload!.url, uploadHeaders(upload!), server.child.pid!);
   await server.stop();
   if (ours.status !== 200) throw new Error(`upload answered ${ours.status}`);
   const oursMBps = uploadBytes / 1e6 / ours.seconds;

@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { makeAudio } from '../server/testing/audio.ts';
+import { uploadHeaders } from '../generated/client.ts';
 import { baseUrl, client, fetchSigned, onMock, onePixelPng, raw, resolveSignedUrl } from './support/context.ts';
 
 const api = client();
@@ -66,7 +67,7 @@ describe('upload', () => {
     const tampered = data!.url.replace(/signature=([0-9a-f])/, (_, first) => `signature=${first === '0' ? '1' : '0'}`);
     const response = await fetchSigned(tampered, {
       method: 'PUT',
-      headers: signedHeaders(data!),
+      headers: uploadHeaders(data!),
       body: 'abcd',
     });
     expect(response.status).toBe(403);
@@ -108,7 +109,7 @@ describe('upload', () => {
     const { writeback: _omitted, ...rest } = data!.metadata;
     const response = await fetchSigned(data!.url, {
       method: 'PUT',
-      headers: signedHeaders({ contentType: data!.contentType, metadata: rest }),
+      headers: uploadHeaders({ contentType: data!.contentType, metadata: rest }),
       body: onePixelPng,
     });
     expect(response.status).toBe(400);
@@ -250,9 +251,3 @@ describe('boxes', () => {
     expect(ids).toContain(upload.boxid);
   });
 });
-
-function signedHeaders(data: { contentType: string; metadata: Record<string, string> }) {
-  const headers: Record<string, string> = { 'Content-Type': data.contentType };
-  for (const [key, value] of Object.entries(data.metadata)) headers[`x-storage-meta-${key}`] = value;
-  return headers;
-}

@@ -112,13 +112,10 @@ export function createApiClient({ token, headers, ...options }: ApiClientOptions
     body: UploadBody,
     upload: UploadOptions | undefined,
   ): Promise<unknown> {
-    const headers: Record<string, string> = { 'Content-Type': contentType };
-    // Interface 4.2: "The metadata headers use the prefix x-storage-meta-".
-    for (const [key, value] of Object.entries(metadata)) headers[`x-storage-meta-${key}`] = value;
     const response = await fetchImpl(
       new Request(upload?.resolveUploadUrl ? upload.resolveUploadUrl(url) : url, {
         method: 'PUT',
-        headers,
+        headers: uploadHeaders({ contentType, metadata }),
         body: toRequestBody(body),
         signal: upload?.signal,
         // Streams need half-duplex in fetch implementations that support them.
@@ -152,6 +149,17 @@ export function createApiClient({ token, headers, ...options }: ApiClientOptions
       return { upload: data, project };
     },
   });
+}
+
+/**
+ * The headers of an upload PUT, from the upload URL response: Content-Type
+ * and one x-storage-meta-<key> header for each key of metadata.
+ */
+export function uploadHeaders(upload: { contentType: string; metadata: Record<string, string> }): Record<string, string> {
+  const headers: Record<string, string> = { 'Content-Type': upload.contentType };
+  // Interface 4.2: "The metadata headers use the prefix x-storage-meta-".
+  for (const [key, value] of Object.entries(upload.metadata)) headers[`x-storage-meta-${key}`] = value;
+  return headers;
 }
 
 function sizeOf(body: UploadBody, declared: number | undefined): number {

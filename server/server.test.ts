@@ -1,13 +1,14 @@
 import { request } from 'node:http';
 import { describe, expect, it } from 'vitest';
 import { startTestServer } from './testing/test-server.ts';
+import { createApiClient, uploadHeaders } from '../generated/client.ts';
 
 describe('graceful shutdown', () => {
   it('lets an upload under way finish, while refusing new connections', async () => {
     const server = await startTestServer('sqlite');
     try {
       const token = await server.token('shutdown@example.com');
-      const { data: project } = await (await import('../generated/client.ts')).createApiClient({ baseUrl: server.apiUrl, token }).POST('/projects', { body: { name: 'P' } });
+      const { data: project } = await createApiClient({ baseUrl: server.apiUrl, token }).POST('/projects', { body: { name: 'P' } });
       const response = await fetch(`${server.apiUrl}/projects/${project!.id}/files`, {
         method: 'POST',
         headers: { Authorization: `Bearer ${token}`, 'Content-Type': 'application/json' },
@@ -17,7 +18,7 @@ describe('graceful shutdown', () => {
       const url = new URL(upload.url);
       const finished = new Promise<number>((done, fail) => {
         const req = request(
-          { host: url.hostname, port: url.port, path: url.pathname + url.search, method: 'PUT', headers: { 'Content-Type': 'audio/wav', 'Content-Length': '200000', ...Object.fromEntries(Object.entries(upload.metadata).map(([k, v]) => [`x-storage-meta-${k}`, v as string])) } },
+          { host: url.hostname, port: url.port, path: url.pathname + url.search, method: 'PUT', headers: { ...uploadHeaders(upload), 'Content-Length': '200000' } },
           (res) => {
             res.resume();
             res.on('end', () => done(res.statusCode!));

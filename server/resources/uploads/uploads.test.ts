@@ -4,6 +4,7 @@ import { backends } from '../../testing/databases.ts';
 import { json, useTestServer } from '../../testing/harness.ts';
 import { onePixelPng } from '../../testing/fixtures.ts';
 import { sweepAbandonedUploads } from './uploads-service.ts';
+import { uploadHeaders } from '../../../generated/client.ts';
 
 describe.each(backends)('uploads on %s', (backend) => {
   const t = useTestServer(backend);
@@ -15,9 +16,9 @@ describe.each(backends)('uploads on %s', (backend) => {
     return { api, token, projectid: project!.id, response, upload: response.status === 200 ? await response.json() : undefined };
   }
 
+  /** The PUT headers of an upload, with some changed (or, given undefined, left out). */
   function signedHeaders(upload: { contentType: string; metadata: Record<string, string> }, changes: Record<string, string | undefined> = {}) {
-    const headers: Record<string, string> = { 'Content-Type': upload.contentType };
-    for (const [key, value] of Object.entries(upload.metadata)) headers[`x-storage-meta-${key}`] = value;
+    const headers = uploadHeaders(upload);
     for (const [name, value] of Object.entries(changes)) {
       if (value === undefined) delete headers[name];
       else headers[name] = value;
