@@ -21,6 +21,7 @@ import { request } from 'node:http';
 import autocannon from 'autocannon';
 import { freePort } from '../contract-tests/support/ports.ts';
 import { createApiClient, uploadHeaders } from '../generated/client.ts';
+import { waitForStatus } from '../server/testing/files.ts';
 
 const root = resolve(import.meta.dirname, '..');
 const seconds = Number(process.env.BENCH_SECONDS ?? 10);
@@ -235,13 +236,8 @@ if (parts.has('audio')) {
     const bytes = readFileSync(wav);
     const { box } = await audioSeed.api.uploadFile(audioSeed.projectid, { name: `mix-${run}.wav`, mimeType: 'audio/wav' }, bytes);
     const started = process.hrtime.bigint();
-    for (;;) {
-      const { data } = await audioSeed.api.GET('/projects/{projectid}/files/{fileid}', { params: { path: { projectid: audioSeed.projectid, fileid: box.id } } });
-      const status = (data as { status: string }).status;
-      if (status === 'ready') break;
-      if (status === 'failed') throw new Error('the bench file failed to process');
-      await new Promise((r) => setTimeout(r, 20));
-    }
+    const done = await waitForStatus(audioSeed.api, audioSeed.projectid, box.id, ['ready', 'failed'], { intervalMs: 20 });
+    if (done.status === 'failed') throw new Error(`the bench file failed to process: ${done.statusReason}`);
     pipelineTimes.push(Number(process.hrtime.bigint() - started) / 1e9);
   }
   await audioServer.stop();

@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { makeAudio } from '../server/testing/audio.ts';
+import { waitForStatus } from '../server/testing/files.ts';
 import { uploadHeaders } from '../generated/client.ts';
 import { baseUrl, client, fetchSigned, onMock, onePixelPng, raw, resolveSignedUrl } from './support/context.ts';
 
@@ -151,11 +152,7 @@ describe('peaks (extension)', () => {
     const tone = await makeAudio('tone.wav', ['-f', 'lavfi', '-i', 'sine=duration=1', '-c:a', 'pcm_s16le']);
     const { box } = await api.uploadFile(projectid, { name: 'tone.wav', mimeType: 'audio/wav' }, tone, { resolveUploadUrl: resolveSignedUrl });
     // The real server analyses the file in the background; wait until it is ready.
-    for (let i = 0; i < 200; i++) {
-      const { data } = await api.GET('/projects/{projectid}/files/{fileid}', { params: { path: { projectid, fileid: box.id } } });
-      if ((data as { status: string }).status === 'ready') break;
-      await new Promise((resolve) => setTimeout(resolve, 50));
-    }
+    await waitForStatus(api, projectid, box.id, ['ready']);
     for (const format of ['json', 'dat'] as const) {
       const { data, response } = await api.GET('/projects/{projectid}/files/{fileid}/peaks', { params: { path: { projectid, fileid: box.id }, query: { format } } });
       expect(response.status).toBe(200);

@@ -4,6 +4,7 @@ import { useTestServer } from '../server/testing/harness.ts';
 import { launchBrowser } from '../server/testing/browser.ts';
 import { sineWav } from '../server/testing/audio.ts';
 import { onePixelPng } from '../server/testing/fixtures.ts';
+import { waitForStatus } from '../server/testing/files.ts';
 
 describe('player page in Chromium', () => {
   const t = useTestServer('sqlite');
@@ -100,11 +101,7 @@ describe('player page streams the renditions of analysed files', () => {
     const { api } = await t.as('mastering@example.com');
     const { data: project } = await api.POST('/projects', { body: { name: 'Masters' } });
     const { box } = await api.uploadFile(project!.id, { name: 'master.wav', mimeType: 'audio/wav' }, await sineWav(3));
-    for (let i = 0; i < 200; i++) {
-      const { data } = await api.GET('/projects/{projectid}/files/{fileid}', { params: { path: { projectid: project!.id, fileid: box.id } } });
-      if ((data as { status: string }).status === 'ready') break;
-      await new Promise((resolve) => setTimeout(resolve, 50));
-    }
+    await waitForStatus(api, project!.id, box.id, ['ready']);
     const page = await browser.newPage();
     // The connection the page sees, as the Network Information API reports it (Mbit/s); each case sets it anew.
     await page.addInitScript(() => {

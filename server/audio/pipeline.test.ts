@@ -3,9 +3,9 @@ import { writeFile, mkdtemp } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { ApiClient, Schemas } from '../../generated/client.ts';
 import { useTestServer, type Harness } from '../testing/harness.ts';
 import { makeAudio, sineAt } from '../testing/audio.ts';
+import { waitForStatus } from '../testing/files.ts';
 import { SystemMediaTools, type MediaTools } from './media-tools.ts';
 import { startAudioWorker } from './audio-worker.ts';
 import type { Logger } from '../http/logger.ts';
@@ -18,18 +18,6 @@ async function uploaded(t: Harness, name: string, mimeType: string, bytes: Uint8
   const { data: project } = await api.POST('/projects', { body: { name: 'Pipeline' } });
   const { box } = await api.uploadFile(project!.id, { name, mimeType }, bytes);
   return { api, projectid: project!.id, boxid: box.id };
-}
-
-/** Polls the file until its status is one of `statuses`. */
-async function settled(api: ApiClient, projectid: string, boxid: string, statuses = ['ready', 'failed'], timeoutMs = 60_000): Promise<Schemas['FileBox']> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const { data } = await api.GET('/projects/{projectid}/files/{fileid}', { params: { path: { projectid, fileid: boxid } } });
-    const file = data as Schemas['FileBox'];
-    if (statuses.includes(file.status)) return file;
-    if (Date.now() > deadline) throw new Error(`${boxid} still ${file.status} after ${timeoutMs} ms`);
-    await new Promise((r) => setTimeout(r, 50));
-  }
 }
 
 async function probeBytes(bytes: ArrayBuffer, name: string) {
@@ -47,7 +35,7 @@ describe('audio pipeline, in the server', () => {
 
   it('analyses an uploaded WAV, and serves its renditions and peaks through signed URLs', async () => {
     const { api, projectid, boxid } = await uploaded(t, 'mix.wav', 'audio/wav', wav24);
-    const file = await settled(api, projectid, boxid);
+    const file = await waitForStatus(api, projectid, boxid);
     expect(file).toMatchObject({ status: 'ready', duration: 3, audio: { codec: 'pcm_s24le', bitDepth: 24, sampleRate: 48000, renditions: ['original', 'compressed', 'lossless'] } });
     expect(file.audio!.loudness.truePeakDbtp).toBeCloseTo(-10, 0);
     const path = { projectid, fileid: boxid };
@@ -83,7 +71,7 @@ describe('audio pipeline, in the server', () => {
   it('refuses a lossless rendition of a lossy file, and renditions and peaks of a file that is not audio', async () => {
     const mp3 = await makeAudio('a.mp3', ['-f', 'lavfi', '-i', 'sine=duration=1', '-c:a', 'libmp3lame']);
     const song = await uploaded(t, 'a.mp3', 'audio/mpeg', mp3);
-    expect(await settled(song.api, song.projectid, song.boxid)).toMatchObject({ status: 'ready', audio: { renditions: ['original', 'compressed'] } });
+    expect(await waitForStatus(song.api, song.projectid, song.boxid)).toMatchObject({ status: 'ready', audio: { renditions: ['original', 'compressed'] } });
     const lossless = await song.api.GET('/projects/{projectid}/files/{fileid}/download', { params: { path: { projectid: song.projectid, fileid: song.boxid }, query: { quality: 'lossless' } } });
     expect(lossless.response.status).toBe(409);
     expect(lossless.error!.detail).toMatch(/not lossless/);
@@ -102,9 +90,9 @@ describe('audio pipeline, in the server', () => {
     const empty = await uploaded(t, 'empty.wav', 'audio/wav', new Uint8Array(0));
     const good = await uploaded(t, 'good.wav', 'audio/wav', wav24);
     const [corruptFile, emptyFile, goodFile] = await Promise.all([
-      settled(corrupt.api, corrupt.projectid, corrupt.boxid),
-      settled(empty.api, empty.projectid, empty.boxid),
-      settled(good.api, good.projectid, good.boxid),
+      waitForStatus(corrupt.api, corrupt.projectid, corrupt.boxid),
+      waitForStatus(empty.api, empty.projectid, empty.boxid),
+      waitForStatus(good.api, good.projectid, good.boxid),
     ]);
     expect(corruptFile).toMatchObject({ status: 'failed', statusReason: expect.stringMatching(/could not/) });
     expect(corruptFile).not.toHaveProperty('duration');
@@ -117,7 +105,7 @@ describe('audio pipeline, in the server', () => {
   it('processes a three-hour recording', async () => {
     const long = await makeAudio('long.flac', ['-f', 'lavfi', '-i', 'anullsrc=sample_rate=8000:channel_layout=mono', '-t', '10800', '-c:a', 'flac']);
     const { api, projectid, boxid } = await uploaded(t, 'rehearsal.flac', 'audio/flac', long);
-    const file = await settled(api, projectid, boxid, ['ready', 'failed'], 120_000);
+    const file = await waitForStatus(api, projectid, boxid, ['ready', 'failed'], { timeoutMs: 120_000 });
     expect(file).toMatchObject({ status: 'ready', duration: 10800, audio: { sampleRate: 8000, channels: 1, peaks: { length: 1_080_000 } } });
   }, 150_000);
 });
@@ -140,7 +128,7 @@ describe('audio pipeline, retries and crashes', () => {
   it('retries a job after a passing failure, with backoff', async () => {
     const wav = await makeAudio('retry.wav', ['-f', 'lavfi', '-i', 'sine=duration=1', '-c:a', 'pcm_s16le']);
     const { api, projectid, boxid } = await uploaded(t, 'retry.wav', 'audio/wav', wav);
-    expect(await settled(api, projectid, boxid)).toMatchObject({ status: 'ready', duration: 1 });
+    expect(await waitForStatus(api, projectid, boxid)).toMatchObject({ status: 'ready', duration: 1 });
     expect(flaky.failures).toBe(2);
     const [job] = await t.server.ctx.store.db.query<{ status: string; attempts: number; last_error: string }>('SELECT status, attempts, last_error FROM jobs');
     expect(job).toEqual({ status: 'done', attempts: 2, last_error: 'No space left on device (simulated)' });
@@ -155,14 +143,14 @@ describe('audio pipeline, a worker that dies midway', () => {
     const { api, projectid, boxid } = await uploaded(t, 'long.wav', 'audio/wav', wav);
     const env = { ...process.env, DATA_DIR: t.server.ctx.config.dataDir, DATABASE_URL: '', JOB_LEASE_SECONDS: '1', JOB_POLL_MS: '50', LOG_LEVEL: 'silent' };
     const doomed = spawn(process.execPath, ['--import', 'tsx', 'server/worker-main.ts'], { cwd: root, env, stdio: 'ignore' });
-    await settled(api, projectid, boxid, ['processing'], 30_000);
+    await waitForStatus(api, projectid, boxid, ['processing'], { timeoutMs: 30_000 });
     doomed.kill('SIGKILL');
     await new Promise((r) => doomed.once('exit', r));
     // Nobody works on it now; the file says so until the lease runs out.
-    expect((await settled(api, projectid, boxid, ['processing', 'pending'])).status).toBe('processing');
+    expect((await waitForStatus(api, projectid, boxid, ['processing', 'pending'])).status).toBe('processing');
     const worker = await startAudioWorker(t.server.ctx);
     try {
-      const file = await settled(api, projectid, boxid, ['ready', 'failed'], 60_000);
+      const file = await waitForStatus(api, projectid, boxid, ['ready', 'failed'], { timeoutMs: 60_000 });
       expect(file).toMatchObject({ status: 'ready', duration: 240 });
       const [job] = await t.server.ctx.store.db.query<{ status: string; attempts: number }>('SELECT status, attempts FROM jobs');
       expect(job).toEqual({ status: 'done', attempts: 2 });
@@ -186,6 +174,6 @@ describe('without ffmpeg', () => {
     const wav = await makeAudio('wait.wav', ['-f', 'lavfi', '-i', 'sine=duration=1', '-c:a', 'pcm_s16le']);
     const { api, projectid, boxid } = await uploaded(t, 'wait.wav', 'audio/wav', wav);
     await new Promise((r) => setTimeout(r, 500));
-    expect((await settled(api, projectid, boxid, ['pending', 'ready', 'failed'])).status).toBe('pending');
+    expect((await waitForStatus(api, projectid, boxid, ['pending', 'ready', 'failed'])).status).toBe('pending');
   });
 });
