@@ -102,6 +102,15 @@ describe('audio pipeline, in the server', () => {
     expect(download.response.status).toBe(200);
   });
 
+  it('fails, after its retries, a file whose stored bytes went missing, and leaves no scratch folders', async () => {
+    const { api, projectid, boxid } = await uploaded(t, 'lost.wav', 'audio/wav', wav24);
+    await t.server.ctx.blobs.delete(`projects/${projectid}/files/${boxid}`);
+    const file = await waitForStatus(api, projectid, boxid, ['ready', 'failed'], { timeoutMs: 30_000 });
+    expect(file).toMatchObject({ status: 'failed', statusReason: expect.stringMatching(/No blob/) });
+    const { readdir } = await import('node:fs/promises');
+    expect(await readdir(join(t.server.ctx.config.dataDir, 'tmp')).catch(() => [])).toEqual([]);
+  });
+
   it('processes a three-hour recording', async () => {
     const long = await makeAudio('long.flac', ['-f', 'lavfi', '-i', 'anullsrc=sample_rate=8000:channel_layout=mono', '-t', '10800', '-c:a', 'flac']);
     const { api, projectid, boxid } = await uploaded(t, 'rehearsal.flac', 'audio/flac', long);

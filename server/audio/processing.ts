@@ -41,11 +41,13 @@ export function analyseFileHandler(ctx: Context, tools: MediaTools): JobHandler 
       const box = await ctx.store.boxes.get(projectId, boxId);
       if (!box || box.kind !== 'file' || box.status === 'awaiting-upload') return; // deleted, or never uploaded: nothing to do
       await setStatus(projectId, boxId, 'processing');
-      // Under DATA_DIR, next to the blobs, so that adopting the renditions is a rename, not a copy.
-      await mkdir(join(ctx.config.dataDir, 'tmp'), { recursive: true });
-      const workDir = await mkdtemp(join(ctx.config.dataDir, 'tmp', 'analyse-'));
-      const original = await ctx.blobs.localFile(fileBlobKey(projectId, boxId));
+      let workDir: string | undefined;
+      let original: { path: string; release(): Promise<void> } | undefined;
       try {
+        // Under DATA_DIR, next to the blobs, so that adopting the renditions is a rename, not a copy.
+        await mkdir(join(ctx.config.dataDir, 'tmp'), { recursive: true });
+        workDir = await mkdtemp(join(ctx.config.dataDir, 'tmp', 'analyse-'));
+        original = await ctx.blobs.localFile(fileBlobKey(projectId, boxId));
         const result = await analyseAudio(tools, original.path, workDir, box.size ?? 0);
         // Stored side by side: each waits mostly on its own fsync.
         await Promise.all([
@@ -62,8 +64,8 @@ export function analyseFileHandler(ctx: Context, tools: MediaTools): JobHandler 
         await setStatus(projectId, boxId, 'pending');
         throw error;
       } finally {
-        await original.release();
-        await rm(workDir, { recursive: true, force: true });
+        await original?.release();
+        if (workDir) await rm(workDir, { recursive: true, force: true });
       }
     },
     async failed(job: Job, reason: string) {

@@ -127,6 +127,12 @@ export class BoxRepository {
     return row && fromRow(row);
   }
 
+  /** A file box by id alone, for the signed download URL, which names no project. */
+  async findFile(id: string): Promise<BoxRecord | undefined> {
+    const [row] = await this.db.query<BoxRow>(`SELECT * FROM boxes WHERE id = $1 AND kind = 'file'`, [id]);
+    return row && fromRow(row);
+  }
+
   async getMany(projectId: string, ids: string[]): Promise<BoxRecord[]> {
     const all = await Promise.all(ids.map((id) => this.get(projectId, id)));
     return all.filter((box): box is BoxRecord => box !== undefined);

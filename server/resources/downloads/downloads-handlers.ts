@@ -3,14 +3,15 @@ import type { Context } from '../../context.ts';
 import { pipeline } from 'node:stream/promises';
 import { downloadFile, fetchSignedDownload, getPeaksUrl } from './downloads-service.ts';
 import type { Variant } from './signed-downloads.ts';
+import type { Schemas } from '../../lib/api-types.ts';
 
 export function downloadsHandlers(ctx: Context): OperationHandlers {
   return {
     downloadFile: async (req, res) => {
-      res.json(await downloadFile(ctx, req.user!, req.params.projectid, req.params.fileid, req.query.quality as 'original' | undefined));
+      res.json(await downloadFile(ctx, req.user!, req.params.projectid, req.params.fileid, req.query.quality as Schemas['Quality'] | undefined));
     },
     getPeaksUrl: async (req, res) => {
-      res.json(await getPeaksUrl(ctx, req.user!, req.params.projectid, req.params.fileid, req.query.format as 'json' | undefined));
+      res.json(await getPeaksUrl(ctx, req.user!, req.params.projectid, req.params.fileid, req.query.format as 'json' | 'dat' | undefined));
     },
     fetchSignedDownload: async (req, res) => {
       const delivery = await fetchSignedDownload(ctx, {

@@ -96,16 +96,13 @@ async function findObject(ctx: Context, objectId: string, variant: Variant | und
     const artwork = await ctx.store.projects.getArtwork(objectId);
     return artwork && { key: artworkBlobKey(artwork.projectId, artwork.id), contentType: artwork.contentType, name: `artwork.${artwork.contentType.split('/')[1]}` };
   }
-  const [box] = await ctx.store.db.query<{ project_id: string; name: string; mime_type: string; status: string }>(
-    `SELECT project_id, name, mime_type, status FROM boxes WHERE id = $1 AND kind = 'file'`,
-    [objectId],
-  );
+  const box = await ctx.store.boxes.findFile(objectId);
   if (!box || box.status === 'awaiting-upload') return undefined;
   if (variant) {
     const { contentType, extension } = VARIANTS[variant];
-    return { key: renditionBlobKey(box.project_id, objectId, variant), contentType, name: box.name.replace(/\.[^.]*$/, '') + extension };
+    return { key: renditionBlobKey(box.projectId, objectId, variant), contentType, name: box.name.replace(/\.[^.]*$/, '') + extension };
   }
-  return { key: fileBlobKey(box.project_id, objectId), contentType: box.mime_type, name: box.name };
+  return { key: fileBlobKey(box.projectId, objectId), contentType: box.mimeType!, name: box.name };
 }
 
 /**
