@@ -9,6 +9,7 @@ import { waitForStatus } from '../testing/files.ts';
 import { SystemMediaTools, type MediaTools } from './media-tools.ts';
 import { startAudioWorker } from './audio-worker.ts';
 import type { Logger } from '../http/logger.ts';
+import { fileBlobKey, renditionBlobKey, VARIANT_NAMES } from '../blobs/keys.ts';
 
 const root = resolve(import.meta.dirname, '../..');
 const fast = { PROCESSING: 'in-process', JOB_POLL_MS: '50', JOB_BACKOFF_MS: '100' };
@@ -64,7 +65,7 @@ describe('audio pipeline, in the server', () => {
     // Deleting the file removes the renditions and peaks with the original.
     await api.DELETE('/projects/{projectid}/files/{fileid}', { params: { path } });
     for (const url of [m4a.url, flac.url, original.data!.url]) expect((await fetch(url)).status).toBe(404);
-    const left = await Promise.all(['compressed', 'lossless', 'peaks-json', 'peaks-dat'].map((variant) => t.server.ctx.blobs.stat(`projects/${projectid}/renditions/${boxid}/${variant}`)));
+    const left = await Promise.all(VARIANT_NAMES.map((variant) => t.server.ctx.blobs.stat(renditionBlobKey(projectid, boxid, variant))));
     expect(left).toEqual([undefined, undefined, undefined, undefined]);
   });
 
@@ -104,7 +105,7 @@ describe('audio pipeline, in the server', () => {
 
   it('fails, after its retries, a file whose stored bytes went missing, and leaves no scratch folders', async () => {
     const { api, projectid, boxid } = await uploaded(t, 'lost.wav', 'audio/wav', wav24);
-    await t.server.ctx.blobs.delete(`projects/${projectid}/files/${boxid}`);
+    await t.server.ctx.blobs.delete(fileBlobKey(projectid, boxid));
     const file = await waitForStatus(api, projectid, boxid, ['ready', 'failed'], { timeoutMs: 30_000 });
     expect(file).toMatchObject({ status: 'failed', statusReason: expect.stringMatching(/No blob/) });
     const { readdir } = await import('node:fs/promises');

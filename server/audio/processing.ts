@@ -13,7 +13,7 @@ import type { Context } from '../context.ts';
 import type { Store } from '../store/store.ts';
 import type { Job } from '../jobs/job-queue.ts';
 import { PermanentJobError, type JobHandler } from '../jobs/worker.ts';
-import { fileBlobKey, renditionBlobKey } from '../resources/downloads/signed-downloads.ts';
+import { fileBlobKey, renditionBlobKey } from '../blobs/keys.ts';
 import { analyseAudio } from './analyse.ts';
 import { UndecodableError, type MediaTools } from './media-tools.ts';
 

@@ -9,7 +9,7 @@ import type { Store } from '../../store/store.ts';
 import { newId } from '../../lib/ids.ts';
 import { accessProject, type Caller } from '../../auth/access.ts';
 import { conflict, notFound } from '../../http/problem.ts';
-import { fileBlobKey, renditionBlobKey, VARIANTS, type Variant } from '../downloads/signed-downloads.ts';
+import { fileBlobKeys } from '../../blobs/keys.ts';
 import type { BoxRecord } from './box-repository.ts';
 
 export const DEFAULT_BOX_COLOR = '#64748b';
@@ -200,8 +200,7 @@ export async function deleteFile(ctx: Context, caller: Caller, projectId: string
     return box;
   });
   // The record is gone, so the bytes are unreachable; removing them after the commit cannot undo it.
-  const keys = [fileBlobKey(projectId, deleted.id), ...(Object.keys(VARIANTS) as Variant[]).map((variant) => renditionBlobKey(projectId, deleted.id, variant))];
-  for (const key of keys) await ctx.blobs.delete(key).catch((error) => ctx.logger.warn('blob delete failed', { boxId, key, error: String(error) }));
+  for (const key of fileBlobKeys(projectId, deleted.id)) await ctx.blobs.delete(key).catch((error) => ctx.logger.warn('blob delete failed', { boxId, key, error: String(error) }));
   return {};
 }
 

@@ -2,6 +2,7 @@ import { describe, expect, it } from 'vitest';
 import type { ApiClient } from '../../../generated/client.ts';
 import { backends } from '../../testing/databases.ts';
 import { json, useTestServer } from '../../testing/harness.ts';
+import { fileBlobKey } from '../../blobs/keys.ts';
 
 /** Uploads a few bytes as a file; resolves to the upload response. */
 async function upload(api: ApiClient, projectid: string, name: string, parentid?: string) {
@@ -85,7 +86,7 @@ describe.each(backends)('boxes on %s', (backend) => {
     await deleteFile(two.boxid);
     expect((await api.GET('/projects/{projectid}/files/{fileid}', { params: { path: { projectid, fileid: one.stackid } } })).response.status).toBe(404);
     expect((await deleteFile(two.boxid)).status).toBe(404);
-    expect(await t.server.ctx.blobs.stat(`projects/${projectid}/files/${two.boxid}`)).toBeUndefined();
+    expect(await t.server.ctx.blobs.stat(fileBlobKey(projectid, two.boxid))).toBeUndefined();
   });
 
   it('refuses to delete a folder or stack', async () => {

@@ -8,7 +8,8 @@ import type { Context } from '../../context.ts';
 import type { Schemas } from '../../lib/api-types.ts';
 import { accessProject, type Caller } from '../../auth/access.ts';
 import { conflict, HttpProblem, notFound, signatureRefused } from '../../http/problem.ts';
-import { artworkBlobKey, downloadBinding, downloadPath, fileBlobKey, renditionBlobKey, signDownload, VARIANTS, type Disposition, type Variant } from './signed-downloads.ts';
+import { artworkBlobKey, fileBlobKey, renditionBlobKey } from '../../blobs/keys.ts';
+import { downloadBinding, downloadPath, signDownload, VARIANTS, type Disposition, type Variant } from './signed-downloads.ts';
 
 async function downloadableFile(ctx: Context, caller: Caller, projectId: string, boxId: string) {
   await accessProject(ctx, caller, projectId, 'read');

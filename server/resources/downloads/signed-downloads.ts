@@ -26,9 +26,8 @@ export function signDownload(ctx: Context, objectId: string, disposition: Dispos
 /** The values a download signature binds besides path and expiry. */
 export const downloadBinding = (disposition: Disposition, variant: Variant | undefined) => ({ disposition, variant: variant ?? 'original' });
 
-/** The blob key of a file box's original bytes. */
-export const fileBlobKey = (projectId: string, boxId: string) => `projects/${projectId}/files/${boxId}`;
-export type Variant = 'compressed' | 'lossless' | 'peaks-json' | 'peaks-dat';
+import type { Variant } from '../../blobs/keys.ts';
+export type { Variant };
 
 /** What each variant is, as stored and sent. */
 export const VARIANTS: Record<Variant, { contentType: string; extension: string }> = {
@@ -37,8 +36,3 @@ export const VARIANTS: Record<Variant, { contentType: string; extension: string 
   'peaks-json': { contentType: 'application/json', extension: '.peaks.json' },
   'peaks-dat': { contentType: 'application/octet-stream', extension: '.peaks.dat' },
 };
-
-/** The blob key of a rendition or the peaks of a file. */
-export const renditionBlobKey = (projectId: string, boxId: string, variant: Variant) => `projects/${projectId}/renditions/${boxId}/${variant}`;
-/** The blob key of an artwork image. */
-export const artworkBlobKey = (projectId: string, artworkId: string) => `projects/${projectId}/artwork/${artworkId}`;

@@ -11,7 +11,7 @@ import { newId } from '../../lib/ids.ts';
 import { accessProject, type Caller } from '../../auth/access.ts';
 import { badRequest, conflict, HttpProblem, notFound, signatureRefused, tooLarge, unsupportedMediaType } from '../../http/problem.ts';
 import { BlobTooLargeError, BlobTooShortError } from '../../blobs/blob-store.ts';
-import { artworkBlobKey, fileBlobKey } from '../downloads/signed-downloads.ts';
+import { artworkBlobKey, fileBlobKey } from '../../blobs/keys.ts';
 import { boxJson, deleteIfEmptyStack, newBox } from '../boxes/boxes-service.ts';
 import { projectJson } from '../projects/projects-service.ts';
 import type { UploadKind, UploadRecord } from './upload-repository.ts';

@@ -5,6 +5,7 @@ import { json, useTestServer } from '../../testing/harness.ts';
 import { onePixelPng } from '../../testing/fixtures.ts';
 import { sweepAbandonedUploads } from './uploads-service.ts';
 import { uploadHeaders } from '../../../generated/client.ts';
+import { fileBlobKey } from '../../blobs/keys.ts';
 
 describe.each(backends)('uploads on %s', (backend) => {
   const t = useTestServer(backend);
@@ -31,7 +32,7 @@ describe.each(backends)('uploads on %s', (backend) => {
     const { api } = await t.as('uploader@example.com');
     const { data } = await api.GET('/projects/{projectid}/files/{fileid}', { params: { path: { projectid, fileid: boxid } } });
     expect(data).toMatchObject({ status: 'awaiting-upload' });
-    expect(await t.server.ctx.blobs.stat(`projects/${projectid}/files/${boxid}`)).toBeUndefined();
+    expect(await t.server.ctx.blobs.stat(fileBlobKey(projectid, boxid))).toBeUndefined();
   }
 
   it('answers with boxid, contentType, metadata, stackid and a signed url on this server', async () => {
@@ -55,7 +56,7 @@ describe.each(backends)('uploads on %s', (backend) => {
     const again = await fetch(upload.url, { method: 'PUT', headers: signedHeaders(upload), body: 'abcdefghij' });
     expect(again.status).toBe(409);
     expect((await again.json()).type).toBe('/problems/upload-already-used');
-    const stored = await t.server.ctx.blobs.read(`projects/${projectid}/files/${upload.boxid}`).toArray();
+    const stored = await t.server.ctx.blobs.read(fileBlobKey(projectid, upload.boxid)).toArray();
     expect(Buffer.concat(stored).toString()).toBe('0123456789');
   });
 

@@ -1,8 +1,12 @@
 import type { Migration } from '../db.ts';
 import { initialSchema } from './schema.ts';
 import { audioPipelineSchema } from './jobs.ts';
+import { versionsSchema } from './versions.ts';
+import { uploadClaimsSchema } from './upload-claims.ts';
 
 export const postgresMigrations: Migration[] = [
   { version: 1, name: 'initial schema', sql: initialSchema('BIGINT') },
   { version: 2, name: 'audio pipeline', sql: audioPipelineSchema('BIGINT') },
+  { version: 3, name: 'resource versions', sql: versionsSchema('BIGINT') },
+  { version: 4, name: 'upload claim deadlines', sql: uploadClaimsSchema('BIGINT') },
 ];

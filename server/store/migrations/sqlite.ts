@@ -1,8 +1,12 @@
 import type { Migration } from '../db.ts';
 import { initialSchema } from './schema.ts';
 import { audioPipelineSchema } from './jobs.ts';
+import { versionsSchema } from './versions.ts';
+import { uploadClaimsSchema } from './upload-claims.ts';
 
 export const sqliteMigrations: Migration[] = [
   { version: 1, name: 'initial schema', sql: initialSchema('INTEGER') },
   { version: 2, name: 'audio pipeline', sql: audioPipelineSchema('INTEGER') },
+  { version: 3, name: 'resource versions', sql: versionsSchema('INTEGER') },
+  { version: 4, name: 'upload claim deadlines', sql: uploadClaimsSchema('INTEGER') },
 ];
