@@ -26,7 +26,7 @@ import { playerPageRoutes } from '../web/player-page-routes.ts';
 
 const root = resolve(import.meta.dirname, '..');
 export const specPath = resolve(root, 'generated/openapi.json');
-export const docsPath = resolve(root, 'dist/docs/index.html');
+export const docsPath = resolve(root, 'generated/docs.html');
 
 /** The signed-URL operations carry their authority in the URL, not in a bearer token. */
 const isSignedPath = (path: string) => path.startsWith('/upload/') || path.startsWith('/download/');
