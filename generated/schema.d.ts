@@ -69,6 +69,11 @@ export interface paths {
          *     fallbacks to preferences on update. `boxSubtitle` cannot be changed.
          *     `payment` requires a connected payment provider. Needs the owner, or
          *     the admin or editor role.
+         *
+         *     The change is atomic: `options` are merged into the stored options
+         *     field by field, and a concurrent update of other fields keeps its
+         *     change too. With `If-Match`, the change is made only if the player is
+         *     still at that version (412 otherwise).
          */
         post: operations["updatePlayer"];
         delete?: never;
@@ -188,7 +193,10 @@ export interface paths {
          *       the version.
          *
          *     A field that does not apply to the box is refused with 409, and nothing
-         *     changes. Needs the owner, or the admin or editor role.
+         *     changes. The whole update is atomic. With `If-Match`, it is made only
+         *     if the box is still at that version (412 otherwise); a folder's or
+         *     stack's version also changes when its children do. Needs the owner, or
+         *     the admin or editor role.
          */
         post: operations["updateFile"];
         /**
@@ -580,7 +588,9 @@ export interface paths {
         put?: never;
         /**
          * Update a project
-         * @description **Extension.** Changes only the fields given. Needs the owner, or the admin or editor role.
+         * @description **Extension.** Changes only the fields given, atomically. Needs the
+         *     owner, or the admin or editor role. With `If-Match`, the change is
+         *     made only if the project is still at that version (412 otherwise).
          */
         post: operations["updateProject"];
         delete?: never;
@@ -628,7 +638,8 @@ export interface paths {
          * Update default player preferences
          * @description **Extension.** Changes the fields given; `null` clears a preference.
          *     Players created afterwards fall back to the new preferences; existing
-         *     players do not change.
+         *     players do not change. The merge is atomic; with `If-Match`, it is made
+         *     only if the preferences are still at that version (412 otherwise).
          */
         post: operations["updatePlayerPreferences"];
         delete?: never;
@@ -2004,6 +2015,29 @@ export interface components {
                 "application/problem+json": components["schemas"]["Problem"];
             };
         };
+        /**
+         * @description The `If-Match` header names a version that is no longer current: the
+         *     resource changed after you read it. Nothing was changed. Read the
+         *     resource again, apply your change to what it returns, and retry with its
+         *     new `ETag`.
+         */
+        PreconditionFailed: {
+            headers: {
+                [name: string]: unknown;
+            };
+            content: {
+                /**
+                 * @example {
+                 *       "type": "/problems/precondition-failed",
+                 *       "title": "Precondition failed",
+                 *       "status": 412,
+                 *       "detail": "Project prj_7h2kq9xw4m has changed since the version your If-Match names; it is now at ETag \"8\". Nothing was changed. GET /projects/prj_7h2kq9xw4m again, apply your change to what it returns, and retry with its ETag in If-Match.",
+                 *       "instance": "req_5f1c2a9d"
+                 *     }
+                 */
+                "application/problem+json": components["schemas"]["Problem"];
+            };
+        };
     };
     parameters: {
         /**
@@ -2051,6 +2085,16 @@ export interface components {
          * @example projects/prj_7h2kq9xw4m/boxes/box_f1le4n8q7r
          */
         StorageMetaBoxPath: string;
+        /**
+         * @description Apply the update only if the resource is still at this version: the
+         *     `ETag` of the response you last read it from, quotes included (RFC 9110
+         *     §13.1.1). If it has changed since, the answer is 412 and nothing
+         *     changes. `*` only requires the resource to exist. Several ETags may be
+         *     given, separated by commas; a weak one (`W/"…"`) never matches. Without
+         *     this header the update applies to whatever version is current.
+         * @example "7"
+         */
+        IfMatch: string;
     };
     requestBodies: never;
     headers: {
@@ -2069,6 +2113,13 @@ export interface components {
          * @example bytes
          */
         AcceptRanges: string;
+        /**
+         * @description The version of the resource this response shows, as a strong entity tag
+         *     (RFC 9110 §8.8.3). It changes with every change to the resource. Send it
+         *     back in `If-Match` on an update to apply the update only to this version.
+         * @example "7"
+         */
+        VersionETag: string;
     };
     pathItems: never;
 }
@@ -2139,6 +2190,7 @@ export interface operations {
             /** @description The new player, with its `playerUrl`. */
             200: {
                 headers: {
+                    ETag: components["headers"]["VersionETag"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -2199,6 +2251,7 @@ export interface operations {
             /** @description The player. */
             200: {
                 headers: {
+                    ETag: components["headers"]["VersionETag"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -2248,7 +2301,18 @@ export interface operations {
     updatePlayer: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /**
+                 * @description Apply the update only if the resource is still at this version: the
+                 *     `ETag` of the response you last read it from, quotes included (RFC 9110
+                 *     §13.1.1). If it has changed since, the answer is 412 and nothing
+                 *     changes. `*` only requires the resource to exist. Several ETags may be
+                 *     given, separated by commas; a weak one (`W/"…"`) never matches. Without
+                 *     this header the update applies to whatever version is current.
+                 * @example "7"
+                 */
+                "If-Match"?: components["parameters"]["IfMatch"];
+            };
             path: {
                 /**
                  * @description The player's id.
@@ -2276,6 +2340,7 @@ export interface operations {
             /** @description The updated player. */
             200: {
                 headers: {
+                    ETag: components["headers"]["VersionETag"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -2313,6 +2378,7 @@ export interface operations {
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
             409: components["responses"]["Conflict"];
+            412: components["responses"]["PreconditionFailed"];
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
             429: components["responses"]["TooManyRequests"];
@@ -2451,6 +2517,7 @@ export interface operations {
             /** @description The box. */
             200: {
                 headers: {
+                    ETag: components["headers"]["VersionETag"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -2510,7 +2577,18 @@ export interface operations {
     updateFile: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /**
+                 * @description Apply the update only if the resource is still at this version: the
+                 *     `ETag` of the response you last read it from, quotes included (RFC 9110
+                 *     §13.1.1). If it has changed since, the answer is 412 and nothing
+                 *     changes. `*` only requires the resource to exist. Several ETags may be
+                 *     given, separated by commas; a weak one (`W/"…"`) never matches. Without
+                 *     this header the update applies to whatever version is current.
+                 * @example "7"
+                 */
+                "If-Match"?: components["parameters"]["IfMatch"];
+            };
             path: {
                 /**
                  * @description The project's id.
@@ -2534,6 +2612,7 @@ export interface operations {
             /** @description The updated box. */
             200: {
                 headers: {
+                    ETag: components["headers"]["VersionETag"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -2561,6 +2640,7 @@ export interface operations {
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
             409: components["responses"]["Conflict"];
+            412: components["responses"]["PreconditionFailed"];
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
             429: components["responses"]["TooManyRequests"];
@@ -2841,6 +2921,7 @@ export interface operations {
             /** @description The new folder. */
             200: {
                 headers: {
+                    ETag: components["headers"]["VersionETag"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -2899,6 +2980,7 @@ export interface operations {
             /** @description The new stack. */
             200: {
                 headers: {
+                    ETag: components["headers"]["VersionETag"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -3277,6 +3359,7 @@ export interface operations {
             /** @description The new project. */
             200: {
                 headers: {
+                    ETag: components["headers"]["VersionETag"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -3322,6 +3405,7 @@ export interface operations {
             /** @description The project. */
             200: {
                 headers: {
+                    ETag: components["headers"]["VersionETag"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -3352,7 +3436,18 @@ export interface operations {
     updateProject: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /**
+                 * @description Apply the update only if the resource is still at this version: the
+                 *     `ETag` of the response you last read it from, quotes included (RFC 9110
+                 *     §13.1.1). If it has changed since, the answer is 412 and nothing
+                 *     changes. `*` only requires the resource to exist. Several ETags may be
+                 *     given, separated by commas; a weak one (`W/"…"`) never matches. Without
+                 *     this header the update applies to whatever version is current.
+                 * @example "7"
+                 */
+                "If-Match"?: components["parameters"]["IfMatch"];
+            };
             path: {
                 /**
                  * @description The project's id.
@@ -3376,6 +3471,7 @@ export interface operations {
             /** @description The updated project. */
             200: {
                 headers: {
+                    ETag: components["headers"]["VersionETag"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -3397,6 +3493,7 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
+            412: components["responses"]["PreconditionFailed"];
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
             429: components["responses"]["TooManyRequests"];
@@ -3444,6 +3541,7 @@ export interface operations {
             /** @description The stored preferences. */
             200: {
                 headers: {
+                    ETag: components["headers"]["VersionETag"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -3467,7 +3565,18 @@ export interface operations {
     updatePlayerPreferences: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /**
+                 * @description Apply the update only if the resource is still at this version: the
+                 *     `ETag` of the response you last read it from, quotes included (RFC 9110
+                 *     §13.1.1). If it has changed since, the answer is 412 and nothing
+                 *     changes. `*` only requires the resource to exist. Several ETags may be
+                 *     given, separated by commas; a weak one (`W/"…"`) never matches. Without
+                 *     this header the update applies to whatever version is current.
+                 * @example "7"
+                 */
+                "If-Match"?: components["parameters"]["IfMatch"];
+            };
             path?: never;
             cookie?: never;
         };
@@ -3489,6 +3598,7 @@ export interface operations {
             /** @description The stored preferences after the change. */
             200: {
                 headers: {
+                    ETag: components["headers"]["VersionETag"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -3505,6 +3615,7 @@ export interface operations {
             };
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
+            412: components["responses"]["PreconditionFailed"];
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
             429: components["responses"]["TooManyRequests"];

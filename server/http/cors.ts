@@ -11,6 +11,7 @@ const allowedHeaders = [
   'Content-Type',
   'Range',
   'If-None-Match',
+  'If-Match',
   'X-Request-Id',
   'x-storage-meta-destination',
   'x-storage-meta-projectid',

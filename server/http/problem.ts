@@ -21,6 +21,7 @@ const titles: Record<string, string> = {
   conflict: 'Conflict with the stored state',
   'payment-provider-required': 'Connect a payment provider first',
   'upload-already-used': 'Upload URL already used',
+  'precondition-failed': 'Precondition failed',
   'payload-too-large': 'Too large',
   'unsupported-media-type': 'Unsupported media type',
   'range-not-satisfiable': 'Range not satisfiable',

@@ -1,6 +1,7 @@
 import type { OperationHandlers } from '../../http/operations.ts';
 import type { Context } from '../../context.ts';
 import * as account from './account-service.ts';
+import { ifMatchOf, sendVersioned } from '../projects/preconditions.ts';
 
 export function accountHandlers(ctx: Context): OperationHandlers {
   return {
@@ -8,10 +9,10 @@ export function accountHandlers(ctx: Context): OperationHandlers {
       res.json(await account.getCurrentUser(ctx, req.user!));
     },
     getPlayerPreferences: async (req, res) => {
-      res.json(await account.getPreferences(ctx, req.user!));
+      sendVersioned(res, await account.getPreferences(ctx, req.user!));
     },
     updatePlayerPreferences: async (req, res) => {
-      res.json(await account.updatePreferences(ctx, req.user!, req.body));
+      sendVersioned(res, await account.updatePreferences(ctx, req.user!, req.body, ifMatchOf(req)));
     },
     getPaymentProvider: async (req, res) => {
       res.json(await account.getPaymentProvider(ctx, req.user!));

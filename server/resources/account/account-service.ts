@@ -2,6 +2,7 @@ import type { Context } from '../../context.ts';
 import type { Schemas } from '../../lib/api-types.ts';
 import type { Caller } from '../../auth/access.ts';
 import type { UserRecord } from './user-repository.ts';
+import { requireIfMatch, type IfMatch, type Versioned } from '../projects/preconditions.ts';
 
 async function load(ctx: Context, caller: Caller): Promise<UserRecord> {
   return (await ctx.store.users.get(caller.id))!;
@@ -12,14 +13,25 @@ export async function getCurrentUser(ctx: Context, caller: Caller): Promise<Sche
   return { id: user.id, object: 'user', email: user.email, timeCreated: user.timeCreated };
 }
 
-export async function getPreferences(ctx: Context, caller: Caller): Promise<Schemas['PlayerPreferences']> {
-  return (await load(ctx, caller)).preferences;
+export async function getPreferences(ctx: Context, caller: Caller): Promise<Versioned<Schemas['PlayerPreferences']>> {
+  const user = await load(ctx, caller);
+  return { body: user.preferences, version: user.preferencesVersion };
 }
 
-/** Merges the change into the stored preferences; null clears a preference. */
-export async function updatePreferences(ctx: Context, caller: Caller, body: Schemas['UpdatePlayerPreferencesRequest']): Promise<Schemas['PlayerPreferences']> {
+/**
+ * Merges the change into the stored preferences; null clears a preference.
+ * The merge reads and writes in one transaction with the user's row locked,
+ * so two changes to different preferences that race both land.
+ */
+export async function updatePreferences(
+  ctx: Context,
+  caller: Caller,
+  body: Schemas['UpdatePlayerPreferencesRequest'],
+  ifMatch?: IfMatch,
+): Promise<Versioned<Schemas['PlayerPreferences']>> {
   return ctx.store.transaction(async (store) => {
-    const { preferences } = (await store.users.get(caller.id))!;
+    const { preferences, preferencesVersion } = (await store.users.getForUpdate(caller.id))!;
+    requireIfMatch(ifMatch, preferencesVersion, 'Your preferences', 'GET /me/preferences');
     const options: Record<string, unknown> = { ...preferences.options };
     for (const [name, value] of Object.entries(body.options ?? {})) {
       if (value === null) delete options[name];
@@ -28,8 +40,7 @@ export async function updatePreferences(ctx: Context, caller: Caller, body: Sche
     const next: Schemas['PlayerPreferences'] = { options: options as Schemas['PlayerOptionsInput'] };
     const audience = body.public === undefined ? preferences.public : body.public;
     if (audience !== null && audience !== undefined) next.public = audience;
-    await store.users.setPreferences(caller.id, next);
-    return next;
+    return { body: next, version: await store.users.setPreferences(caller.id, next) };
   });
 }
 

@@ -1,6 +1,7 @@
 import type { Db } from '../../store/db.ts';
 import type { Schemas } from '../../lib/api-types.ts';
 import { newId } from '../../lib/ids.ts';
+import { forUpdate } from '../projects/project-repository.ts';
 
 export interface PaymentProviderRecord {
   provider: 'stripe';
@@ -12,16 +13,19 @@ export interface UserRecord {
   id: string;
   email: string;
   preferences: Schemas['PlayerPreferences'];
+  /** Changes with every change to the preferences; their ETag. */
+  preferencesVersion: number;
   paymentProvider: PaymentProviderRecord | null;
   timeCreated: number;
 }
 
-type UserRow = { id: string; email: string; preferences: string; payment_provider: string | null; time_created: number };
+type UserRow = { id: string; email: string; preferences: string; preferences_version: number; payment_provider: string | null; time_created: number };
 
 const fromRow = (row: UserRow): UserRecord => ({
   id: row.id,
   email: row.email,
   preferences: JSON.parse(row.preferences),
+  preferencesVersion: row.preferences_version,
   paymentProvider: row.payment_provider ? JSON.parse(row.payment_provider) : null,
   timeCreated: row.time_created,
 });
@@ -49,8 +53,24 @@ export class UserRepository {
     return (await this.findByEmail(normalized))!;
   }
 
-  async setPreferences(id: string, preferences: Schemas['PlayerPreferences']): Promise<void> {
-    await this.db.execute('UPDATE users SET preferences = $2 WHERE id = $1', [id, JSON.stringify(preferences)]);
+  /**
+   * Reads the user and locks its row until the end of the transaction, for
+   * the read-modify-write of the preferences (a merge into stored JSON).
+   * Call it inside a transaction.
+   */
+  async getForUpdate(id: string): Promise<UserRecord | undefined> {
+    const [row] = await this.db.query<UserRow>(`SELECT * FROM users WHERE id = $1${forUpdate(this.db)}`, [id]);
+    return row && fromRow(row);
+  }
+
+  /** Stores the preferences and bumps their version; answers the new version. */
+  async setPreferences(id: string, preferences: Schemas['PlayerPreferences']): Promise<number> {
+    const [row] = await this.db.query<{ preferences_version: number }>(
+      'UPDATE users SET preferences = $2, preferences_version = preferences_version + 1 WHERE id = $1 RETURNING preferences_version',
+      [id, JSON.stringify(preferences)],
+    );
+    if (!row) throw new Error(`user ${id} does not exist`);
+    return row.preferences_version;
   }
 
   async setPaymentProvider(id: string, provider: PaymentProviderRecord | null): Promise<void> {

@@ -1,5 +1,6 @@
 import type { Db, SqlValue } from '../../store/db.ts';
 import type { Schemas } from '../../lib/api-types.ts';
+import { forUpdate } from '../projects/project-repository.ts';
 
 export type BoxKind = 'file' | 'folder' | 'stack';
 export type FileStatus = 'awaiting-upload' | 'pending' | 'processing' | 'ready' | 'failed';
@@ -26,6 +27,13 @@ export interface BoxRecord {
   /** Audio files, once analysed. */
   audio: Schemas['AudioAnalysis'] | null;
   uploaderId: string | null;
+  /**
+   * Changes with every change to what the box's JSON shows, its ETag: its
+   * own fields, its processing state, and, for a folder or stack, its list
+   * of children (a child added, removed, moved, renamed or given a version
+   * name).
+   */
+  version: number;
   timeCreated: number;
   timeModified: number;
 }
@@ -48,6 +56,7 @@ type BoxRow = {
   duration: number | null;
   audio: string | null;
   uploader_id: string | null;
+  version: number;
   time_created: number;
   time_modified: number;
 };
@@ -70,6 +79,7 @@ const fromRow = (row: BoxRow): BoxRecord => ({
   duration: row.duration,
   audio: row.audio ? JSON.parse(row.audio) : null,
   uploaderId: row.uploader_id,
+  version: row.version,
   timeCreated: row.time_created,
   timeModified: row.time_modified,
 });
@@ -91,34 +101,65 @@ const kindOrder = `CASE kind WHEN 'folder' THEN 0 WHEN 'stack' THEN 1 ELSE 2 END
  * Every write goes through this repository, and each one bumps the
  * project's box_version, which keys the cache of box listings
  * (box-list-cache.ts). A write that forgot to would serve stale listings.
+ *
+ * Each write runs in a transaction (the caller's, when there is one) and
+ * bumps box_version first. So the project's row is the first lock every box
+ * write takes, and two transactions writing boxes of one project queue on
+ * it instead of deadlocking on each other's boxes; and a listing can never
+ * be cached under the new box_version with the boxes as they were.
  */
 export class BoxRepository {
   constructor(private db: Db) {}
 
-  private async bumpVersion(projectId: string): Promise<void> {
-    await this.db.execute('UPDATE projects SET box_version = box_version + 1 WHERE id = $1', [projectId]);
+  private async bumpVersion(db: Db, projectId: string): Promise<void> {
+    await db.execute('UPDATE projects SET box_version = box_version + 1 WHERE id = $1', [projectId]);
   }
 
+  /**
+   * Locks the project's boxes until the end of the transaction: every box
+   * write of the project waits for it, since each takes the project's row
+   * first. A read-modify-write of boxes (updateBox, moves, new positions)
+   * takes it before it reads. On SQLite the transaction is already
+   * exclusive. Call it inside a transaction; answers false when there is no
+   * such project.
+   */
+  async lockProject(projectId: string): Promise<boolean> {
+    const rows = await this.db.query(`SELECT id FROM projects WHERE id = $1${forUpdate(this.db)}`, [projectId]);
+    return rows.length === 1;
+  }
+
+  /** Inserts a new box, at version 1. Its parent's list of children changes, and so does the parent's version. */
   async insert(box: BoxRecord): Promise<void> {
-    await this.db.execute(
-      `INSERT INTO boxes (${columns.join(', ')}) VALUES (${columns.map((_, i) => `$${i + 1}`).join(', ')})`,
-      toRow(box),
-    );
-    await this.bumpVersion(box.projectId);
+    await this.db.transaction(async (db) => {
+      await this.bumpVersion(db, box.projectId);
+      await db.execute(
+        `INSERT INTO boxes (${columns.join(', ')}) VALUES (${columns.map((_, i) => `$${i + 1}`).join(', ')})`,
+        toRow(box),
+      );
+      if (box.parentId) await db.execute('UPDATE boxes SET version = version + 1 WHERE id = $1', [box.parentId]);
+    });
   }
 
   /**
    * Writes back the fields people change: name, colour, place, trash,
-   * hidden, version name. A file's processing state is not among them; it
-   * changes only through setProcessing, so a rename that races the audio
-   * worker cannot undo the worker's result, nor the worker the rename.
+   * hidden, version name; and bumps the box's version, and those of its old
+   * and new parents, whose lists of children show it. A file's processing
+   * state is not among them; it changes only through setProcessing, so a
+   * rename that races the audio worker cannot undo the worker's result, nor
+   * the worker the rename. The record must have been read after
+   * lockProject in the same transaction.
    */
   async save(box: BoxRecord): Promise<void> {
-    await this.db.execute(
-      `UPDATE boxes SET name = $2, color = $3, parent_id = $4, position = $5, trashed = $6, hidden = $7, version_name = $8, time_modified = $9 WHERE id = $1`,
-      [box.id, box.name, box.color, box.parentId, box.position, box.trashed ? 1 : 0, box.hidden ? 1 : 0, box.versionName, box.timeModified],
-    );
-    await this.bumpVersion(box.projectId);
+    await this.db.transaction(async (db) => {
+      await this.bumpVersion(db, box.projectId);
+      await db.execute('UPDATE boxes SET version = version + 1 WHERE id IN (SELECT parent_id FROM boxes WHERE id = $1) OR id = $2', [box.id, box.parentId]);
+      await db.execute(
+        `UPDATE boxes SET name = $2, color = $3, parent_id = $4, position = $5, trashed = $6, hidden = $7, version_name = $8, time_modified = $9,
+           version = version + 1
+         WHERE id = $1`,
+        [box.id, box.name, box.color, box.parentId, box.position, box.trashed ? 1 : 0, box.hidden ? 1 : 0, box.versionName, box.timeModified],
+      );
+    });
   }
 
   /** A box of the project; undefined for an unknown id or a box of another project. */
@@ -172,13 +213,15 @@ export class BoxRepository {
     now: number,
   ): Promise<void> {
     const keep = state.duration === undefined;
-    await this.db.execute(
-      `UPDATE boxes SET status = $3, status_reason = $4, duration = CASE WHEN $5 = 1 THEN duration ELSE $6 END,
-         audio = CASE WHEN $5 = 1 THEN audio ELSE $7 END, time_modified = $8
-       WHERE id = $1 AND project_id = $2 AND kind = 'file'`,
-      [boxId, projectId, state.status, state.statusReason ?? null, keep ? 1 : 0, state.duration ?? null, state.audio ? JSON.stringify(state.audio) : null, now],
-    );
-    await this.bumpVersion(projectId);
+    await this.db.transaction(async (db) => {
+      await this.bumpVersion(db, projectId);
+      await db.execute(
+        `UPDATE boxes SET status = $3, status_reason = $4, duration = CASE WHEN $5 = 1 THEN duration ELSE $6 END,
+           audio = CASE WHEN $5 = 1 THEN audio ELSE $7 END, time_modified = $8, version = version + 1
+         WHERE id = $1 AND project_id = $2 AND kind = 'file'`,
+        [boxId, projectId, state.status, state.statusReason ?? null, keep ? 1 : 0, state.duration ?? null, state.audio ? JSON.stringify(state.audio) : null, now],
+      );
+    });
   }
 
   /** The box and everything inside it, at any depth. */
@@ -208,12 +251,20 @@ export class BoxRepository {
   }
 
   async setTrashed(projectId: string, ids: string[], trashed: boolean, now: number): Promise<void> {
-    for (const id of ids) await this.db.execute('UPDATE boxes SET trashed = $2, time_modified = $3 WHERE id = $1 AND project_id = $4', [id, trashed ? 1 : 0, now, projectId]);
-    await this.bumpVersion(projectId);
+    await this.db.transaction(async (db) => {
+      await this.bumpVersion(db, projectId);
+      for (const id of ids) {
+        await db.execute('UPDATE boxes SET trashed = $2, time_modified = $3, version = version + 1 WHERE id = $1 AND project_id = $4', [id, trashed ? 1 : 0, now, projectId]);
+      }
+    });
   }
 
+  /** Deletes a box; its parent's list of children changes, and so does the parent's version. */
   async delete(projectId: string, id: string): Promise<void> {
-    await this.db.execute('DELETE FROM boxes WHERE id = $1 AND project_id = $2', [id, projectId]);
-    await this.bumpVersion(projectId);
+    await this.db.transaction(async (db) => {
+      await this.bumpVersion(db, projectId);
+      await db.execute('UPDATE boxes SET version = version + 1 WHERE id IN (SELECT parent_id FROM boxes WHERE id = $1 AND project_id = $2)', [id, projectId]);
+      await db.execute('DELETE FROM boxes WHERE id = $1 AND project_id = $2', [id, projectId]);
+    });
   }
 }

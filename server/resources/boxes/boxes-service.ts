@@ -11,6 +11,7 @@ import { accessProject, type Caller } from '../../auth/access.ts';
 import { conflict, notFound } from '../../http/problem.ts';
 import { fileBlobKeys } from '../../blobs/keys.ts';
 import type { BoxRecord } from './box-repository.ts';
+import { requireIfMatch, type IfMatch, type Versioned } from '../projects/preconditions.ts';
 
 export const DEFAULT_BOX_COLOR = '#64748b';
 
@@ -55,6 +56,15 @@ function boxesJson(boxes: BoxRecord[], all: BoxRecord[]): Schemas['Box'][] {
   return boxes.map((box) => boxJson(box, children.get(box.id)));
 }
 
+/**
+ * Holds the project's boxes still until the transaction ends (see
+ * BoxRepository.lockProject): taken before a write reads what it will
+ * change, so what it read is still true when it writes.
+ */
+async function lockBoxes(store: Store, projectId: string): Promise<void> {
+  if (!(await store.boxes.lockProject(projectId))) throw notFound(`No project ${projectId} exists that you can see.`);
+}
+
 async function loadBox(store: Store, projectId: string, boxId: string): Promise<BoxRecord> {
   const box = await store.boxes.get(projectId, boxId);
   if (!box) throw notFound(`Project ${projectId} has no file, folder or stack ${boxId}.`);
@@ -65,9 +75,16 @@ export async function boxWithChildren(store: Store, box: BoxRecord): Promise<Sch
   return boxJson(box, box.kind === 'file' ? [] : await store.boxes.children(box.id));
 }
 
-export async function getBox(ctx: Context, caller: Caller, projectId: string, boxId: string) {
+export async function getBox(ctx: Context, caller: Caller, projectId: string, boxId: string): Promise<Versioned<Schemas['Box']>> {
   await accessProject(ctx, caller, projectId, 'read');
-  return boxWithChildren(ctx.store, await loadBox(ctx.store, projectId, boxId));
+  const box = await loadBox(ctx.store, projectId, boxId);
+  return { body: await boxWithChildren(ctx.store, box), version: box.version };
+}
+
+/** A box as it is now, with its children and version: the answer of a write, read in the write's transaction. */
+async function reread(store: Store, projectId: string, boxId: string): Promise<Versioned<Schemas['Box']>> {
+  const box = (await store.boxes.get(projectId, boxId))!;
+  return { body: await boxWithChildren(store, box), version: box.version };
 }
 
 /**
@@ -109,27 +126,30 @@ export function newBox(fields: Pick<BoxRecord, 'projectId' | 'kind' | 'name' | '
     duration: null,
     audio: null,
     uploaderId: null,
+    version: 1,
     timeCreated: now,
     timeModified: now,
     ...fields,
   };
 }
 
-export async function createFolder(ctx: Context, caller: Caller, projectId: string, body: Schemas['CreateFolderRequest']) {
+export async function createFolder(ctx: Context, caller: Caller, projectId: string, body: Schemas['CreateFolderRequest']): Promise<Versioned<Schemas['FolderBox']>> {
   await accessProject(ctx, caller, projectId, 'write');
   return ctx.store.transaction(async (store) => {
+    await lockBoxes(store, projectId);
     const folder = newBox(
       { projectId, kind: 'folder', name: body.name, color: body.color ?? DEFAULT_BOX_COLOR, parentId: null, position: await store.boxes.nextPosition(projectId, null) },
       ctx.clock.now(),
     );
     await store.boxes.insert(folder);
-    return boxJson(folder) as Schemas['FolderBox'];
+    return { body: boxJson(folder) as Schemas['FolderBox'], version: folder.version };
   });
 }
 
-export async function createStack(ctx: Context, caller: Caller, projectId: string, body: Schemas['CreateStackRequest']) {
+export async function createStack(ctx: Context, caller: Caller, projectId: string, body: Schemas['CreateStackRequest']): Promise<Versioned<Schemas['StackBox']>> {
   await accessProject(ctx, caller, projectId, 'write');
   return ctx.store.transaction(async (store) => {
+    await lockBoxes(store, projectId);
     const files = await filesOfProject(store, projectId, body.childids, 'childids');
     const now = ctx.clock.now();
     // The new stack takes the place of the first file (or of the stack that held it).
@@ -139,14 +159,30 @@ export async function createStack(ctx: Context, caller: Caller, projectId: strin
     const stack = newBox({ projectId, kind: 'stack', name: body.name, parentId: anchor.parentId, position: anchor.position }, now);
     await store.boxes.insert(stack);
     await moveInto(store, files, stack, now);
-    return (await boxWithChildren(store, stack)) as Schemas['StackBox'];
+    return (await reread(store, projectId, stack.id)) as Versioned<Schemas['StackBox']>;
   });
 }
 
-export async function updateBox(ctx: Context, caller: Caller, projectId: string, boxId: string, body: Schemas['UpdateBoxRequest']) {
+/**
+ * Changes the fields given. The whole update, from reading the box to the
+ * last move, runs in one transaction holding the project's boxes (lockBoxes),
+ * so a concurrent update of another field waits and then applies its change
+ * to this one's result: both land. With If-Match, the version is checked
+ * under the same lock, before any rule.
+ */
+export async function updateBox(
+  ctx: Context,
+  caller: Caller,
+  projectId: string,
+  boxId: string,
+  body: Schemas['UpdateBoxRequest'],
+  ifMatch?: IfMatch,
+): Promise<Versioned<Schemas['Box']>> {
   await accessProject(ctx, caller, projectId, 'write');
   return ctx.store.transaction(async (store) => {
+    await lockBoxes(store, projectId);
     const box = await loadBox(store, projectId, boxId);
+    requireIfMatch(ifMatch, box.version, `Box ${boxId}`, `GET /projects/${projectId}/files/${boxId}`);
     const now = ctx.clock.now();
     const container = box.kind !== 'file';
     // First every rule, then every change.
@@ -186,13 +222,14 @@ export async function updateBox(ctx: Context, caller: Caller, projectId: string,
       // Interface 3: "Trashing a folder or stack also trashes its contents"; restoring restores them too.
       await store.boxes.setTrashed(projectId, await store.boxes.subtreeIds(box.id), body.trashed, now);
     }
-    return boxWithChildren(store, (await store.boxes.get(projectId, boxId))!);
+    return reread(store, projectId, boxId);
   });
 }
 
 export async function deleteFile(ctx: Context, caller: Caller, projectId: string, boxId: string) {
   await accessProject(ctx, caller, projectId, 'write');
   const deleted = await ctx.store.transaction(async (store) => {
+    await lockBoxes(store, projectId);
     const box = await loadBox(store, projectId, boxId);
     if (box.kind !== 'file') throw conflict(`${boxId} is a ${box.kind}; only files can be deleted. Trash a ${box.kind} with trashed: true instead.`);
     await store.boxes.delete(projectId, box.id);
@@ -200,7 +237,7 @@ export async function deleteFile(ctx: Context, caller: Caller, projectId: string
     return box;
   });
   // The record is gone, so the bytes are unreachable; removing them after the commit cannot undo it.
-  for (const key of fileBlobKeys(projectId, deleted.id)) await ctx.blobs.delete(key).catch((error) => ctx.logger.warn('blob delete failed', { boxId, key, error: String(error) }));
+  for (const key of fileBlobKeys(projectId, deleted.id)) await ctx.blobs.delete(key).catch((error) => ctx.logger.warn('blob delete failed', { boxId, key, error }));
   return {};
 }
 

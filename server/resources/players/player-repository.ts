@@ -1,5 +1,6 @@
 import type { Db } from '../../store/db.ts';
 import type { Schemas } from '../../lib/api-types.ts';
+import { forUpdate } from '../projects/project-repository.ts';
 
 export interface PlayerRecord {
   id: string;
@@ -14,9 +15,14 @@ export interface PlayerRecord {
   upload: Schemas['UploadPortal'] | null;
   payment: Schemas['Payment'] | null;
   collaborators: Schemas['Collaborator'][];
+  /** Changes with every change to the player; its ETag. */
+  version: number;
   timeCreated: number;
   timeModified: number;
 }
+
+/** The fields an update may change. */
+export type PlayerChanges = Pick<PlayerRecord, 'name' | 'public' | 'options' | 'payment'>;
 
 type PlayerRow = {
   id: string;
@@ -30,6 +36,7 @@ type PlayerRow = {
   options: string;
   upload: string | null;
   payment: string | null;
+  version: number;
   time_created: number;
   time_modified: number;
 };
@@ -39,7 +46,8 @@ const json = <T>(text: string | null): T | null => (text === null ? null : (JSON
 export class PlayerRepository {
   constructor(private db: Db) {}
 
-  async insert(player: PlayerRecord): Promise<void> {
+  /** Inserts a new player, at version 1. */
+  async insert(player: Omit<PlayerRecord, 'version'>): Promise<void> {
     await this.db.transaction(async (tx) => {
       await tx.execute(
         `INSERT INTO players (id, project_id, owner_id, name, color, public, folder_id, box_ids, options, upload, payment, time_created, time_modified)
@@ -60,11 +68,28 @@ export class PlayerRepository {
     });
   }
 
-  async save(player: PlayerRecord): Promise<void> {
-    await this.db.execute(
-      'UPDATE players SET name = $2, public = $3, options = $4, payment = $5, time_modified = $6 WHERE id = $1',
-      [player.id, player.name, player.public ? 1 : 0, JSON.stringify(player.options), player.payment && JSON.stringify(player.payment), player.timeModified],
+  /**
+   * Reads the player and locks its row until the end of the transaction, so
+   * that a read-modify-write (the options are merged into stored JSON, which
+   * no portable UPDATE can do) cannot lose a change made in between. Call it
+   * inside a transaction.
+   */
+  async getForUpdate(id: string): Promise<PlayerRecord | undefined> {
+    const [row] = await this.db.query<PlayerRow>(`SELECT * FROM players WHERE id = $1${forUpdate(this.db)}`, [id]);
+    return row && (await this.withCollaborators([row]))[0];
+  }
+
+  /**
+   * Writes the changeable fields and bumps the version; answers the new
+   * version. The values must come from a getForUpdate in the same transaction.
+   */
+  async update(id: string, changes: PlayerChanges, now: number): Promise<number> {
+    const [row] = await this.db.query<{ version: number }>(
+      'UPDATE players SET name = $2, public = $3, options = $4, payment = $5, time_modified = $6, version = version + 1 WHERE id = $1 RETURNING version',
+      [id, changes.name, changes.public ? 1 : 0, JSON.stringify(changes.options), changes.payment && JSON.stringify(changes.payment), now],
     );
+    if (!row) throw new Error(`player ${id} vanished while its row was locked`);
+    return Number(row.version);
   }
 
   async get(id: string): Promise<PlayerRecord | undefined> {
@@ -104,6 +129,7 @@ export class PlayerRepository {
       upload: json(row.upload),
       payment: json(row.payment),
       collaborators: collaborators.get(row.id) ?? [],
+      version: row.version,
       timeCreated: row.time_created,
       timeModified: row.time_modified,
     }));

@@ -1,6 +1,7 @@
 import type { OperationHandlers } from '../../http/operations.ts';
 import type { Context } from '../../context.ts';
 import * as players from './players-service.ts';
+import { ifMatchOf, sendVersioned } from '../projects/preconditions.ts';
 
 export function playersHandlers(ctx: Context): OperationHandlers {
   return {
@@ -8,13 +9,13 @@ export function playersHandlers(ctx: Context): OperationHandlers {
       res.json(await players.listPlayers(ctx, req.user!));
     },
     createPlayer: async (req, res) => {
-      res.json(await players.createPlayer(ctx, req.user!, req.body));
+      sendVersioned(res, await players.createPlayer(ctx, req.user!, req.body));
     },
     getPlayer: async (req, res) => {
-      res.json(await players.getPlayer(ctx, req.user!, req.params.playerid));
+      sendVersioned(res, await players.getPlayer(ctx, req.user!, req.params.playerid));
     },
     updatePlayer: async (req, res) => {
-      res.json(await players.updatePlayer(ctx, req.user!, req.params.playerid, req.body));
+      sendVersioned(res, await players.updatePlayer(ctx, req.user!, req.params.playerid, req.body, ifMatchOf(req)));
     },
   };
 }

@@ -7,6 +7,8 @@ import { badRequest, conflict, HttpProblem, notFound } from '../../http/problem.
 import { normalizeEmail } from '../account/user-repository.ts';
 import { DEFAULT_PROJECT_COLOR } from '../projects/projects-service.ts';
 import type { PlayerRecord } from './player-repository.ts';
+import type { Store } from '../../store/store.ts';
+import { requireIfMatch, type IfMatch, type Versioned } from '../projects/preconditions.ts';
 
 type Options = Schemas['PlayerOptions'];
 
@@ -65,15 +67,15 @@ export function playerJson(ctx: Context, player: PlayerRecord): Schemas['Player'
   };
 }
 
-async function requirePaymentProvider(ctx: Context, caller: Caller) {
-  const user = await ctx.store.users.get(caller.id);
+async function requirePaymentProvider(store: Store, caller: Caller) {
+  const user = await store.users.get(caller.id);
   if (!user?.paymentProvider) {
     // Interface 4.1: payment "requires that the payment-provider integration of the caller is set up first".
     throw new HttpProblem(409, 'payment-provider-required', 'A paywall needs a connected payment provider. Connect one with POST /me/payment-provider, then set payment again.');
   }
 }
 
-export async function createPlayer(ctx: Context, caller: Caller, body: Schemas['CreatePlayerRequest']): Promise<Schemas['Player']> {
+export async function createPlayer(ctx: Context, caller: Caller, body: Schemas['CreatePlayerRequest']): Promise<Versioned<Schemas['Player']>> {
   // Interface 4.1: folderid and boxids each need projectid, and exclude each other.
   if (body.folderid !== undefined && body.projectid === undefined) {
     throw badRequest('folderid needs projectid: give the project the folder belongs to.', [{ pointer: '#/projectid', detail: 'is required when folderid is given' }]);
@@ -84,7 +86,7 @@ export async function createPlayer(ctx: Context, caller: Caller, body: Schemas['
   if (body.boxids !== undefined && body.folderid !== undefined) {
     throw badRequest('Give folderid or boxids, not both: a player is scoped to one folder or to a list of boxes.', [{ pointer: '#/folderid', detail: 'must not be given with boxids' }]);
   }
-  if (body.payment) await requirePaymentProvider(ctx, caller);
+  if (body.payment) await requirePaymentProvider(ctx.store, caller);
   const user = (await ctx.store.users.get(caller.id))!;
   const now = ctx.clock.now();
 
@@ -122,11 +124,12 @@ export async function createPlayer(ctx: Context, caller: Caller, body: Schemas['
       upload: body.upload ?? null,
       payment: body.payment ?? null,
       collaborators: [...collaborators.values()],
+      version: 1,
       timeCreated: now,
       timeModified: now,
     };
     await store.players.insert(player);
-    return playerJson(ctx, player);
+    return { body: playerJson(ctx, player), version: player.version };
   });
 }
 
@@ -142,8 +145,9 @@ async function loadPlayer(ctx: Context, caller: Caller, playerId: string, need: 
   return player;
 }
 
-export async function getPlayer(ctx: Context, caller: Caller, playerId: string) {
-  return playerJson(ctx, await loadPlayer(ctx, caller, playerId, 'read'));
+export async function getPlayer(ctx: Context, caller: Caller, playerId: string): Promise<Versioned<Schemas['Player']>> {
+  const player = await loadPlayer(ctx, caller, playerId, 'read');
+  return { body: playerJson(ctx, player), version: player.version };
 }
 
 /** Interface 4.1: "List owned players … array of all player objects the caller owns". */
@@ -151,18 +155,37 @@ export async function listPlayers(ctx: Context, caller: Caller) {
   return (await ctx.store.players.listOwnedBy(caller.id)).map((player) => playerJson(ctx, player));
 }
 
-/** Changes only the fields given; there are no fallbacks on update. */
-export async function updatePlayer(ctx: Context, caller: Caller, playerId: string, body: Schemas['UpdatePlayerRequest']) {
-  const player = await loadPlayer(ctx, caller, playerId, 'write');
-  if (body.payment) await requirePaymentProvider(ctx, caller);
-  const updated: PlayerRecord = {
-    ...player,
-    name: body.name ?? player.name,
-    public: body.public ?? player.public,
-    options: { ...player.options, ...body.options },
-    payment: body.payment ?? player.payment,
-    timeModified: ctx.clock.now(),
-  };
-  await ctx.store.players.save(updated);
-  return playerJson(ctx, updated);
+/**
+ * Changes only the fields given; there are no fallbacks on update. The
+ * options are merged into the stored ones, so the player is read and
+ * written in one transaction with its row locked: a concurrent update of
+ * another field (or another option) waits, then merges into what this one
+ * wrote, and both land.
+ */
+export async function updatePlayer(
+  ctx: Context,
+  caller: Caller,
+  playerId: string,
+  body: Schemas['UpdatePlayerRequest'],
+  ifMatch?: IfMatch,
+): Promise<Versioned<Schemas['Player']>> {
+  await loadPlayer(ctx, caller, playerId, 'write');
+  if (body.payment) await requirePaymentProvider(ctx.store, caller);
+  const now = ctx.clock.now();
+  const updated = await ctx.store.transaction(async (store) => {
+    const player = await store.players.getForUpdate(playerId);
+    if (!player) throw notFound(`No player ${playerId} exists that you can see.`);
+    requireIfMatch(ifMatch, player.version, `Player ${playerId}`, `GET /players/${playerId}`);
+    const next: PlayerRecord = {
+      ...player,
+      name: body.name ?? player.name,
+      public: body.public ?? player.public,
+      options: { ...player.options, ...body.options },
+      payment: body.payment ?? player.payment,
+      timeModified: now,
+    };
+    next.version = await store.players.update(playerId, next, now);
+    return next;
+  });
+  return { body: playerJson(ctx, updated), version: updated.version };
 }

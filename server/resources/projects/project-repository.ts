@@ -10,6 +10,8 @@ export interface ProjectRecord {
   artworkId: string | null;
   /** Changes whenever any box of the project changes. */
   boxVersion: number;
+  /** Changes with every change to the project itself; its ETag. */
+  version: number;
   timeCreated: number;
   timeModified: number;
 }
@@ -30,6 +32,7 @@ type ProjectRow = {
   sort_by: string | null;
   artwork_id: string | null;
   box_version: number;
+  version: number;
   time_created: number;
   time_modified: number;
 };
@@ -42,16 +45,26 @@ const fromRow = (row: ProjectRow): ProjectRecord => ({
   sortBy: row.sort_by ? JSON.parse(row.sort_by) : null,
   artworkId: row.artwork_id,
   boxVersion: row.box_version,
+  version: row.version,
   timeCreated: row.time_created,
   timeModified: row.time_modified,
 });
+
+/**
+ * The row lock of a read-modify-write. PostgreSQL: FOR NO KEY UPDATE, which
+ * blocks other writers of the row but not the foreign-key checks of rows
+ * that refer to it (a new box or player of the project). SQLite: nothing,
+ * since its transactions are exclusive (BEGIN IMMEDIATE, and one at a time).
+ */
+export const forUpdate = (db: Db) => (db.dialect === 'postgres' ? ' FOR NO KEY UPDATE' : '');
 
 const roleRank: Record<Role, number> = { viewer: 1, editor: 2, admin: 3, owner: 4 };
 
 export class ProjectRepository {
   constructor(private db: Db) {}
 
-  async insert(project: Omit<ProjectRecord, 'boxVersion'>): Promise<void> {
+  /** Inserts a new project, at version 1. */
+  async insert(project: Omit<ProjectRecord, 'boxVersion' | 'version'>): Promise<void> {
     await this.db.execute(
       'INSERT INTO projects (id, owner_id, name, color, sort_by, artwork_id, time_created, time_modified) VALUES ($1, $2, $3, $4, $5, $6, $7, $8)',
       [project.id, project.ownerId, project.name, project.color, project.sortBy && JSON.stringify(project.sortBy), project.artworkId, project.timeCreated, project.timeModified],
@@ -63,17 +76,33 @@ export class ProjectRepository {
     return row && fromRow(row);
   }
 
-  async update(id: string, changes: { name?: string; color?: string; sortBy?: Schemas['SortBy']; artworkId?: string }, now: number): Promise<void> {
-    const current = await this.get(id);
-    if (!current) return;
-    await this.db.execute('UPDATE projects SET name = $2, color = $3, sort_by = $4, artwork_id = $5, time_modified = $6 WHERE id = $1', [
-      id,
-      changes.name ?? current.name,
-      changes.color ?? current.color,
-      JSON.stringify(changes.sortBy ?? current.sortBy) ?? null,
-      changes.artworkId ?? current.artworkId,
-      now,
-    ]);
+  /**
+   * Locks the project's row until the end of the transaction, so that the
+   * version read with it is still current when the transaction writes, and
+   * returns the project. Every box write bumps the project's box_version
+   * (BoxRepository) before it changes a box, so holding this lock also
+   * keeps the project's boxes still. On SQLite the transaction is already
+   * exclusive. Call it inside a transaction.
+   */
+  async getForUpdate(id: string): Promise<ProjectRecord | undefined> {
+    const [row] = await this.db.query<ProjectRow>(`SELECT * FROM projects WHERE id = $1${forUpdate(this.db)}`, [id]);
+    return row && fromRow(row);
+  }
+
+  /**
+   * Changes only the fields given, in one statement that also bumps the
+   * version, so two updates of different fields that race both land, with
+   * or without a transaction around them. Answers the project as it is
+   * after the change; undefined when there is no such project.
+   */
+  async update(id: string, changes: { name?: string; color?: string; sortBy?: Schemas['SortBy']; artworkId?: string }, now: number): Promise<ProjectRecord | undefined> {
+    const [row] = await this.db.query<ProjectRow>(
+      `UPDATE projects SET name = COALESCE($2, name), color = COALESCE($3, color), sort_by = COALESCE($4, sort_by),
+         artwork_id = COALESCE($5, artwork_id), time_modified = $6, version = version + 1
+       WHERE id = $1 RETURNING *`,
+      [id, changes.name ?? null, changes.color ?? null, changes.sortBy ? JSON.stringify(changes.sortBy) : null, changes.artworkId ?? null, now],
+    );
+    return row && fromRow(row);
   }
 
   /**

@@ -1,6 +1,7 @@
 import type { OperationHandlers } from '../../http/operations.ts';
 import type { Context } from '../../context.ts';
 import { createProject, getProject, listProjects, updateProject } from './projects-service.ts';
+import { ifMatchOf, sendVersioned } from './preconditions.ts';
 
 export function projectsHandlers(ctx: Context): OperationHandlers {
   return {
@@ -8,13 +9,13 @@ export function projectsHandlers(ctx: Context): OperationHandlers {
       res.json(await listProjects(ctx, req.user!));
     },
     createProject: async (req, res) => {
-      res.json(await createProject(ctx, req.user!, req.body));
+      sendVersioned(res, await createProject(ctx, req.user!, req.body));
     },
     getProject: async (req, res) => {
-      res.json(await getProject(ctx, req.user!, req.params.projectid));
+      sendVersioned(res, await getProject(ctx, req.user!, req.params.projectid));
     },
     updateProject: async (req, res) => {
-      res.json(await updateProject(ctx, req.user!, req.params.projectid, req.body));
+      sendVersioned(res, await updateProject(ctx, req.user!, req.params.projectid, req.body, ifMatchOf(req)));
     },
   };
 }

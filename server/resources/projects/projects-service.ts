@@ -2,15 +2,18 @@ import type { Context } from '../../context.ts';
 import type { Role, Schemas } from '../../lib/api-types.ts';
 import { newId } from '../../lib/ids.ts';
 import { accessProject, type Caller } from '../../auth/access.ts';
+import { notFound } from '../../http/problem.ts';
 import { signDownload } from '../downloads/signed-downloads.ts';
 import type { ProjectRecord } from './project-repository.ts';
+import { requireIfMatch, type IfMatch, type Versioned } from './preconditions.ts';
 
 export const DEFAULT_PROJECT_COLOR = '#3b82f6';
 
-export async function createProject(ctx: Context, caller: Caller, body: Schemas['CreateProjectRequest']): Promise<Schemas['Project']> {
+export async function createProject(ctx: Context, caller: Caller, body: Schemas['CreateProjectRequest']): Promise<Versioned<Schemas['Project']>> {
   const now = ctx.clock.now();
   const project: ProjectRecord = {
     boxVersion: 0,
+    version: 1,
     id: newId('prj'),
     ownerId: caller.id,
     name: body.name,
@@ -21,12 +24,12 @@ export async function createProject(ctx: Context, caller: Caller, body: Schemas[
     timeModified: now,
   };
   await ctx.store.projects.insert(project);
-  return projectJson(ctx, project, 'owner');
+  return { body: await projectJson(ctx, project, 'owner'), version: project.version };
 }
 
-export async function getProject(ctx: Context, caller: Caller, projectId: string): Promise<Schemas['Project']> {
+export async function getProject(ctx: Context, caller: Caller, projectId: string): Promise<Versioned<Schemas['Project']>> {
   const { project, role } = await accessProject(ctx, caller, projectId, 'read');
-  return projectJson(ctx, project, role);
+  return { body: await projectJson(ctx, project, role), version: project.version };
 }
 
 export async function listProjects(ctx: Context, caller: Caller): Promise<Schemas['Project'][]> {
@@ -34,10 +37,26 @@ export async function listProjects(ctx: Context, caller: Caller): Promise<Schema
   return Promise.all(projects.map((project) => projectJson(ctx, project, project.role)));
 }
 
-export async function updateProject(ctx: Context, caller: Caller, projectId: string, body: Schemas['UpdateProjectRequest']): Promise<Schemas['Project']> {
+/**
+ * Changes only the fields given. The update is one statement that bumps the
+ * version; with If-Match, the version is checked in the same transaction,
+ * with the project's row locked, so nothing lands in between.
+ */
+export async function updateProject(
+  ctx: Context,
+  caller: Caller,
+  projectId: string,
+  body: Schemas['UpdateProjectRequest'],
+  ifMatch?: IfMatch,
+): Promise<Versioned<Schemas['Project']>> {
   const { role } = await accessProject(ctx, caller, projectId, 'write');
-  await ctx.store.projects.update(projectId, body, ctx.clock.now());
-  return projectJson(ctx, (await ctx.store.projects.get(projectId))!, role);
+  const project = await ctx.store.transaction(async (store) => {
+    const current = await store.projects.getForUpdate(projectId);
+    if (!current) throw notFound(`No project ${projectId} exists that you can see.`);
+    requireIfMatch(ifMatch, current.version, `Project ${projectId}`, `GET /projects/${projectId}`);
+    return (await store.projects.update(projectId, body, ctx.clock.now()))!;
+  });
+  return { body: await projectJson(ctx, project, role), version: project.version };
 }
 
 export async function projectJson(ctx: Context, project: ProjectRecord, role: Role): Promise<Schemas['Project']> {
