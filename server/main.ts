@@ -1,15 +1,25 @@
 /** `npm start`: the server, configured from the environment (see config.ts and the README). */
+import { join } from 'node:path';
+import { adminTokenCommand, describeDatabase } from './admin/admin-command.ts';
 import { loadConfigOrExit } from './config.ts';
 import { startServer } from './server.ts';
 
 const config = loadConfigOrExit();
 
 const server = await startServer(config);
-const store = config.databaseUrl ? 'PostgreSQL (DATABASE_URL)' : `SQLite in ${config.dataDir}`;
-console.error(`Audio Share is listening at ${server.address} (public URL ${config.publicUrl}), storing data in ${store} and files in ${config.dataDir}/blobs.
-  API:   ${config.publicUrl}/api/v1
-  Docs:  ${config.publicUrl}/docs
-  Token: npm run --silent admin -- token create --email you@example.com`);
+// The address first: it is what a newcomer looks for. Then the one command they need
+// next, for this very configuration, so that the token it mints is one this server knows.
+const token = adminTokenCommand(config, process.env);
+console.error(
+  [
+    `Audio Share is listening at ${server.address} (public URL ${config.publicUrl}).`,
+    `  Token: ${token.command}`,
+    ...(token.passwordHidden ? ['         (add the password of DATABASE_URL to the URL; it is not printed here)'] : []),
+    `  API:   ${config.publicUrl}/api/v1`,
+    `  Docs:  ${config.publicUrl}/docs`,
+    `  Data:  ${describeDatabase(config)}; files in ${join(config.dataDir, 'blobs')}`,
+  ].join('\n'),
+);
 
 for (const signal of ['SIGINT', 'SIGTERM'] as const) {
   process.once(signal, async () => {

@@ -1,16 +1,36 @@
-import { execFile } from 'node:child_process';
-import { resolve } from 'node:path';
+import { type ChildProcess, execFile, spawn } from 'node:child_process';
+import { existsSync, mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join, resolve } from 'node:path';
 import { promisify } from 'node:util';
-import { describe, expect, it } from 'vitest';
+import { afterAll, describe, expect, it } from 'vitest';
+import { type Backend, backends, createTestDatabase, type TestDatabase } from '../testing/databases.ts';
 import { useTestServer } from '../testing/harness.ts';
+import { adminTokenCommand, shellQuote, sqliteFile } from './admin-command.ts';
 
 const run = promisify(execFile);
 const root = resolve(import.meta.dirname, '../..');
 
-describe('admin CLI, while the server runs', () => {
-  const t = useTestServer('sqlite');
+/** The environment of a fresh shell: none of the store settings of the process running the tests. */
+function bareEnv(): NodeJS.ProcessEnv {
+  const env = { ...process.env };
+  delete env.DATA_DIR;
+  delete env.DATABASE_URL;
+  return env;
+}
+
+/** The URL of a test database with a password in it. The local server trusts loopback, so the password is never asked for. */
+function withPassword(databaseUrl: string, password: string): string {
+  const url = new URL(databaseUrl);
+  url.password = password;
+  return url.toString();
+}
+
+describe.each(backends)('admin CLI on %s, while the server runs', (backend) => {
+  const t = useTestServer(backend);
+  const databaseUrl = () => (t.server.ctx.config.databaseUrl ? withPassword(t.server.ctx.config.databaseUrl, 'hunter2') : '');
   const admin = (...args: string[]) =>
-    run('npm', ['run', '--silent', 'admin', '--', ...args], { cwd: root, env: { ...process.env, DATA_DIR: t.server.ctx.config.dataDir, DATABASE_URL: '' } });
+    run('npm', ['run', '--silent', 'admin', '--', ...args], { cwd: root, env: { ...bareEnv(), DATA_DIR: t.server.ctx.config.dataDir, DATABASE_URL: databaseUrl() } });
 
   it('creates a user and prints a token, alone, that the running server accepts; lists and revokes it', async () => {
     const { stdout } = await admin('token', 'create', '--email', 'Cli@Example.com', '--label', 'ci');
@@ -29,8 +49,108 @@ describe('admin CLI, while the server runs', () => {
     await expect(admin('token', 'revoke', id)).rejects.toMatchObject({ code: 1, stderr: expect.stringContaining('no active token') });
   });
 
+  it('says on stderr which database it wrote to, without the password of DATABASE_URL', async () => {
+    const { stdout, stderr } = await admin('token', 'create', '--email', 'where@example.com');
+    expect(stdout).toMatch(/^as_[A-Za-z0-9_-]{43}\n$/);
+    const config = t.server.ctx.config;
+    if (backend === 'sqlite') {
+      // The very file the server opened: a name that drifted from the store's would fail here.
+      expect(existsSync(sqliteFile(config.dataDir))).toBe(true);
+      expect(stderr).toContain(`Created a token for where@example.com in SQLite ${sqliteFile(config.dataDir)}.`);
+    } else {
+      const url = new URL(config.databaseUrl!);
+      expect(stderr).toContain(`Created a token for where@example.com in PostgreSQL postgres://${url.username}@${url.host}${url.pathname}.`);
+      expect(stderr).not.toContain('hunter2');
+    }
+  });
+
   it('explains its usage when the command is wrong', async () => {
     await expect(admin('token', 'create')).rejects.toMatchObject({ code: 2, stderr: expect.stringContaining('needs --email') });
     await expect(admin('users')).rejects.toMatchObject({ code: 2, stderr: expect.stringContaining('Usage') });
+  });
+});
+
+/** `tsx server/main.ts` (what `npm start` runs) with this environment, until its banner is out. */
+async function startMain(env: NodeJS.ProcessEnv): Promise<{ child: ChildProcess; banner: string[] }> {
+  const child = spawn(join(root, 'node_modules/.bin/tsx'), ['server/main.ts'], { cwd: root, env, stdio: ['ignore', 'ignore', 'pipe'] });
+  const banner = await new Promise<string[]>((resolveBanner, reject) => {
+    let stderr = '';
+    child.stderr?.setEncoding('utf8').on('data', (chunk: string) => {
+      stderr += chunk;
+      // The banner ends with the line that says where the data is.
+      if (/\n {2}Data: .*\n/.test(stderr)) resolveBanner(stderr.split('\n'));
+    });
+    child.once('exit', (code) => reject(new Error(`The server exited (${code}) before its banner:\n${stderr}`)));
+  });
+  return { child, banner };
+}
+
+async function stopMain(child: ChildProcess): Promise<void> {
+  if (child.exitCode !== null) return;
+  const exited = new Promise((done) => child.once('exit', done));
+  child.kill('SIGTERM');
+  await exited;
+}
+
+describe.each(backends)('start banner on %s', (backend: Backend) => {
+  let database: TestDatabase | undefined;
+  let dataDir: string | undefined;
+  let child: ChildProcess | undefined;
+  afterAll(async () => {
+    if (child) await stopMain(child);
+    await database?.drop();
+    if (dataDir) rmSync(dataDir, { recursive: true, force: true });
+  });
+
+  it('prints the address first, then the admin command of this configuration, which mints a token this server accepts', async () => {
+    let env: NodeJS.ProcessEnv;
+    let databaseUrl: string | undefined;
+    if (backend === 'sqlite') {
+      // A folder a shell would split or choke on, unless the command quotes it.
+      dataDir = mkdtempSync(join(tmpdir(), "audio share 'banner' "));
+      env = { ...bareEnv(), DATA_DIR: dataDir };
+    } else {
+      database = await createTestDatabase('postgres');
+      databaseUrl = withPassword(database.databaseUrl!, 'hunter2');
+      env = { ...bareEnv(), DATA_DIR: database.dataDir, DATABASE_URL: databaseUrl };
+    }
+    const started = await startMain({ ...env, PORT: '0', LOG_LEVEL: 'silent', PROCESSING: 'external' });
+    child = started.child;
+    const [first, tokenLine, ...rest] = started.banner;
+
+    const address = /^Audio Share is listening at (http:\/\/127\.0\.0\.1:\d+) /.exec(first)?.[1];
+    expect(address, `first line: ${first}`).toBeDefined();
+    const command = /^ {2}Token: (.+)$/.exec(tokenLine)?.[1];
+    expect(command, `second line: ${tokenLine}`).toBeDefined();
+    expect(command).toContain(`DATA_DIR=${shellQuote(env.DATA_DIR!)} `);
+    if (databaseUrl) {
+      const url = new URL(databaseUrl);
+      expect(command).toContain(`DATABASE_URL=postgres://${url.username}@${url.host}${url.pathname} `);
+      expect(started.banner.join('\n')).not.toContain('hunter2');
+      expect(rest[0]).toContain('password of DATABASE_URL');
+    }
+
+    // Run it as printed, from a shell that has none of the server's settings.
+    const minted = await run('sh', ['-c', command!], { cwd: root, env: bareEnv() });
+    const token = minted.stdout.trim();
+    const me = await fetch(`${address}/api/v1/me`, { headers: { Authorization: `Bearer ${token}` } });
+    expect(me.status).toBe(200);
+    expect(await me.json()).toMatchObject({ email: 'you@example.com' });
+  });
+});
+
+describe('the admin command of a configuration', () => {
+  it('needs no prefix for the defaults, and quotes what a shell would split', () => {
+    const defaults = { dataDir: resolve(root, 'data'), databaseUrl: undefined };
+    expect(adminTokenCommand(defaults, {}).command).toBe('npm run --silent admin -- token create --email you@example.com');
+    expect(adminTokenCommand({ dataDir: '/srv/my audio', databaseUrl: undefined }, { DATA_DIR: '/srv/my audio' }).command).toBe(
+      "DATA_DIR='/srv/my audio' npm run --silent admin -- token create --email you@example.com",
+    );
+    // Started from another directory without DATA_DIR: the data is not where npm run admin looks by default.
+    expect(adminTokenCommand({ dataDir: '/home/me/data', databaseUrl: undefined }, {}).command).toMatch(/^DATA_DIR=\/home\/me\/data npm run/);
+    expect(adminTokenCommand({ dataDir: resolve(root, 'data'), databaseUrl: 'postgres://audio@db:5432/audio' }, {})).toEqual({
+      command: 'DATABASE_URL=postgres://audio@db:5432/audio npm run --silent admin -- token create --email you@example.com',
+      passwordHidden: false,
+    });
   });
 });

@@ -6,21 +6,27 @@
  *   token revoke ID                      revoke a token
  *
  * It opens the same store as the server (DATA_DIR or DATABASE_URL), and works
- * while the server runs: SQLite is in WAL mode with a busy timeout.
+ * while the server runs: SQLite is in WAL mode with a busy timeout. It says on
+ * stderr which database it used (the SQLite file, or the PostgreSQL URL
+ * without its password), so that a token minted in the wrong place is seen at
+ * once; stdout stays the bare token, for `TOKEN=$(npm run --silent admin -- …)`.
  */
 import { parseArgs } from 'node:util';
-import { ConfigError, loadConfig } from '../config.ts';
+import { type Config, ConfigError, loadConfig } from '../config.ts';
 import { openStore } from '../store/store.ts';
+import { describeDatabase } from './admin-command.ts';
 
 const usage = `Usage:
   npm run --silent admin -- token create --email you@example.com [--label "laptop"]
   npm run --silent admin -- token list [--email you@example.com]
   npm run --silent admin -- token revoke <token id>`;
 
+const parseCommandLine = (argv: string[]) => parseArgs({ args: argv, allowPositionals: true, options: { email: { type: 'string' }, label: { type: 'string' } } });
+
 export async function runAdmin(argv: string[], env: NodeJS.ProcessEnv = process.env): Promise<{ code: number; stdout: string; stderr: string }> {
-  let parsed;
+  let parsed: ReturnType<typeof parseCommandLine>;
   try {
-    parsed = parseArgs({ args: argv, allowPositionals: true, options: { email: { type: 'string' }, label: { type: 'string' } } });
+    parsed = parseCommandLine(argv);
   } catch (error) {
     return { code: 2, stdout: '', stderr: `${(error as Error).message}\n${usage}\n` };
   }
@@ -28,33 +34,36 @@ export async function runAdmin(argv: string[], env: NodeJS.ProcessEnv = process.
   const { email, label } = parsed.values;
   if (group !== 'token' || !['create', 'list', 'revoke'].includes(command ?? '')) return { code: 2, stdout: '', stderr: `${usage}\n` };
   if (command === 'create' && !email) return { code: 2, stdout: '', stderr: `token create needs --email.\n${usage}\n` };
-  if (command === 'create' && !/^[^\s@]+@[^\s@]+$/.test(email!)) return { code: 2, stdout: '', stderr: `"${email}" is not an email address.\n` };
+  if (command === 'create' && !/^[^\s@]+@[^\s@]+$/.test(email ?? '')) return { code: 2, stdout: '', stderr: `"${email}" is not an email address.\n` };
   if (command === 'revoke' && rest.length !== 1) return { code: 2, stdout: '', stderr: `token revoke needs one token id (see token list).\n${usage}\n` };
 
-  let config;
+  let config: Config;
   try {
     config = loadConfig({ ...env, LOG_LEVEL: 'silent' });
   } catch (error) {
-    if (error instanceof ConfigError) return { code: 2, stdout: '', stderr: error.message + '\n' };
+    if (error instanceof ConfigError) return { code: 2, stdout: '', stderr: `${error.message}\n` };
     throw error;
   }
+  const database = describeDatabase(config);
   const store = await openStore({ databaseUrl: config.databaseUrl, dataDir: config.dataDir });
   try {
     const now = Date.now();
-    if (command === 'create') {
-      const user = await store.users.findOrCreate(email!, now);
+    if (command === 'create' && email) {
+      const user = await store.users.findOrCreate(email, now);
       const token = await store.tokens.create(user.id, label ?? null, now);
-      return { code: 0, stdout: token.secret + '\n', stderr: '' };
+      return { code: 0, stdout: `${token.secret}\n`, stderr: `Created a token for ${user.email} in ${database}.\n` };
     }
     if (command === 'list') {
       const tokens = await store.tokens.list(email);
       const lines = tokens.map((token) =>
         [token.id, token.email, new Date(token.timeCreated).toISOString(), token.timeRevoked ? `revoked ${new Date(token.timeRevoked).toISOString()}` : 'active', token.label ?? ''].join('\t'),
       );
-      return { code: 0, stdout: lines.length ? lines.join('\n') + '\n' : '', stderr: lines.length ? '' : 'No tokens.\n' };
+      return { code: 0, stdout: lines.map((line) => `${line}\n`).join(''), stderr: lines.length ? `Tokens in ${database}.\n` : `No tokens in ${database}.\n` };
     }
     const revoked = await store.tokens.revoke(rest[0], now);
-    return revoked ? { code: 0, stdout: '', stderr: `Revoked ${rest[0]}.\n` } : { code: 1, stdout: '', stderr: `There is no active token ${rest[0]}.\n` };
+    return revoked
+      ? { code: 0, stdout: '', stderr: `Revoked ${rest[0]} in ${database}.\n` }
+      : { code: 1, stdout: '', stderr: `There is no active token ${rest[0]} in ${database}.\n` };
   } finally {
     await store.close();
   }
