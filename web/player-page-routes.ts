@@ -1,63 +1,161 @@
 /**
  * The page a playerUrl opens (/p/:playerid): the player's tracks with the
- * project's artwork, each playable in an HTML audio element, with download
- * links when the player allows downloads. A collaborators-only player asks
- * for an access token first and keeps it in an HttpOnly cookie.
+ * project's artwork, each audio file playable in an HTML audio element, with
+ * download links when the policy allows them. What the visitor may see and
+ * do is the access policy's answer (server/auth/policy.ts), never a check of
+ * its own. A collaborators-only player asks for a sign-in and then holds a
+ * signed session cookie for that player alone (server/auth/player-session.ts).
  */
-import express, { Router, type Request, type Response } from 'express';
+import express, { Router, type NextFunction, type Request, type Response } from 'express';
+import { parse as parseCookies, serialize as serializeCookie } from 'cookie';
 import type { Context } from '../server/context.ts';
+import type { Config } from '../server/config.ts';
 import { signDownload } from '../server/resources/downloads/signed-downloads.ts';
-import { playerTracks } from './player-tracks.ts';
 import type { BoxRecord } from '../server/resources/boxes/box-repository.ts';
 import type { Schemas } from '../server/lib/api-types.ts';
-import type { PageTrack } from './player-page-view.ts';
-import { renderPlayerPage, renderMessagePage, renderSignInPage } from './player-page-view.ts';
+import { forbidden } from '../server/http/problem.ts';
+import { canOnPlayer, playerPermissions, type Principal } from '../server/auth/policy.ts';
+import { playerVisitor } from '../server/auth/player-access.ts';
+import { PlayerSessionSigner, SESSION_COOKIE, SESSION_TTL_MS } from '../server/auth/player-session.ts';
+import { checkSameOrigin } from '../server/auth/same-origin.ts';
+import { playerTracks } from './player-tracks.ts';
+import { renderMessagePage, renderPlayerPage, renderSignInPage, type PageTrack, type SignInNotice } from './player-page-view.ts';
+import { assetRoutes } from './page-assets.ts';
+import { sendPage } from './page-security.ts';
 
-const COOKIE = 'as_token';
+/** The cookie the first version of this page kept a whole API token in; every visit that still sends it has it deleted. */
+const LEGACY_TOKEN_COOKIE = 'as_token';
 
 export function playerPageRoutes(ctx: Context): Router {
   const router = Router();
+  const sessions = new PlayerSessionSigner(ctx.config.signingSecret);
+  const visitorPorts = { users: ctx.store.users, projects: ctx.store.projects, sessions };
+
+  router.use(assetRoutes());
 
   router.get('/p/:playerid', async (req: Request<{ playerid: string }>, res: Response) => {
+    const base = basePath(ctx.config);
+    forgetLegacyToken(req, res);
     const player = await ctx.store.players.get(req.params.playerid);
-    if (!player) return sendHtml(res, 404, renderMessagePage('Player not found', 'This link does not lead to a player. Check that it was copied whole.'));
-    if (!player.public && !(await isInvited(ctx, req, player.projectId))) {
-      return sendHtml(res, 401, renderSignInPage(player.name, req.params.playerid, readCookie(req) !== undefined));
+    if (!player) return sendPage(res, 404, notFoundPage(base));
+
+    const cookies = parseCookies(req.headers.cookie ?? '');
+    const visit = await playerVisitor(visitorPorts, player, cookies[SESSION_COOKIE], ctx.clock.now());
+    if (visit.session === 'refused') res.append('Set-Cookie', sessionCookie(ctx.config, player.id, '', 0));
+    const may = playerPermissions(visit.principal, player);
+    if (!may.has('player:view')) {
+      if (!player.public) {
+        const notice: SignInNotice = visit.session === 'refused' ? 'session-ended' : undefined;
+        return sendPage(res, 401, renderSignInPage({ basePath: base, name: player.name, playerId: player.id, notice }));
+      }
+      // Interface 4.1, payment `allow-access`: viewing is what the payment enables. Paying comes with the paywall issue.
+      return sendPage(res, 402, renderMessagePage({ basePath: base, title: player.name, message: 'This player opens once it is paid for.' }));
     }
+
     const project = (await ctx.store.projects.get(player.projectId))!;
     const boxes = await ctx.store.boxes.listProject(player.projectId);
     const artwork = project.artworkId ? signDownload(ctx, project.artworkId, 'inline').url : undefined;
-    const uploaders = new Map<string, string>();
-    for (const id of new Set(boxes.map((box) => box.uploaderId).filter((id): id is string => !!id))) {
-      const user = await ctx.store.users.get(id);
-      if (user) uploaders.set(id, user.email.split('@')[0]);
-    }
-    const tracks = playerTracks(player, boxes).map((box) => ({
+    const tracks: PageTrack[] = playerTracks(player, boxes).map((box) => ({
       id: box.id,
       name: box.versionName ? `${box.name} (${box.versionName})` : box.name,
-      // Interface 4.1, boxSubtitle "artist": "the metadata artist on the file; when absent, the file's uploader".
-      subtitle:
-        player.options.boxSubtitle === 'artist'
-          ? (box.uploaderId && uploaders.get(box.uploaderId)) || ''
-          : player.options.boxSubtitle === 'timestamp'
-            ? new Date(box.timeCreated).toISOString().slice(0, 16).replace('T', ' ')
-            : '',
-      mimeType: box.mimeType ?? 'application/octet-stream',
-      streams: streamsFor(ctx, box, player.options.quality),
-      downloadUrl: player.options.downloads ? signDownload(ctx, box.id, 'attachment').url : undefined,
+      subtitle: subtitleOf(box, player.options.boxSubtitle),
+      // Only what the page plays as audio gets an inline URL; anything else is offered as a download, if at all.
+      streams: may.has('player:stream') && playsAsAudio(box) ? streamsFor(ctx, box, player.options.quality) : {},
+      downloadUrl: may.has('player:download') ? signDownload(ctx, box.id, 'attachment').url : undefined,
     }));
-    res.setHeader('Cache-Control', 'private, no-store');
-    sendHtml(res, 200, renderPlayerPage({ name: player.name, color: player.color, projectName: project.name, artwork, tracks }));
+    sendPage(res, 200, renderPlayerPage({ basePath: base, name: player.name, color: player.color, projectName: project.name, artwork, tracks }));
   });
 
-  router.post('/p/:playerid/session', express.urlencoded({ extended: false, limit: '4kb' }), async (req: Request<{ playerid: string }>, res: Response) => {
-    const token = typeof req.body?.token === 'string' ? req.body.token.trim() : '';
-    const secure = ctx.config.publicUrl.startsWith('https:') ? '; Secure' : '';
-    res.setHeader('Set-Cookie', `${COOKIE}=${encodeURIComponent(token)}; Path=/p/; HttpOnly; SameSite=Lax; Max-Age=2592000${secure}`);
-    res.redirect(303, `/p/${encodeURIComponent(req.params.playerid)}`);
-  });
+  router.post(
+    '/p/:playerid/session',
+    // Before the body is read: a forged sign-in (login CSRF) is refused whatever it carries.
+    sameOriginOnly(ctx.config),
+    express.urlencoded({ extended: false, limit: '4kb' }),
+    async (req: Request<{ playerid: string }>, res: Response) => {
+      const base = basePath(ctx.config);
+      forgetLegacyToken(req, res);
+      const player = await ctx.store.players.get(req.params.playerid);
+      if (!player) return sendPage(res, 404, notFoundPage(base));
+      // Until the player issue brings invite links, a collaborator signs in with an API token. The token is checked
+      // here and then forgotten: the cookie holds a session for this player, never the token.
+      const token = typeof req.body?.token === 'string' ? req.body.token.trim() : '';
+      const user = token ? await ctx.store.tokens.findActiveUser(token) : undefined;
+      const role = user && (await ctx.store.projects.getWithRole(player.projectId, user))?.role;
+      const principal: Principal | undefined = role ? { kind: 'collaborator', role } : undefined;
+      if (!user || !principal || !canOnPlayer(principal, 'player:view', player)) {
+        return sendPage(res, 401, renderSignInPage({ basePath: base, name: player.name, playerId: player.id, notice: 'token-refused' }));
+      }
+      const expires = ctx.clock.now() + SESSION_TTL_MS;
+      res.append('Set-Cookie', sessionCookie(ctx.config, player.id, sessions.issue({ playerId: player.id, userId: user.id, expires }), SESSION_TTL_MS));
+      // A path, not PUBLIC_URL: the form-action CSP and the cookie's path both hold for the origin the browser is on.
+      res.redirect(303, `${base}/p/${encodeURIComponent(player.id)}`);
+    },
+  );
 
   return router;
+}
+
+/** The path PUBLIC_URL may carry (a server behind a prefix), without a trailing slash; '' at the root. */
+const basePath = (config: Config) => new URL(config.publicUrl).pathname.replace(/\/+$/, '');
+
+/**
+ * The session cookie of one player, or its deletion (an empty value, no max
+ * age). HttpOnly: no script reads it. SameSite=Lax rather than Strict: a
+ * collaborator opens the player from a link in a mail or a chat, a cross-site
+ * top-level navigation that Strict would send without the cookie, showing the
+ * sign-in page to someone signed in; Lax still withholds it from every
+ * cross-site POST and subresource, and the one POST here checks the origin
+ * besides. Path: this player's page only. Secure when PUBLIC_URL is https.
+ */
+function sessionCookie(config: Config, playerId: string, value: string, ttlMs: number): string {
+  return serializeCookie(SESSION_COOKIE, value, {
+    httpOnly: true,
+    sameSite: 'lax',
+    secure: config.publicUrl.startsWith('https:'),
+    path: `${basePath(config)}/p/${playerId}`,
+    maxAge: Math.floor(ttlMs / 1000),
+  });
+}
+
+/** Deletes the cookie in which the first version of this page kept a whole API token. */
+function forgetLegacyToken(req: Request, res: Response) {
+  if (parseCookies(req.headers.cookie ?? '')[LEGACY_TOKEN_COOKIE] === undefined) return;
+  res.append('Set-Cookie', serializeCookie(LEGACY_TOKEN_COOKIE, '', { path: '/p/', httpOnly: true, sameSite: 'lax', maxAge: 0 }));
+}
+
+/** Refuses, with a 403 problem, a request that does not come from our own pages (see server/auth/same-origin.ts). */
+function sameOriginOnly(config: Config) {
+  return (req: Request, _res: Response, next: NextFunction) => {
+    const verdict = checkSameOrigin({ 'sec-fetch-site': req.get('sec-fetch-site'), origin: req.get('origin') }, new URL(config.publicUrl).origin);
+    if (verdict.allowed) return next();
+    next(forbidden(`Sign in from the player's own page: this sign-in was refused because ${verdict.reason}.`));
+  };
+}
+
+const notFoundPage = (basePath: string) =>
+  renderMessagePage({ basePath, title: 'Player not found', message: 'This link does not lead to a player. Check that it was copied whole.' });
+
+/**
+ * Whether the page plays the file as audio: an analysed audio file, or one
+ * still waiting for its analysis (files are `pending` only when they were
+ * uploaded as audio). A file that is not audio is `ready` without an
+ * analysis; one that failed to decode is `failed`. Neither gets an inline URL.
+ */
+function playsAsAudio(box: BoxRecord): boolean {
+  if (box.status === 'pending' || box.status === 'processing') return true;
+  return box.status === 'ready' && box.audio !== null;
+}
+
+/**
+ * Interface 4.1, boxSubtitle: "`artist` (the artist is the metadata artist on
+ * the file; when absent, the file's uploader)". The uploader's display name
+ * comes with the player issue; until then, no tag means no subtitle. Never
+ * anything of an email address.
+ */
+function subtitleOf(box: BoxRecord, subtitle: Schemas['PlayerOptions']['boxSubtitle']): string {
+  if (subtitle === 'artist') return box.audio?.tags?.artist ?? '';
+  if (subtitle === 'timestamp') return new Date(box.timeCreated).toISOString().slice(0, 16).replace('T', ' ');
+  return '';
 }
 
 /**
@@ -73,24 +171,4 @@ function streamsFor(ctx: Context, box: BoxRecord, quality: Schemas['Quality'] | 
   // A set quality the file lacks (a lossless player, a lossy file) falls back to the original bytes.
   if (quality) return { original: url('original') };
   return Object.fromEntries(available.map((variant) => [variant, url(variant)]));
-}
-
-/** Whether the request's token cookie belongs to the project's owner or an invited collaborator. */
-async function isInvited(ctx: Context, req: Request, projectId: string): Promise<boolean> {
-  const token = readCookie(req);
-  if (!token) return false;
-  const user = await ctx.store.tokens.findActiveUser(token);
-  return !!user && (await ctx.store.projects.roleOf(projectId, user)) !== undefined;
-}
-
-function readCookie(req: Request): string | undefined {
-  for (const part of (req.get('cookie') ?? '').split(';')) {
-    const [name, ...value] = part.trim().split('=');
-    if (name === COOKIE && value.length > 0) return decodeURIComponent(value.join('=')) || undefined;
-  }
-  return undefined;
-}
-
-function sendHtml(res: Response, status: number, html: string) {
-  res.status(status).type('html').send(html);
 }

@@ -1,97 +1,86 @@
-/** The HTML of the player pages. Every value from a user is escaped. */
+/**
+ * The HTML of the player pages. Every value from a user is escaped. No
+ * inline script or style: the script and the stylesheet are static files
+ * (page-assets.ts), as the pages' CSP (page-security.ts) requires.
+ */
+import { assetHref } from './page-assets.ts';
+
 export interface PageTrack {
   id: string;
   name: string;
   subtitle: string;
-  mimeType: string;
-  /** Signed streaming URLs by quality; the page plays one of them. */
+  /** Signed streaming URLs by quality; the page plays one of them. Empty for a file that is not played inline. */
   streams: Partial<Record<'original' | 'compressed' | 'lossless', string>>;
   downloadUrl?: string;
 }
 
 const escape = (text: string) => text.replace(/[&<>"']/g, (c) => ({ '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&#39;' })[c]!);
 
-function layout(title: string, body: string, accent = '#3b82f6'): string {
+/** Only a plain hex colour reaches the page; the player colour is validated by the spec, this is a second fence. */
+const HEX_COLOR = /^#[0-9a-fA-F]{3,8}$/;
+
+function layout(page: { basePath: string; title: string; body: string; accent?: string; script?: boolean }): string {
+  const accent = page.accent && HEX_COLOR.test(page.accent) ? ` data-accent="${escape(page.accent)}"` : '';
+  const script = page.script ? `\n<script src="${escape(assetHref(page.basePath, 'player.js'))}" defer></script>` : '';
   return `<!doctype html>
-<html lang="en">
+<html lang="en"${accent}>
 <head>
 <meta charset="utf-8">
 <meta name="viewport" content="width=device-width, initial-scale=1">
 <meta name="referrer" content="no-referrer">
-<title>${escape(title)}</title>
-<style>
-  :root { --accent: ${accent}; }
-  body { font: 16px/1.5 system-ui, sans-serif; margin: 0; background: #0f172a; color: #e2e8f0; }
-  main { max-width: 760px; margin: 0 auto; padding: 32px 20px; }
-  header { display: flex; gap: 20px; align-items: center; margin-bottom: 28px; }
-  header img { width: 120px; height: 120px; object-fit: cover; border-radius: 8px; }
-  h1 { margin: 0; font-size: 28px; }
-  .project { color: #94a3b8; }
-  ol { list-style: none; padding: 0; margin: 0; }
-  li { background: #1e293b; border-left: 4px solid var(--accent); border-radius: 6px; padding: 12px 16px; margin-bottom: 12px; }
-  .track-name { font-weight: 600; }
-  .subtitle { color: #94a3b8; font-size: 14px; }
-  audio { width: 100%; margin-top: 8px; }
-  a { color: var(--accent); }
-  form { display: flex; gap: 8px; margin-top: 16px; }
-  input { flex: 1; padding: 8px; border-radius: 4px; border: 1px solid #475569; background: #0f172a; color: inherit; }
-  button { padding: 8px 16px; border: 0; border-radius: 4px; background: var(--accent); color: white; }
-</style>
+<title>${escape(page.title)}</title>
+<link rel="stylesheet" href="${escape(assetHref(page.basePath, 'player.css'))}">${script}
 </head>
-<body><main>${body}</main></body>
+<body><main>${page.body}</main></body>
 </html>`;
 }
 
-export function renderPlayerPage(page: { name: string; color: string; projectName: string; artwork?: string; tracks: PageTrack[] }): string {
+export function renderPlayerPage(page: { basePath: string; name: string; color: string; projectName: string; artwork?: string; tracks: PageTrack[] }): string {
   const tracks = page.tracks
-    .map(
-      (track) => `<li class="track" data-box-id="${escape(track.id)}">
+    .map((track) => {
+      const streams = Object.entries(track.streams);
+      return `<li class="track" data-box-id="${escape(track.id)}">
   <div class="track-name">${escape(track.name)}</div>
   ${track.subtitle ? `<div class="subtitle">${escape(track.subtitle)}</div>` : ''}
-  <audio controls preload="metadata"${Object.entries(track.streams).map(([quality, url]) => ` data-${quality}="${escape(url!)}"`).join('')}></audio>
+  ${streams.length > 0 ? `<audio controls preload="metadata"${streams.map(([quality, url]) => ` data-${quality}="${escape(url!)}"`).join('')}></audio>` : ''}
   ${track.downloadUrl ? `<a class="download" href="${escape(track.downloadUrl)}" download>Download</a>` : ''}
-</li>`,
-    )
+</li>`;
+    })
     .join('\n');
   const artwork = page.artwork ? `<img class="artwork" src="${escape(page.artwork)}" alt="Artwork of ${escape(page.projectName)}">` : '';
-  return layout(
-    page.name,
-    `<header>${artwork}<div><h1>${escape(page.name)}</h1><div class="project">${escape(page.projectName)}</div></div></header>
-<ol class="tracks">${tracks || '<li class="empty">No tracks yet.</li>'}</ol>
-<script>${chooseQuality}</script>`,
-    page.color,
-  );
+  return layout({
+    basePath: page.basePath,
+    title: page.name,
+    accent: page.color,
+    script: true,
+    body: `<header>${artwork}<div><h1>${escape(page.name)}</h1><div class="project">${escape(page.projectName)}</div></div></header>
+<ol class="tracks">${tracks || '<li class="empty">No tracks yet.</li>'}</ol>`,
+  });
 }
 
-/**
- * Picks each track's stream: the only one offered when the player sets a
- * quality; otherwise the best the connection carries (the Network
- * Information API's downlink, in Mbit/s, where the browser has it): lossless
- * or the original from 10 Mbit/s, the compressed rendition below that.
- */
-const chooseQuality = `
-for (const audio of document.querySelectorAll('audio')) {
-  const offered = audio.dataset;
-  const fast = (navigator.connection?.downlink ?? 10) >= 10;
-  const order = fast ? ['lossless', 'original', 'compressed'] : ['compressed', 'original', 'lossless'];
-  const quality = order.find((name) => offered[name]);
-  audio.dataset.quality = quality;
-  audio.src = offered[quality];
-}`;
+/** Why the sign-in page is shown again: a token that opens nothing, or a session that no longer holds. */
+export type SignInNotice = 'token-refused' | 'session-ended' | undefined;
 
-export function renderSignInPage(name: string, playerId: string, rejected: boolean): string {
-  return layout(
-    name,
-    `<h1>${escape(name)}</h1>
+export function renderSignInPage(page: { basePath: string; name: string; playerId: string; notice: SignInNotice }): string {
+  const notice =
+    page.notice === 'token-refused'
+      ? '<p class="error">That token does not give access to this player.</p>'
+      : page.notice === 'session-ended'
+        ? '<p class="error">Your session on this player has ended. Sign in again.</p>'
+        : '';
+  return layout({
+    basePath: page.basePath,
+    title: page.name,
+    body: `<h1>${escape(page.name)}</h1>
 <p>This player is for invited collaborators only. Sign in with your access token.</p>
-${rejected ? '<p class="error">That token does not give access to this player.</p>' : ''}
-<form method="post" action="/p/${encodeURIComponent(playerId)}/session">
+${notice}
+<form method="post" action="${escape(`${page.basePath}/p/${encodeURIComponent(page.playerId)}/session`)}">
   <input name="token" type="password" autocomplete="off" placeholder="Access token" aria-label="Access token" required>
   <button type="submit">Open</button>
 </form>`,
-  );
+  });
 }
 
-export function renderMessagePage(title: string, message: string): string {
-  return layout(title, `<h1>${escape(title)}</h1><p>${escape(message)}</p>`);
+export function renderMessagePage(page: { basePath: string; title: string; message: string }): string {
+  return layout({ basePath: page.basePath, title: page.title, body: `<h1>${escape(page.title)}</h1><p>${escape(page.message)}</p>` });
 }

@@ -1,24 +1,47 @@
 /**
- * Who may do what on a project. Owners, and collaborators by role: admin and
- * editor write, viewer reads. Anyone else is answered 404, exactly as for a
- * project that does not exist, so that its existence does not leak.
+ * Access to projects for the API's services, answered by the policy
+ * (policy.ts). A caller without any role on a project is answered 404,
+ * exactly as for a project that does not exist, so that its existence does
+ * not leak; a caller who may read but not write is answered 403.
  */
 import type { Context } from '../context.ts';
 import type { Role } from '../lib/api-types.ts';
 import { forbidden, notFound } from '../http/problem.ts';
-import { canWrite, type ProjectRecord } from '../resources/projects/project-repository.ts';
+import type { ProjectRecord } from '../resources/projects/project-repository.ts';
+import { canOnProject, type Principal, type ProjectPermission } from './policy.ts';
 
 export interface Caller {
   id: string;
   email: string;
 }
 
-export async function accessProject(ctx: Context, caller: Caller, projectId: string, need: 'read' | 'write'): Promise<{ project: ProjectRecord; role: Role }> {
-  const access = await ctx.store.projects.getWithRole(projectId, caller);
-  if (!access) throw notFound(`No project ${projectId} exists that you can see.`);
-  const { project, role } = access;
-  if (need === 'write' && !canWrite(role)) {
-    throw forbidden(`Your role on project ${projectId} is ${role}, which can only read. Ask the project's owner for the editor or admin role.`);
+/** The one query the check needs: a project and the caller's role on it. */
+export interface ProjectRoles {
+  getWithRole(projectId: string, user: Caller): Promise<{ project: ProjectRecord; role: Role } | undefined>;
+}
+
+/**
+ * Asks the policy whether the caller holds `permission` on the project, and
+ * returns the project with the caller's role; throws the 404 or 403 problem
+ * otherwise. Takes only the port it reads, for services that are handed
+ * their ports rather than the whole context.
+ */
+export async function requireProjectAccess(
+  projects: ProjectRoles,
+  caller: Caller,
+  projectId: string,
+  permission: ProjectPermission,
+): Promise<{ project: ProjectRecord; role: Role }> {
+  const access = await projects.getWithRole(projectId, caller);
+  const principal: Principal = { kind: 'user', role: access?.role };
+  if (!access || !canOnProject(principal, 'project:read')) throw notFound(`No project ${projectId} exists that you can see.`);
+  if (!canOnProject(principal, permission)) {
+    throw forbidden(`Your role on project ${projectId} is ${access.role}, which can only read. Ask the project's owner for the editor or admin role.`);
   }
-  return { project, role };
+  return access;
+}
+
+/** The services' entry point: `read` or `write` on a project, through the policy. */
+export function accessProject(ctx: Context, caller: Caller, projectId: string, need: 'read' | 'write'): Promise<{ project: ProjectRecord; role: Role }> {
+  return requireProjectAccess(ctx.store.projects, caller, projectId, need === 'read' ? 'project:read' : 'project:write');
 }

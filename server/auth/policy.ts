@@ -1,0 +1,146 @@
+/**
+ * The access policy: who may do what, in one place. Every check in the
+ * server asks it: the API's services (through `accessProject`) and the player
+ * page. Nothing else decides access.
+ *
+ * Principals:
+ * - a **user** of the API (bearer token), by role on the project: owner,
+ *   admin, editor, viewer; or none;
+ * - a **player link** holder, one of:
+ *   - a public listener: anyone who opened the link, not signed in;
+ *   - an invited collaborator's session on that player (a signed cookie), by
+ *     the collaborator's role on the player's project;
+ *   - a password session: a listener who gave the player's password (the
+ *     password itself comes with the player issue);
+ *   - a purchaser: a listener who paid the player's paywall, or, when the
+ *     paywall's recipient is `everyone`, any listener once someone has paid
+ *     (payments come with the paywall issue).
+ *
+ * Permissions are plain names; the two tables below say which principal
+ * holds which, and on what condition of the resource. Sessions and link
+ * holders get player permissions only, never project ones: a player cookie
+ * is no key to the API.
+ */
+import type { Role, Schemas } from '../lib/api-types.ts';
+
+export type ProjectPermission = 'project:read' | 'project:write';
+export type PlayerPermission = 'player:view' | 'player:stream' | 'player:download' | 'player:comment';
+export type Permission = ProjectPermission | PlayerPermission;
+
+export type Principal =
+  /** A caller of the API; `role` is their role on the project in question, undefined when they have none. */
+  | { kind: 'user'; role: Role | undefined }
+  /** Anyone holding a player link, not signed in. */
+  | { kind: 'listener' }
+  /** An invited collaborator's (or a project member's) session on one player, with their role on its project. */
+  | { kind: 'collaborator'; role: Role }
+  /** A listener who gave the player's password. */
+  | { kind: 'password'; }
+  /** A listener for whom the player's paywall is paid. */
+  | { kind: 'purchaser' };
+
+/** What the policy needs to know of a player: the options and settings that grant or withhold access. */
+export interface PlayerFacts {
+  public: boolean;
+  options: Pick<Schemas['PlayerOptions'], 'downloads' | 'comments'>;
+  payment: Pick<Schemas['Payment'], 'fulfillment'> | null;
+  /** Whether the player has a password (a field the player issue adds); absent means none. */
+  hasPassword?: boolean;
+}
+
+type LinkKind = 'listener' | 'password' | 'purchaser';
+
+// ---------------------------------------------------------------------------
+// Projects: a user by role. The README's rule, as the spec's Collaborator
+// schema words it: "`admin` and `editor` may change the project and its
+// players, `viewer` may only read". No role at all is answered 404, as for a
+// project that does not exist (see requireProject).
+// ---------------------------------------------------------------------------
+const PROJECT_POLICY: Record<ProjectPermission, (role: Role) => boolean> = {
+  'project:read': () => true,
+  'project:write': (role) => role === 'owner' || role === 'admin' || role === 'editor',
+};
+
+// ---------------------------------------------------------------------------
+// Players: rows are permissions, columns are principals. A member is a user
+// or a collaborator's session with any role on the player's project.
+// ---------------------------------------------------------------------------
+
+/**
+ * Interface 2.1, `public`: "Whether the player link is public". A public
+ * player opens to anyone with its link; one that is not ("Collaborators only",
+ * 4.1) opens to its collaborators and no one else, not by password nor by
+ * payment. A password is a second lock on a public link.
+ */
+const openByLink = (player: PlayerFacts) => player.public && !player.hasPassword;
+const openByPassword = (player: PlayerFacts) => player.public && !!player.hasPassword;
+/**
+ * Interface 4.1, `payment.fulfillment`: "What is enabled once a listener has
+ * paid: downloads, or viewing access". So `allow-access` locks the whole
+ * player and `allow-download` locks its downloads, until paid.
+ */
+const locks = (player: PlayerFacts, fulfillment: Schemas['Payment']['fulfillment']) => player.payment?.fulfillment === fulfillment;
+/** Interface 2.1 options: `downloads` "Allow downloads"; `comments` "Allow commenting". Off means off for everyone on the player. */
+const downloadsOn = (player: PlayerFacts) => player.options.downloads === true;
+const commentsOn = (player: PlayerFacts) => player.options.comments === true;
+
+type Rule = (player: PlayerFacts) => boolean;
+const PLAYER_POLICY: Record<PlayerPermission, Record<'member' | LinkKind, Rule>> = {
+  // See the player's tracks, names and artwork.
+  'player:view': {
+    // Collaborators, "invited … with a role" (4.1 `collaborators`), see the players of their project, paywall or not.
+    member: () => true,
+    listener: (p) => openByLink(p) && !locks(p, 'allow-access'),
+    password: (p) => openByPassword(p) && !locks(p, 'allow-access'),
+    // Paying opens what `allow-access` locked; it never opens a collaborators-only player.
+    purchaser: (p) => p.public,
+  },
+  // Play the tracks inline: whoever may view may listen.
+  'player:stream': {
+    member: () => true,
+    listener: (p) => openByLink(p) && !locks(p, 'allow-access'),
+    password: (p) => openByPassword(p) && !locks(p, 'allow-access'),
+    purchaser: (p) => p.public,
+  },
+  // Download the files: only when `downloads` is on, and for listeners only once an `allow-download` paywall is paid.
+  'player:download': {
+    member: downloadsOn,
+    listener: (p) => openByLink(p) && downloadsOn(p) && !p.payment,
+    password: (p) => openByPassword(p) && downloadsOn(p) && !p.payment,
+    purchaser: (p) => p.public && downloadsOn(p),
+  },
+  // Comment: only when `comments` is on, for whoever may view.
+  'player:comment': {
+    member: commentsOn,
+    listener: (p) => openByLink(p) && commentsOn(p) && !locks(p, 'allow-access'),
+    password: (p) => openByPassword(p) && commentsOn(p) && !locks(p, 'allow-access'),
+    purchaser: (p) => p.public && commentsOn(p),
+  },
+};
+
+const PLAYER_PERMISSIONS = Object.keys(PLAYER_POLICY) as PlayerPermission[];
+
+/** Whether the principal holds a project permission on the project its role was read for. */
+export function canOnProject(principal: Principal, permission: ProjectPermission): boolean {
+  // Only API users act on projects; link holders and sessions have no project permissions.
+  if (principal.kind !== 'user' || principal.role === undefined) return false;
+  return PROJECT_POLICY[permission](principal.role);
+}
+
+/** Whether the principal holds a player permission on this player. */
+export function canOnPlayer(principal: Principal, permission: PlayerPermission, player: PlayerFacts): boolean {
+  const rules = PLAYER_POLICY[permission];
+  switch (principal.kind) {
+    case 'user':
+      return principal.role !== undefined && rules.member(player);
+    case 'collaborator':
+      return rules.member(player);
+    default:
+      return rules[principal.kind](player);
+  }
+}
+
+/** Every player permission the principal holds on this player. */
+export function playerPermissions(principal: Principal, player: PlayerFacts): Set<PlayerPermission> {
+  return new Set(PLAYER_PERMISSIONS.filter((permission) => canOnPlayer(principal, permission, player)));
+}
