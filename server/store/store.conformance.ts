@@ -4,9 +4,36 @@
  * SQLite and PostgreSQL.
  */
 import { describe, expect, it } from 'vitest';
-import { openStore } from './store.ts';
+import { openStore, type Store } from './store.ts';
 import { useTestStore, type Backend } from '../testing/databases.ts';
-import { newBox } from '../resources/boxes/boxes-service.ts';
+import { newBox, updateBox } from '../resources/boxes/boxes-service.ts';
+import { updateProject } from '../resources/projects/projects-service.ts';
+import { updatePlayer } from '../resources/players/players-service.ts';
+import { updatePreferences } from '../resources/account/account-service.ts';
+import { FINAL_OPTION_DEFAULTS } from '../resources/players/players-service.ts';
+import { BoxListCache } from '../resources/boxes/box-list-cache.ts';
+import { createLogger } from '../http/logger.ts';
+import { systemClock } from '../lib/clock.ts';
+import type { Context } from '../context.ts';
+import type { Config } from '../config.ts';
+
+/**
+ * What the update services use of the context: the store under test, a
+ * clock, the public URL (player JSON) and a box-listing cache. Artwork, the
+ * only user of the signer, is not set in these tests.
+ */
+function serviceContext(store: Store): Context {
+  return {
+    store,
+    clock: systemClock,
+    config: { publicUrl: 'http://localhost:8080' } as Config,
+    logger: createLogger('silent'),
+    boxListCache: new BoxListCache(),
+  } as Partial<Context> as Context;
+}
+
+/** Thirty rounds, as in the report of issue 7: of 30, 19 to 27 lost a change on PostgreSQL before updates were atomic. */
+const ROUNDS = 30;
 
 export function storeConformance(backend: Backend) {
   describe(`store on ${backend}`, () => {
@@ -91,6 +118,125 @@ export function storeConformance(backend: Backend) {
       await t.store.uploads.release(upload.id);
       expect(await t.store.uploads.claim(upload.id, 6)).toBe(false);
       expect(await t.store.uploads.get(upload.id)).toMatchObject({ metadata: { destination: 'file' }, timeCompleted: 5 });
+    });
+
+    describe('concurrent partial updates: two updates of different fields that race both land, every round', () => {
+      let context: Context | undefined;
+      const ctx = () => (context ??= serviceContext(t.store));
+
+      async function player(projectId: string, ownerId: string) {
+        const id = `ply_${Math.random().toString(36).slice(2, 12)}`;
+        await t.store.players.insert({
+          id, projectId, ownerId, name: 'P', color: '#000000', public: true, folderId: null, boxIds: null,
+          options: { ...FINAL_OPTION_DEFAULTS }, upload: null, payment: null, collaborators: [], timeCreated: 1, timeModified: 1,
+        });
+        return id;
+      }
+
+      /** Runs the rounds; answers the rounds where a change was lost, with what was read back. */
+      async function race(round: (n: number) => Promise<string | undefined>): Promise<string[]> {
+        const lost: string[] = [];
+        for (let n = 0; n < ROUNDS; n++) {
+          const problem = await round(n);
+          if (problem) lost.push(`round ${n}: ${problem}`);
+        }
+        return lost;
+      }
+
+      it('projects, through the repository: {name} against {color}', async () => {
+        const { id } = await project();
+        const lost = await race(async (n) => {
+          const name = `name ${n}`;
+          const color = `#0000${n.toString(16).padStart(2, '0')}`;
+          await Promise.all([t.store.projects.update(id, { name }, 10 + n), t.store.projects.update(id, { color }, 10 + n)]);
+          const after = (await t.store.projects.get(id))!;
+          return after.name === name && after.color === color ? undefined : `read back ${after.name} ${after.color}`;
+        });
+        expect(lost).toEqual([]);
+      });
+
+      it('projects, through the service: {name} against {color}, and {sortBy} against {name}', async () => {
+        const { id, owner } = await project();
+        const lost = await race(async (n) => {
+          const name = `name ${n}`;
+          const color = `#00${n.toString(16).padStart(2, '0')}00`;
+          await Promise.all([updateProject(ctx(), owner, id, { name }), updateProject(ctx(), owner, id, { color })]);
+          const sortBy = { criterion: 'name' as const, ascending: n % 2 === 0 };
+          await Promise.all([updateProject(ctx(), owner, id, { sortBy }), updateProject(ctx(), owner, id, { name: `${name}!` })]);
+          const after = (await t.store.projects.get(id))!;
+          const landed = after.name === `${name}!` && after.color === color && after.sortBy?.ascending === sortBy.ascending;
+          return landed ? undefined : `read back ${JSON.stringify({ name: after.name, color: after.color, sortBy: after.sortBy })}`;
+        });
+        expect(lost).toEqual([]);
+      });
+
+      it('players: {name} against {options}, {public} against {payment}, and one option against another', async () => {
+        const { id: projectId, owner } = await project('player-racer@example.com');
+        await t.store.users.setPaymentProvider(owner.id, { provider: 'stripe', accountId: 'acct_Racer0000001', timeConnected: 1 });
+        const id = await player(projectId, owner.id);
+        const lost = await race(async (n) => {
+          const name = `name ${n}`;
+          const downloads = n % 2 === 0;
+          await Promise.all([updatePlayer(ctx(), owner, id, { name }), updatePlayer(ctx(), owner, id, { options: { downloads } })]);
+          const payment = { price: 100 + n, fulfillment: 'allow-download' as const, recipient: 'customer' as const };
+          await Promise.all([updatePlayer(ctx(), owner, id, { public: downloads }), updatePlayer(ctx(), owner, id, { payment })]);
+          const targetLufs = -(n + 1);
+          await Promise.all([updatePlayer(ctx(), owner, id, { options: { targetLufs } }), updatePlayer(ctx(), owner, id, { options: { comments: downloads } })]);
+          const after = (await t.store.players.get(id))!;
+          const landed =
+            after.name === name && after.options.downloads === downloads && after.public === downloads && after.payment?.price === payment.price &&
+            after.options.targetLufs === targetLufs && after.options.comments === downloads;
+          return landed ? undefined : `read back ${JSON.stringify({ name: after.name, public: after.public, payment: after.payment, options: after.options })}`;
+        });
+        expect(lost).toEqual([]);
+      });
+
+      it('account preferences: {public} against {options}, one option against another, and a clear against a set', async () => {
+        const user = await t.store.users.findOrCreate('preferences-racer@example.com', 1);
+        const lost = await race(async (n) => {
+          const on = n % 2 === 0;
+          await Promise.all([updatePreferences(ctx(), user, { public: on }), updatePreferences(ctx(), user, { options: { downloads: on } })]);
+          await Promise.all([updatePreferences(ctx(), user, { options: { comments: on } }), updatePreferences(ctx(), user, { options: { targetLufs: -(n + 1) } })]);
+          await Promise.all([updatePreferences(ctx(), user, { options: { quality: null } }), updatePreferences(ctx(), user, { options: { stacks: on } })]);
+          await updatePreferences(ctx(), user, { options: { quality: 'lossless' } });
+          const { preferences } = (await t.store.users.get(user.id))!;
+          const landed =
+            preferences.public === on && preferences.options.downloads === on && preferences.options.comments === on &&
+            preferences.options.targetLufs === -(n + 1) && preferences.options.stacks === on && preferences.options.quality === 'lossless';
+          return landed ? undefined : `read back ${JSON.stringify(preferences)}`;
+        });
+        expect(lost).toEqual([]);
+      });
+
+      it('boxes: {name} against {hidden}, {versionName} against {trashed}, and {addids} against {name} and {addids}', async () => {
+        const { id: projectId, owner } = await project('box-racer@example.com');
+        const stack = newBox({ projectId, kind: 'stack', name: 'S', parentId: null, position: 0 }, 1);
+        const file = newBox({ projectId, kind: 'file', name: 'f.wav', parentId: stack.id, position: 0, status: 'ready', size: 3, mimeType: 'audio/wav' }, 1);
+        for (const box of [stack, file]) await t.store.boxes.insert(box);
+        const lost = await race(async (n) => {
+          const on = n % 2 === 0;
+          await Promise.all([updateBox(ctx(), owner, projectId, stack.id, { name: `stack ${n}` }), updateBox(ctx(), owner, projectId, stack.id, { hidden: on })]);
+          await Promise.all([updateBox(ctx(), owner, projectId, file.id, { versionName: `v${n}` }), updateBox(ctx(), owner, projectId, file.id, { trashed: on })]);
+          const folder = newBox({ projectId, kind: 'folder', name: `F${n}`, parentId: null, position: 100 + n }, 1);
+          const loose = [0, 1].map((i) => newBox({ projectId, kind: 'folder', name: `loose ${n}.${i}`, parentId: null, position: 200 + 2 * n + i }, 1));
+          for (const box of [folder, ...loose]) await t.store.boxes.insert(box);
+          await Promise.all([
+            updateBox(ctx(), owner, projectId, folder.id, { addids: [loose[0].id] }),
+            updateBox(ctx(), owner, projectId, folder.id, { name: `folder ${n}` }),
+            updateBox(ctx(), owner, projectId, folder.id, { addids: [loose[1].id] }),
+          ]);
+          const [stackAfter, fileAfter, folderAfter] = await Promise.all([stack, file, folder].map((box) => t.store.boxes.get(projectId, box.id)));
+          const children = await t.store.boxes.children(folder.id);
+          const landed =
+            stackAfter!.name === `stack ${n}` && stackAfter!.hidden === on && fileAfter!.versionName === `v${n}` && fileAfter!.trashed === on &&
+            folderAfter!.name === `folder ${n}` && new Set(children.map((child) => child.id)).size === 2 &&
+            new Set(children.map((child) => child.position)).size === 2;
+          return landed
+            ? undefined
+            : `read back ${JSON.stringify({ stack: [stackAfter!.name, stackAfter!.hidden], file: [fileAfter!.versionName, fileAfter!.trashed], folder: folderAfter!.name, children: children.map((c) => [c.id, c.position]) })}`;
+        });
+        expect(lost).toEqual([]);
+      });
     });
 
     it('rolls a failed transaction back whole', async () => {
