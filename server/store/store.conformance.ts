@@ -6,11 +6,12 @@
 import { describe, expect, it } from 'vitest';
 import { openStore, type Store } from './store.ts';
 import { useTestStore, type Backend } from '../testing/databases.ts';
-import { newBox, updateBox } from '../resources/boxes/boxes-service.ts';
-import { updateProject } from '../resources/projects/projects-service.ts';
-import { updatePlayer } from '../resources/players/players-service.ts';
-import { updatePreferences } from '../resources/account/account-service.ts';
-import { FINAL_OPTION_DEFAULTS } from '../resources/players/players-service.ts';
+import { createFolder, getBox, newBox, updateBox } from '../resources/boxes/boxes-service.ts';
+import { getProject, updateProject } from '../resources/projects/projects-service.ts';
+import { FINAL_OPTION_DEFAULTS, getPlayer, updatePlayer } from '../resources/players/players-service.ts';
+import { getPreferences, updatePreferences } from '../resources/account/account-service.ts';
+import { parseIfMatch } from '../resources/projects/preconditions.ts';
+import { HttpProblem } from '../http/problem.ts';
 import { BoxListCache } from '../resources/boxes/box-list-cache.ts';
 import { createLogger } from '../http/logger.ts';
 import { systemClock } from '../lib/clock.ts';
@@ -239,6 +240,135 @@ export function storeConformance(backend: Backend) {
       });
     });
 
+    describe('versions and If-Match', () => {
+      let context: Context | undefined;
+      const ctx = () => (context ??= serviceContext(t.store));
+      const ifMatch = parseIfMatch;
+
+      /** The HttpProblem a rejected promise carries, or undefined when it was fulfilled. */
+      async function problemOf(work: Promise<unknown>): Promise<HttpProblem | undefined> {
+        try {
+          await work;
+          return undefined;
+        } catch (error) {
+          if (error instanceof HttpProblem) return error;
+          throw error;
+        }
+      }
+
+      it('starts every resource at version 1 and bumps it by one per update, in the row the update writes', async () => {
+        const { id: projectId, owner } = await project('versions@example.com');
+        expect((await t.store.projects.get(projectId))!.version).toBe(1);
+        const renamed = await updateProject(ctx(), owner, projectId, { name: 'Renamed' });
+        expect(renamed.version).toBe(2);
+        expect((await t.store.projects.update(projectId, { artworkId: 'art_x' }, 5))!.version).toBe(3);
+        expect((await getProject(ctx(), owner, projectId)).version).toBe(3);
+
+        const playerId = `ply_v${projectId}`;
+        await t.store.players.insert({
+          id: playerId, projectId, ownerId: owner.id, name: 'P', color: '#000000', public: true, folderId: null, boxIds: null,
+          options: { ...FINAL_OPTION_DEFAULTS }, upload: null, payment: null, collaborators: [], timeCreated: 1, timeModified: 1,
+        });
+        expect((await getPlayer(ctx(), owner, playerId)).version).toBe(1);
+        expect((await updatePlayer(ctx(), owner, playerId, { options: { stacks: true } })).version).toBe(2);
+
+        expect((await getPreferences(ctx(), owner)).version).toBe(1);
+        expect((await updatePreferences(ctx(), owner, { public: false })).version).toBe(2);
+        expect((await getPreferences(ctx(), owner)).version).toBe(2);
+
+        const folder = await createFolder(ctx(), owner, projectId, { name: 'F' });
+        expect(folder.version).toBe(1);
+        const renamedFolder = await updateBox(ctx(), owner, projectId, folder.body.id, { name: 'G' });
+        expect(renamedFolder.version).toBe(2);
+        expect((await getBox(ctx(), owner, projectId, folder.body.id)).version).toBe(2);
+      });
+
+      it('refuses a stale If-Match with 412 and changes nothing; applies a current one, "*", and a list holding the current one; never matches a weak tag', async () => {
+        const { id: projectId, owner } = await project('if-match@example.com');
+        const before = (await t.store.projects.get(projectId))!;
+        const stale = await problemOf(updateProject(ctx(), owner, projectId, { name: 'Stale' }, ifMatch('"7"')));
+        expect(stale).toMatchObject({ status: 412, type: 'precondition-failed' });
+        expect(stale!.detail).toMatch(/GET \/projects\/prj_\w+ again/);
+        const weak = await problemOf(updateProject(ctx(), owner, projectId, { name: 'Weak' }, ifMatch('W/"1"')));
+        expect(weak).toMatchObject({ status: 412 });
+        expect(await t.store.projects.get(projectId)).toEqual(before);
+
+        const current = await updateProject(ctx(), owner, projectId, { name: 'Current' }, ifMatch('"1"'));
+        expect(current).toMatchObject({ version: 2, body: { name: 'Current' } });
+        expect((await updateProject(ctx(), owner, projectId, { name: 'Any' }, ifMatch('*'))).version).toBe(3);
+        expect((await updateProject(ctx(), owner, projectId, { name: 'Listed' }, ifMatch('"1", W/"3", "3"'))).version).toBe(4);
+        // The version the first update matched is spent: sending it again is stale.
+        expect(await problemOf(updateProject(ctx(), owner, projectId, { name: 'Again' }, ifMatch('"1"')))).toMatchObject({ status: 412 });
+        expect((await t.store.projects.get(projectId))!.name).toBe('Listed');
+      });
+
+      it('checks If-Match before the rules of the update: a stale box update is refused with 412, not 409, and nothing moves', async () => {
+        const { id: projectId, owner } = await project('box-if-match@example.com');
+        const file = newBox({ projectId, kind: 'file', name: 'f.wav', parentId: null, position: 0, status: 'ready', size: 3, mimeType: 'audio/wav' }, 1);
+        await t.store.boxes.insert(file);
+        // hidden on a file breaks a rule (409); with a stale If-Match the precondition answers first.
+        expect(await problemOf(updateBox(ctx(), owner, projectId, file.id, { hidden: true }, ifMatch('"2"')))).toMatchObject({ status: 412 });
+        expect(await problemOf(updateBox(ctx(), owner, projectId, file.id, { hidden: true }, ifMatch('"1"')))).toMatchObject({ status: 409 });
+        expect(await t.store.boxes.get(projectId, file.id)).toEqual(file);
+      });
+
+      it('changes a box\'s version with its processing state, and a container\'s with its children', async () => {
+        const { id: projectId, owner } = await project('box-versions@example.com');
+        const stack = newBox({ projectId, kind: 'stack', name: 'S', parentId: null, position: 0 }, 1);
+        const file = newBox({ projectId, kind: 'file', name: 'f.wav', parentId: stack.id, position: 0, status: 'pending', size: 3, mimeType: 'audio/wav' }, 1);
+        await t.store.boxes.insert(stack);
+        await t.store.boxes.insert(file);
+        const version = async (id: string) => (await t.store.boxes.get(projectId, id))!.version;
+        // Inserting the file changed the stack's list of children.
+        expect(await version(stack.id)).toBe(2);
+        await t.store.boxes.setProcessing(projectId, file.id, { status: 'processing' }, 2);
+        expect(await version(file.id)).toBe(2);
+        expect(await version(stack.id)).toBe(2);
+        // A version name shows in the stack's children, so the stack's version changes with it.
+        await updateBox(ctx(), owner, projectId, file.id, { versionName: 'v1' });
+        expect(await version(file.id)).toBe(3);
+        expect(await version(stack.id)).toBe(3);
+        const folder = (await createFolder(ctx(), owner, projectId, { name: 'F' })).body;
+        await updateBox(ctx(), owner, projectId, folder.id, { addids: [stack.id] });
+        expect(await version(folder.id)).toBe(3);
+        await updateBox(ctx(), owner, projectId, folder.id, { removeids: [stack.id] });
+        expect(await version(folder.id)).toBe(5);
+        // The stack moved in and out of the folder, which changed it too; deleting its file changes it once more.
+        const beforeDelete = await version(stack.id);
+        expect(beforeDelete).toBe(5);
+        await t.store.boxes.delete(projectId, file.id);
+        expect(await version(stack.id)).toBe(beforeDelete + 1);
+      });
+
+      it('of two updates racing with the same If-Match, exactly one lands and the other is refused with 412, every round and for every resource', async () => {
+        const { id: projectId, owner } = await project('if-match-racer@example.com');
+        const playerId = `ply_r${projectId}`;
+        await t.store.players.insert({
+          id: playerId, projectId, ownerId: owner.id, name: 'P', color: '#000000', public: true, folderId: null, boxIds: null,
+          options: { ...FINAL_OPTION_DEFAULTS }, upload: null, payment: null, collaborators: [], timeCreated: 1, timeModified: 1,
+        });
+        const folder = (await createFolder(ctx(), owner, projectId, { name: 'F' })).body;
+        const resources: Array<[string, () => Promise<number>, (tag: string, n: number, side: number) => Promise<unknown>]> = [
+          ['project', async () => (await getProject(ctx(), owner, projectId)).version, (tag, n, side) => updateProject(ctx(), owner, projectId, { name: `${n}.${side}` }, ifMatch(tag))],
+          ['player', async () => (await getPlayer(ctx(), owner, playerId)).version, (tag, n, side) => updatePlayer(ctx(), owner, playerId, side ? { name: `${n}` } : { options: { downloads: n % 2 === 0 } }, ifMatch(tag))],
+          ['preferences', async () => (await getPreferences(ctx(), owner)).version, (tag, n, side) => updatePreferences(ctx(), owner, side ? { public: n % 2 === 0 } : { options: { comments: n % 2 === 0 } }, ifMatch(tag))],
+          ['box', async () => (await getBox(ctx(), owner, projectId, folder.id)).version, (tag, n, side) => updateBox(ctx(), owner, projectId, folder.id, side ? { name: `${n}` } : { hidden: n % 2 === 0 }, ifMatch(tag))],
+        ];
+        const wrong: string[] = [];
+        for (const [name, read, update] of resources) {
+          for (let n = 0; n < ROUNDS; n++) {
+            const version = await read();
+            const outcomes = await Promise.allSettled([update(`"${version}"`, n, 0), update(`"${version}"`, n, 1)]);
+            const refused = outcomes.filter((outcome) => outcome.status === 'rejected');
+            const landed = outcomes.length - refused.length;
+            const all412 = refused.every((outcome) => outcome.reason instanceof HttpProblem && outcome.reason.status === 412);
+            if (landed !== 1 || !all412 || (await read()) !== version + 1) wrong.push(`${name} round ${n}: ${landed} landed, refusals ${refused.map((r) => String(r.reason)).join('; ')}`);
+          }
+        }
+        expect(wrong).toEqual([]);
+      });
+    });
+
     it('rolls a failed transaction back whole', async () => {
       await expect(
         t.store.transaction(async (tx) => {
@@ -251,15 +381,19 @@ export function storeConformance(backend: Backend) {
 
     it('keeps concurrent transactions apart: a statement from outside never joins an open one', async () => {
       let release!: () => void;
+      let wroteInside!: () => void;
       const paused = new Promise<void>((resolve) => (release = resolve));
+      const insideWritten = new Promise<void>((resolve) => (wroteInside = resolve));
       const failing = t.store.transaction(async (tx) => {
         await tx.users.findOrCreate('inside@example.com', 1);
+        wroteInside();
         await paused;
         throw new Error('roll back');
       });
-      // Issued while the transaction is open; must land even though the transaction rolls back.
+      // Issued while the transaction is open, after its write; must land even though the transaction rolls back.
+      await insideWritten;
       const outside = t.store.users.findOrCreate('outside@example.com', 1);
-      setTimeout(release, 20);
+      release();
       await expect(failing).rejects.toThrow('roll back');
       await outside;
       expect(await t.store.users.findByEmail('outside@example.com')).toBeDefined();
