@@ -2,11 +2,13 @@ import { defineConfig } from 'vitest/config';
 
 export default defineConfig({
   test: {
+    // One line per test, with its describe path and the store it ran on (sqlite, postgres, or the contract target).
+    reporters: ['./scripts/vitest-store-reporter.ts'],
     projects: [
       {
         test: {
           name: 'server',
-          include: ['server/**/*.test.ts', 'web/**/*.test.ts'],
+          include: ['server/**/*.test.ts', 'web/**/*.test.ts', 'scripts/**/*.test.ts'],
           testTimeout: 30_000,
           hookTimeout: 60_000,
         },

@@ -1,0 +1,58 @@
+/**
+ * The test reporter of every vitest run (see vitest.config.ts): vitest's
+ * verbose reporter, one line per test with its whole describe path, plus the
+ * store the test ran on, so that a test that runs on SQLite and on
+ * PostgreSQL (or a contract suite that runs on the mock, SQLite and
+ * PostgreSQL) never prints the same line twice:
+ *
+ *    ✓  server  [postgres] server/jobs/job-queue.test.ts > job queue on postgres > …
+ *    ✓  contract  [sqlite] contract-tests/players.test.ts > players > …
+ *
+ * The store comes from, in this order:
+ *   - `meta.store` of the test or one of its suites, for a harness that sets it;
+ *   - the describe path: the suites of `describe.each(backends)` are named "… on sqlite" / "… on postgres";
+ *   - for the contract project, its target: CONTRACT_TARGET (mock by default), or "remote" with CONTRACT_BASE_URL.
+ * A test that uses no store (a pure function, the configuration) gets no label.
+ */
+import type { RunnerTask } from 'vitest';
+import type { TestCase, TestModule, TestSuite } from 'vitest/node';
+import { VerboseReporter } from 'vitest/node';
+
+type TaskLike = Pick<RunnerTask, 'name' | 'meta'> & { suite?: TaskLike; file?: { projectName?: string } };
+
+export function contractTarget(env: Record<string, string | undefined> = process.env): string {
+  if (env.CONTRACT_BASE_URL) return env.CONTRACT_TARGET ?? 'remote';
+  return env.CONTRACT_TARGET ?? 'mock';
+}
+
+/** The store a test ran on, or undefined for a test that uses none. */
+export function storeOf(task: TaskLike, env: Record<string, string | undefined> = process.env): string | undefined {
+  const chain: TaskLike[] = [];
+  for (let current: TaskLike | undefined = task; current; current = current.suite) chain.push(current);
+  for (const entry of chain) {
+    const store = (entry.meta as { store?: unknown }).store;
+    if (typeof store === 'string') return store;
+  }
+  for (const entry of chain) {
+    const named = /\bon (sqlite|postgres)\b/i.exec(entry.name)?.[1];
+    if (named) return named.toLowerCase();
+  }
+  if (task.file?.projectName === 'contract') return contractTarget(env);
+  return undefined;
+}
+
+export default class StoreLabelReporter extends VerboseReporter {
+  protected override getEntityPrefix(entity: TestCase | TestModule | TestSuite): string {
+    const prefix = super.getEntityPrefix(entity);
+    if (entity.type !== 'test') return prefix;
+    const store = storeOf(entity.task as TaskLike);
+    return store ? `${prefix} [${store}]` : prefix;
+  }
+
+  /** Used in the list of failures at the end. */
+  protected override getFullName(task: RunnerTask, separator?: string): string {
+    const name = super.getFullName(task, separator);
+    const store = task.type === 'test' ? storeOf(task as TaskLike) : undefined;
+    return store ? `[${store}] ${name}` : name;
+  }
+}
