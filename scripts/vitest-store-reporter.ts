@@ -18,7 +18,14 @@ import type { RunnerTask } from 'vitest';
 import type { TestCase, TestModule, TestSuite } from 'vitest/node';
 import { VerboseReporter } from 'vitest/node';
 
-type TaskLike = Pick<RunnerTask, 'name' | 'meta'> & { suite?: TaskLike; file?: { projectName?: string } };
+/** What the label is read from: the test, then its suites outwards. */
+export interface LabelSource {
+  /** The test's name, then each enclosing suite's. */
+  names: string[];
+  /** The test's meta, then each enclosing suite's. */
+  metas: object[];
+  projectName: string;
+}
 
 export function contractTarget(env: Record<string, string | undefined> = process.env): string {
   if (env.CONTRACT_BASE_URL) return env.CONTRACT_TARGET ?? 'remote';
@@ -26,33 +33,52 @@ export function contractTarget(env: Record<string, string | undefined> = process
 }
 
 /** The store a test ran on, or undefined for a test that uses none. */
-export function storeOf(task: TaskLike, env: Record<string, string | undefined> = process.env): string | undefined {
-  const chain: TaskLike[] = [];
-  for (let current: TaskLike | undefined = task; current; current = current.suite) chain.push(current);
-  for (const entry of chain) {
-    const store = (entry.meta as { store?: unknown }).store;
+export function storeOf(source: LabelSource, env: Record<string, string | undefined> = process.env): string | undefined {
+  for (const meta of source.metas) {
+    const store = (meta as { store?: unknown }).store;
     if (typeof store === 'string') return store;
   }
-  for (const entry of chain) {
-    const named = /\bon (sqlite|postgres)\b/i.exec(entry.name)?.[1];
+  for (const name of source.names) {
+    const named = /\bon (sqlite|postgres)\b/i.exec(name)?.[1];
     if (named) return named.toLowerCase();
   }
-  if (task.file?.projectName === 'contract') return contractTarget(env);
+  if (source.projectName === 'contract') return contractTarget(env);
   return undefined;
+}
+
+/** From a test case of the reporter API. */
+function fromTestCase(test: TestCase): LabelSource {
+  const source: LabelSource = { names: [test.name], metas: [test.meta()], projectName: test.project.name };
+  for (let parent = test.parent; parent.type === 'suite'; parent = parent.parent) {
+    source.names.push(parent.name);
+    source.metas.push(parent.meta());
+  }
+  return source;
+}
+
+/** From a runner task, which the list of failures hands over. */
+function fromTask(task: RunnerTask): LabelSource {
+  const source: LabelSource = { names: [], metas: [], projectName: task.file.projectName ?? '' };
+  // Up to the file, whose name is its path.
+  for (let current: RunnerTask | undefined = task; current && current !== task.file; current = current.suite) {
+    source.names.push(current.name);
+    source.metas.push(current.meta);
+  }
+  return source;
 }
 
 export default class StoreLabelReporter extends VerboseReporter {
   protected override getEntityPrefix(entity: TestCase | TestModule | TestSuite): string {
     const prefix = super.getEntityPrefix(entity);
     if (entity.type !== 'test') return prefix;
-    const store = storeOf(entity.task as TaskLike);
+    const store = storeOf(fromTestCase(entity));
     return store ? `${prefix} [${store}]` : prefix;
   }
 
   /** Used in the list of failures at the end. */
   protected override getFullName(task: RunnerTask, separator?: string): string {
     const name = super.getFullName(task, separator);
-    const store = task.type === 'test' ? storeOf(task as TaskLike) : undefined;
+    const store = task.type === 'test' ? storeOf(fromTask(task)) : undefined;
     return store ? `[${store}] ${name}` : name;
   }
 }
