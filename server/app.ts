@@ -1,7 +1,13 @@
 /**
- * The HTTP application: request ids and logs, CORS, the docs site, the
- * player pages, and the API under /api/v1, where every request (and, when
- * configured, every response) is validated against generated/openapi.json.
+ * The HTTP application: request ids and logs, security headers, CORS, the
+ * docs site, the player pages, and the API under /api/v1, where every request
+ * (and, when configured, every response) is validated against
+ * generated/openapi.json.
+ *
+ * The order is the point: cheap refusals come first. A NUL in the URL and
+ * the per-address rate limit are checked before any route or token lookup;
+ * in the API the bearer token is checked before the body is read, and the
+ * per-user rate limit before the body is parsed.
  */
 import { existsSync } from 'node:fs';
 import { resolve } from 'node:path';
@@ -11,7 +17,10 @@ import type { Context } from './context.ts';
 import { requestContext } from './http/request-context.ts';
 import { cors } from './http/cors.ts';
 import { bearerAuth } from './http/auth.ts';
-import { rateLimit } from './http/rate-limit.ts';
+import { rateLimitByAddress, rateLimitByUser } from './http/rate-limit.ts';
+import { securityHeaders, docsContentSecurityPolicy } from './http/security-headers.ts';
+import { refuseNulInUrl } from './http/nul-characters.ts';
+import { jsonBody } from './http/json-body.ts';
 import { notFound } from './http/problem.ts';
 import { problemHandler } from './http/errors.ts';
 import { memoiseRouteRegexps } from './http/route-regexp-cache.ts';
@@ -37,17 +46,23 @@ export function createApp(ctx: Context): Express {
   app.disable('x-powered-by');
   // JSON answers change with every write; a weak ETag over each body would cost a hash per request for nothing.
   app.set('etag', false);
-  app.set('trust proxy', 'loopback');
+  // Whose X-Forwarded-For to believe for req.ip, which the per-address rate limit counts by (TRUST_PROXY).
+  app.set('trust proxy', ctx.config.trustProxy);
   app.use(requestContext(ctx.logger));
+  app.use(securityHeaders(ctx.config));
   app.use(cors);
+  app.use(refuseNulInUrl);
 
+  // Before the rate limit: a supervisor's health checks must not use up, or be refused by, a client's allowance.
   app.get('/healthz', async (_req, res) => {
     await ctx.store.ping();
     res.json({ status: 'ok', store: ctx.store.db.dialect });
   });
-  app.get(['/docs', '/docs/'], (_req, res, next) => {
-    if (!existsSync(docsPath)) return next(notFound('The docs site has not been built. Run npm run docs.'));
-    res.sendFile(docsPath);
+  app.use(rateLimitByAddress(ctx.store.db, ctx.config.addressRateLimit));
+  const docsPolicy = docsContentSecurityPolicy(docsPath);
+  app.get(['/docs', '/docs/'], (req, res, next) => {
+    if (!existsSync(docsPath)) return next(notFound('The docs site has not been built. Run npm run generate.'));
+    docsPolicy(req, res, () => res.sendFile(docsPath));
   });
   app.get('/openapi.json', (_req, res) => res.sendFile(specPath));
   // Problem `type` URIs (/problems/<slug>) resolve to the table of problem types in the docs.
@@ -55,11 +70,9 @@ export function createApp(ctx: Context): Express {
   app.use(playerPageRoutes(ctx));
 
   const api = express.Router();
-  const parseJson = express.json({ limit: '1mb', type: ['application/json', 'application/*+json'] });
-  // Only requests that carry a body need the parser; GETs skip it.
-  api.use((req, res, next) => (req.headers['content-type'] === undefined ? next() : parseJson(req, res, next)));
   api.use(bearerAuth(ctx.store, isSignedPath));
-  api.use(rateLimit(ctx.config.rateLimit, ctx.clock));
+  api.use(rateLimitByUser(ctx.store.db, ctx.config.rateLimit));
+  api.use(jsonBody());
   api.use(
     OpenApiValidator.middleware({
       apiSpec: specPath,
@@ -75,14 +88,14 @@ export function createApp(ctx: Context): Express {
   app.use('/api/v1', api);
 
   app.use((req, _res, next) => next(notFound(`There is nothing at ${req.method} ${req.path}. The API is under /api/v1; see /docs.`)));
-  app.use(problemHandler(ctx.logger));
+  app.use(problemHandler());
   return app;
 }
 
 /** A response that breaks the spec is our bug: log it loudly and answer 500. */
 function responseViolation(ctx: Context) {
   return (error: Error, body: unknown, req: express.Request) => {
-    ctx.logger.error('response breaks the spec', { requestId: req.id, path: req.originalUrl, error: error.message, body: JSON.stringify(body)?.slice(0, 2000) });
+    ctx.logger.error('response breaks the spec', { requestId: req.id, path: req.originalUrl.split('?')[0], err: error, body: JSON.stringify(body)?.slice(0, 2000) });
     throw error;
   };
 }

@@ -5,6 +5,7 @@
  */
 import { mkdirSync, readFileSync, writeFileSync, existsSync } from 'node:fs';
 import { randomBytes } from 'node:crypto';
+import { isIP } from 'node:net';
 import { join, resolve } from 'node:path';
 
 export interface Config {
@@ -20,7 +21,12 @@ export interface Config {
   uploadUrlTtlMs: number;
   downloadUrlTtlMs: number;
   validateResponses: boolean;
-  rateLimit: { perSecond: number; burst: number };
+  /** Requests per user (bearer token's owner), counted after authentication. perSecond = 0 turns it off. */
+  rateLimit: RateLimit;
+  /** Requests per client address, counted before authentication. perSecond = 0 turns it off. */
+  addressRateLimit: RateLimit;
+  /** Express's 'trust proxy': which hops' X-Forwarded-For to believe when finding the client's address. */
+  trustProxy: TrustProxy;
   logLevel: 'debug' | 'info' | 'warn' | 'error' | 'silent';
   shutdownGraceMs: number;
   /** Where audio jobs run: in the server process, or only in `npm run worker` processes. */
@@ -32,7 +38,19 @@ export interface Config {
   jobBackoffMs: number;
 }
 
+/** `burst` requests per window of ceil(burst / perSecond) seconds. */
+export interface RateLimit {
+  perSecond: number;
+  burst: number;
+}
+
+/** What Express's 'trust proxy' setting takes: no, every hop, a number of hops, or addresses and subnets. */
+export type TrustProxy = boolean | number | string[];
+
 export class ConfigError extends Error {}
+
+/** DATA_DIR holds the database, the files and the secrets: only the server's user may enter it. */
+export const dataDirMode = 0o700;
 
 type Env = Record<string, string | undefined>;
 
@@ -83,6 +101,15 @@ export function loadConfig(env: Env = process.env): Config {
     problems.push(`PROCESSING=${env.PROCESSING} is not valid: give in-process (jobs run in the server) or external (jobs run in npm run worker).`);
   }
 
+  const rateLimit = { perSecond: integer('RATE_LIMIT_PER_SECOND', 100, 0), burst: integer('RATE_LIMIT_BURST', 300, 1) };
+  // The address limit defaults to the user limit, so RATE_LIMIT_PER_SECOND=0 alone turns both off.
+  const addressRateLimit = { perSecond: integer('RATE_LIMIT_IP_PER_SECOND', rateLimit.perSecond, 0), burst: integer('RATE_LIMIT_IP_BURST', rateLimit.burst, 1) };
+  for (const [prefix, limit] of [['RATE_LIMIT', rateLimit], ['RATE_LIMIT_IP', addressRateLimit]] as const) {
+    if (limit.perSecond > 0 && limit.burst < limit.perSecond) {
+      problems.push(`${prefix}_BURST=${limit.burst} is below ${prefix}_PER_SECOND=${limit.perSecond}: give a burst of at least the per-second rate.`);
+    }
+  }
+
   const config = {
     port,
     processing,
@@ -101,7 +128,9 @@ export function loadConfig(env: Env = process.env): Config {
     uploadUrlTtlMs: integer('UPLOAD_URL_TTL_SECONDS', 3600, 1, 7 * 24 * 3600) * 1000,
     downloadUrlTtlMs: integer('DOWNLOAD_URL_TTL_SECONDS', 3600, 1, 7 * 24 * 3600) * 1000,
     validateResponses: boolean('VALIDATE_RESPONSES', false),
-    rateLimit: { perSecond: integer('RATE_LIMIT_PER_SECOND', 100, 0), burst: integer('RATE_LIMIT_BURST', 300, 1) },
+    rateLimit,
+    addressRateLimit,
+    trustProxy: trustProxy(env.TRUST_PROXY, problems),
     logLevel,
     shutdownGraceMs: integer('SHUTDOWN_GRACE_SECONDS', 30, 0, 3600) * 1000,
   };
@@ -117,9 +146,46 @@ export function loadConfig(env: Env = process.env): Config {
   return { ...config, signingSecret };
 }
 
+/**
+ * TRUST_PROXY, in the forms Express's 'trust proxy' takes
+ * (https://expressjs.com/en/guide/behind-proxies.html): true or false, a
+ * number of hops, or a comma-separated list of addresses, subnets
+ * (10.0.0.0/8, fd00::/8, or 10.0.0.0/255.0.0.0) and the names loopback,
+ * linklocal and uniquelocal. Unset, no X-Forwarded-For is believed: the
+ * client is the peer of the TCP connection.
+ */
+function trustProxy(raw: string | undefined, problems: string[]): TrustProxy {
+  if (raw === undefined || raw.trim() === '') return false;
+  const value = raw.trim();
+  if (/^(true|false)$/i.test(value)) return value.toLowerCase() === 'true';
+  if (/^\d+$/.test(value)) return Number(value);
+  const entries = value.split(',').map((entry) => entry.trim());
+  const bad = entries.filter((entry) => !isProxyAddress(entry));
+  if (bad.length > 0) {
+    problems.push(
+      `TRUST_PROXY=${raw} is not valid (${bad.map((entry) => `"${entry}"`).join(', ')}): give true, false, a number of hops, or a comma-separated list of addresses, subnets (10.0.0.0/8, fd00::/8) and loopback, linklocal or uniquelocal.`,
+    );
+    return false;
+  }
+  return entries;
+}
+
+function isProxyAddress(entry: string): boolean {
+  if (['loopback', 'linklocal', 'uniquelocal'].includes(entry)) return true;
+  const [address, range, ...rest] = entry.split('/');
+  const family = isIP(address);
+  if (family === 0 || rest.length > 0) return false;
+  if (range === undefined) return true;
+  if (/^\d+$/.test(range)) return Number(range) <= (family === 4 ? 32 : 128);
+  // An IPv4 netmask, such as 255.255.0.0, must be ones then zeros.
+  if (family !== 4 || isIP(range) !== 4) return false;
+  const bits = range.split('.').reduce((word, octet) => word * 256 + Number(octet), 0).toString(2).padStart(32, '0');
+  return /^1*0*$/.test(bits);
+}
+
 /** A secret kept in DATA_DIR/secrets.json, made on first use. */
 function generatedSecret(dataDir: string, name: string): Buffer {
-  mkdirSync(dataDir, { recursive: true });
+  mkdirSync(dataDir, { recursive: true, mode: dataDirMode });
   const file = join(dataDir, 'secrets.json');
   const secrets: Record<string, string> = existsSync(file) ? JSON.parse(readFileSync(file, 'utf8')) : {};
   if (!secrets[name]) {

@@ -3,10 +3,11 @@
  * migrations) and the blob store, builds the app and listens. Used by
  * main.ts, the tests and the benchmarks alike.
  */
-import { createServer, type Server } from 'node:http';
+import { createServer, STATUS_CODES, type Server, type ServerResponse } from 'node:http';
+import type { Duplex } from 'node:stream';
 import { join } from 'node:path';
 import { mkdirSync } from 'node:fs';
-import type { Config } from './config.ts';
+import { dataDirMode, type Config } from './config.ts';
 import type { Context } from './context.ts';
 import { createApp } from './app.ts';
 import { openStore } from './store/store.ts';
@@ -14,6 +15,9 @@ import { LocalDiskBlobStore } from './blobs/local-disk-blob-store.ts';
 import { UrlSigner } from './signing/url-signer.ts';
 import { systemClock, type Clock } from './lib/clock.ts';
 import { createLogger, type Logger } from './http/logger.ts';
+import { HttpProblem } from './http/problem.ts';
+import { requestIds } from './http/request-context.ts';
+import { apiContentSecurityPolicy } from './http/security-headers.ts';
 import { BoxListCache } from './resources/boxes/box-list-cache.ts';
 import { SystemMediaTools, type MediaTools } from './audio/media-tools.ts';
 import { startAudioWorker } from './audio/audio-worker.ts';
@@ -27,7 +31,12 @@ export interface RunningServer {
   http: Server;
   /** The address it listens at, for example http://127.0.0.1:8080. */
   address: string;
-  /** Stops taking connections, lets requests under way (uploads too) finish within the grace time, then closes the store. */
+  /**
+   * Stops taking connections and drains: idle keep-alive connections are
+   * closed at once, each request under way (uploads too) is answered with
+   * `Connection: close` and its connection closed when it is done. What is
+   * still open when the grace time ends is cut. Then the store is closed.
+   */
   close(): Promise<void>;
 }
 
@@ -37,7 +46,7 @@ export async function createContext(
   overrides: { clock?: Clock; logger?: Logger; media?: MediaTools } = {},
   jobQueued: () => void = () => {},
 ): Promise<Context> {
-  mkdirSync(config.dataDir, { recursive: true });
+  mkdirSync(config.dataDir, { recursive: true, mode: dataDirMode });
   return {
     config,
     store: await openStore({ databaseUrl: config.databaseUrl, dataDir: config.dataDir }),
@@ -57,13 +66,23 @@ export async function startServer(config: Config, overrides: { clock?: Clock; lo
   const store = ctx.store;
   if (config.processing === 'in-process') worker = await startAudioWorker(ctx);
   // Every ten minutes, and once at start, remove files whose upload URL expired unused.
-  const sweep = () => sweepAbandonedUploads(ctx).catch((error) => ctx.logger.warn('sweeping abandoned uploads failed', { error: String(error) }));
+  const sweep = () => sweepAbandonedUploads(ctx).catch((error) => ctx.logger.warn('sweeping abandoned uploads failed', { err: error }));
   void sweep();
   const sweeper = setInterval(sweep, 10 * 60_000);
   sweeper.unref();
-  const http = createServer({ requestTimeout: 0 }, createApp(ctx));
+  const app = createApp(ctx);
+  // Responses under way, so that a shutdown can tell each to close its connection when it is done.
+  const underWay = new Set<ServerResponse>();
+  let draining = false;
+  const http = createServer({ requestTimeout: 0, maxHeaderSize }, (req, res) => {
+    if (draining) res.setHeader('Connection', 'close');
+    underWay.add(res);
+    res.once('close', () => underWay.delete(res));
+    app(req, res);
+  });
   // Uploads of gigabytes may take a while; only idle connections time out.
   http.headersTimeout = 60_000;
+  http.on('clientError', clientErrorAnswer(ctx.logger));
   await new Promise<void>((ready, fail) => {
     http.once('error', fail);
     http.listen(config.port, config.host, () => ready());
@@ -74,9 +93,19 @@ export async function startServer(config: Config, overrides: { clock?: Clock; lo
   let closing: Promise<void> | undefined;
   const close = () =>
     (closing ??= (async () => {
+      draining = true;
       const closed = new Promise<void>((done) => http.close(() => done()));
+      for (const res of underWay) {
+        // RFC 9112 section 9.6: a server that sends "close" closes the connection after that response.
+        if (!res.headersSent) res.setHeader('Connection', 'close');
+        // A response whose headers are out already (a download) leaves its connection idle when done: close it then.
+        else res.once('finish', () => setImmediate(() => http.closeIdleConnections()));
+      }
       http.closeIdleConnections();
-      const grace = setTimeout(() => http.closeAllConnections(), config.shutdownGraceMs);
+      const grace = setTimeout(() => {
+        ctx.logger.warn('shutdown grace time over; cutting the connections still open', { open: underWay.size });
+        http.closeAllConnections();
+      }, config.shutdownGraceMs);
       await closed;
       clearTimeout(grace);
       clearInterval(sweeper);
@@ -84,4 +113,47 @@ export async function startServer(config: Config, overrides: { clock?: Clock; lo
       await store.close();
     })());
   return { ctx, worker, http, address: `http://${host}:${port}`, close };
+}
+
+/** Request headers larger than this are answered 431 (Node's default, stated). */
+export const maxHeaderSize = 16 * 1024;
+
+/**
+ * Requests Node's HTTP parser refuses before any route sees them: headers
+ * over maxHeaderSize, malformed HTTP (including a NUL in a header), a header
+ * section that never ends. Node would answer a bare 431/400/408; this
+ * answers a problem, with the API's security and CORS headers, and closes.
+ */
+function clientErrorAnswer(logger: Logger) {
+  const nextId = requestIds();
+  return (error: Error & { code?: string }, socket: Duplex & { _httpMessage?: ServerResponse | null }) => {
+    // As Node's own handler: answer only when the socket can take it and no response has begun on it.
+    if (error.code === 'ECONNRESET' || !socket.writable || socket._httpMessage?.headersSent) {
+      socket.destroy();
+      return;
+    }
+    const problem =
+      error.code === 'HPE_HEADER_OVERFLOW'
+        ? new HttpProblem(431, 'headers-too-large', `The request's headers are over ${maxHeaderSize / 1024} KiB. Send fewer or shorter headers (a long cookie or token?).`)
+        : error.code === 'ERR_HTTP_REQUEST_TIMEOUT' || error.code === 'HPE_HEADER_TIMEOUT'
+          ? new HttpProblem(408, 'request-timeout', 'The request headers did not arrive in time.')
+          : new HttpProblem(400, 'validation-error', `The request is not valid HTTP/1.1 (${error.code ?? 'parse error'}); a header may hold a character it may not, such as NUL.`);
+    const id = nextId();
+    logger.debug('request refused by the HTTP parser', { requestId: id, code: error.code, status: problem.status });
+    const body = JSON.stringify(problem.body(id));
+    socket.end(
+      [
+        `HTTP/1.1 ${problem.status} ${STATUS_CODES[problem.status]}`,
+        'Content-Type: application/problem+json',
+        `Content-Length: ${Buffer.byteLength(body)}`,
+        `X-Request-Id: ${id}`,
+        `Content-Security-Policy: ${apiContentSecurityPolicy}`,
+        'X-Content-Type-Options: nosniff',
+        'Access-Control-Allow-Origin: *',
+        'Connection: close',
+        '',
+        body,
+      ].join('\r\n'),
+    );
+  };
 }

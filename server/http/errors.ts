@@ -5,7 +5,7 @@
  * logged and answered 500 without internals.
  */
 import type { NextFunction, Request, Response } from 'express';
-import type { Logger } from './logger.ts';
+import { NulCharacterError } from '../store/db.ts';
 import { HttpProblem, type FieldError, type ProblemType } from './problem.ts';
 
 interface ValidatorError {
@@ -18,10 +18,13 @@ interface BodyParserError {
   type: string;
   status?: number;
   limit?: number;
+  encoding?: string;
 }
 
 export function toProblem(error: unknown): HttpProblem | undefined {
   if (error instanceof HttpProblem) return error;
+  // Defence in depth: the HTTP layer refuses NUL characters before they reach a query (http/nul-characters.ts).
+  if (error instanceof NulCharacterError) return new HttpProblem(400, 'validation-error', 'The request holds a NUL character (U+0000), which no identifier or text field may hold. Remove it.');
   const parserError = error as BodyParserError;
   switch (parserError?.type) {
     case 'entity.parse.failed':
@@ -29,10 +32,15 @@ export function toProblem(error: unknown): HttpProblem | undefined {
     case 'entity.too.large':
       return new HttpProblem(413, 'payload-too-large', `The request body is over the limit of ${parserError.limit} bytes.`);
     case 'encoding.unsupported':
+      return new HttpProblem(415, 'unsupported-media-type', `Content-Encoding ${parserError.encoding ?? ''} is not supported: send the body as it is, or with gzip, deflate or br.`, {
+        errors: [{ header: 'content-encoding', detail: 'must be identity, gzip, deflate or br' }],
+      });
     case 'charset.unsupported':
       return new HttpProblem(415, 'unsupported-media-type', 'Send the JSON body in UTF-8.');
     case 'request.aborted':
       return new HttpProblem(400, 'validation-error', 'The request body ended early.');
+    case 'request.size.invalid':
+      return new HttpProblem(400, 'validation-error', 'The request body is not as long as its Content-Length says.');
   }
   const validatorError = error as ValidatorError;
   if (typeof validatorError?.status === 'number' && Array.isArray(validatorError.errors) && validatorError.status < 500) {
@@ -67,11 +75,12 @@ function fieldError({ path, message }: { path: string; message: string }): Field
   return { detail: `${path} ${message}` };
 }
 
-export function problemHandler(logger: Logger) {
+export function problemHandler() {
   return (error: unknown, req: Request, res: Response, _next: NextFunction) => {
     let problem = toProblem(error);
     if (!problem) {
-      logger.error('unhandled error', { requestId: req.id, error: error instanceof Error ? error.stack : String(error) });
+      // The request's log line (http/request-context.ts) is written at error level with this error and its stack.
+      res.err = error instanceof Error ? error : new Error(`A non-Error was thrown: ${JSON.stringify(error)}`);
       problem = new HttpProblem(500, 'internal-error', `Something went wrong on our side. Quote request id ${req.id} when reporting it.`);
     }
     if (res.headersSent) {
@@ -80,6 +89,6 @@ export function problemHandler(logger: Logger) {
       return;
     }
     for (const [name, value] of Object.entries(problem.extra.headers ?? {})) res.setHeader(name, value);
-    res.status(problem.status).type('application/problem+json').send(JSON.stringify(problem.body(req.id)));
+    res.status(problem.status).type('application/problem+json').send(JSON.stringify(problem.body(String(req.id))));
   };
 }

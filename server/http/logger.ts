@@ -1,50 +1,106 @@
-/** Structured logs: one JSON object per line on stdout. */
+/**
+ * Structured logs on pino: one JSON object per line on stdout, with `time`
+ * (ISO 8601), `level` (debug, info, warn, error) and `message`. The rest of
+ * the code sees only the small `Logger` interface below; any field that holds
+ * an Error is written with pino's error serialiser (type, message, stack,
+ * cause), so a stack is never lost to `String(error)`.
+ */
+import { pino, stdSerializers, type DestinationStream, type Logger as PinoInstance, type LoggerOptions } from 'pino';
+
 export type LogLevel = 'debug' | 'info' | 'warn' | 'error' | 'silent';
-const rank: Record<LogLevel, number> = { debug: 10, info: 20, warn: 30, error: 40, silent: 100 };
+type WrittenLevel = Exclude<LogLevel, 'silent'>;
+export type LogFields = Record<string, unknown>;
 
 export interface Logger {
   /** Whether messages of this level are written; lets callers skip building them. */
-  enabled(level: Exclude<LogLevel, 'silent'>): boolean;
-  debug(message: string, fields?: Record<string, unknown>): void;
-  info(message: string, fields?: Record<string, unknown>): void;
-  warn(message: string, fields?: Record<string, unknown>): void;
-  error(message: string, fields?: Record<string, unknown>): void;
+  enabled(level: WrittenLevel): boolean;
+  debug(message: string, fields?: LogFields): void;
+  info(message: string, fields?: LogFields): void;
+  warn(message: string, fields?: LogFields): void;
+  error(message: string, fields?: LogFields): void;
+}
+
+const options: LoggerOptions = {
+  messageKey: 'message',
+  timestamp: pino.stdTimeFunctions.isoTime,
+  formatters: { level: (label) => ({ level: label }) },
+  serializers: { err: stdSerializers.err, error: stdSerializers.err },
+};
+
+let stdout: DestinationStream | undefined;
+/**
+ * stdout, written asynchronously in batches (one write per request line
+ * would cost each request a system call); pino flushes what is pending
+ * when the process exits. One per process, shared by every logger.
+ */
+function stdoutDestination(): DestinationStream {
+  return (stdout ??= pino.destination({ dest: 1, sync: false }));
+}
+
+/** A `Logger` over a pino instance; `pino` is there for pino-http and child loggers. */
+export class PinoLogger implements Logger {
+  constructor(readonly pino: PinoInstance) {}
+
+  enabled(level: WrittenLevel): boolean {
+    return this.pino.isLevelEnabled(level);
+  }
+  debug(message: string, fields?: LogFields): void {
+    this.write('debug', message, fields);
+  }
+  info(message: string, fields?: LogFields): void {
+    this.write('info', message, fields);
+  }
+  warn(message: string, fields?: LogFields): void {
+    this.write('warn', message, fields);
+  }
+  error(message: string, fields?: LogFields): void {
+    this.write('error', message, fields);
+  }
+
+  /** A logger whose every line carries these fields. */
+  child(bindings: LogFields): PinoLogger {
+    return new PinoLogger(this.pino.child(serialiseErrors(bindings)));
+  }
+
+  private write(level: WrittenLevel, message: string, fields: LogFields | undefined): void {
+    if (!this.pino.isLevelEnabled(level)) return;
+    if (fields) this.pino[level](serialiseErrors(fields), message);
+    else this.pino[level](message);
+  }
+}
+
+/** Every field holding an Error, whatever its name, goes through pino's error serialiser. */
+function serialiseErrors(fields: LogFields): LogFields {
+  let copy: LogFields | undefined;
+  for (const [name, value] of Object.entries(fields)) {
+    if (value instanceof Error) (copy ??= { ...fields })[name] = stdSerializers.err(value);
+  }
+  return copy ?? fields;
+}
+
+export function createLogger(level: LogLevel, destination: DestinationStream = stdoutDestination()): PinoLogger {
+  return new PinoLogger(pino({ ...options, level }, destination));
+}
+
+let fallback: PinoLogger | undefined;
+/** For code opened without a logger of its own (a store opened by the admin CLI): info and above on stdout. */
+export function defaultLogger(): PinoLogger {
+  return (fallback ??= createLogger('info'));
 }
 
 /**
- * Writes to stdout in batches. On Linux a write to a pipe or file is
- * synchronous, so one write per request line would cost every request a
- * system call; lines are gathered and written together once per turn of the
- * event loop (or at 64 KiB), as pino does. Pending lines are flushed on exit.
+ * The pino instance behind a logger: its own for a PinoLogger; for any other
+ * Logger (a test's), a pino instance whose lines are handed to it by level.
  */
-export function bufferedStdout(): (line: string) => void {
-  let pending: string[] = [];
-  let size = 0;
-  let scheduled = false;
-  const flush = () => {
-    scheduled = false;
-    if (pending.length === 0) return;
-    const text = pending.join('');
-    pending = [];
-    size = 0;
-    process.stdout.write(text);
-  };
-  process.once('exit', flush);
-  return (line: string) => {
-    pending.push(line + '\n');
-    size += line.length + 1;
-    if (size >= 65536) flush();
-    else if (!scheduled) {
-      scheduled = true;
-      setImmediate(flush);
-    }
-  };
-}
-
-export function createLogger(level: LogLevel, write: (line: string) => void = bufferedStdout()): Logger {
-  const log = (at: Exclude<LogLevel, 'silent'>) => (message: string, fields: Record<string, unknown> = {}) => {
-    if (rank[at] < rank[level]) return;
-    write(JSON.stringify({ time: new Date().toISOString(), level: at, message, ...fields }));
-  };
-  return { enabled: (at) => rank[at] >= rank[level], debug: log('debug'), info: log('info'), warn: log('warn'), error: log('error') };
+export function pinoOf(logger: Logger): PinoInstance {
+  if (logger instanceof PinoLogger) return logger.pino;
+  return pino(
+    { ...options, level: 'debug' },
+    {
+      write(line: string) {
+        const { level, message, time: _time, ...fields } = JSON.parse(line) as LogFields & { level: WrittenLevel; message: string };
+        if (logger.enabled(level)) logger[level](message, fields);
+      },
+    },
+  );
 }

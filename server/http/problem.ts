@@ -26,6 +26,8 @@ const titles: Record<string, string> = {
   'unsupported-media-type': 'Unsupported media type',
   'range-not-satisfiable': 'Range not satisfiable',
   'rate-limited': 'Too many requests',
+  'request-timeout': 'Request timeout',
+  'headers-too-large': 'Request headers too large',
   'method-not-allowed': 'Method not allowed',
   'service-unavailable': 'Service unavailable',
   'internal-error': 'Internal server error',

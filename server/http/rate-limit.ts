@@ -1,34 +1,79 @@
 /**
- * A token bucket per caller (the user, or the client address when there is
- * none): `burst` requests at once, refilled at `perSecond`. Past that, 429
- * with Retry-After. perSecond = 0 turns the limit off. The buckets live in
- * memory, so each server process limits on its own.
+ * Rate limits, in two places: by client address before authentication (so
+ * that a flood of bad tokens, or of guessed signed URLs, is refused before it
+ * costs a token lookup), and by user after it (so that one token cannot take
+ * the whole server, from however many addresses).
+ *
+ * Each is a fixed window of rate-limiter-flexible: `burst` requests per
+ * ceil(burst / perSecond) seconds, which holds the average to `perSecond`. The
+ * counters are rows of the database (Db.rateLimiter), so every server process
+ * on one database counts together. Past the limit: 429, a problem, with
+ * Retry-After (RFC 6585 section 4: "The response representations SHOULD
+ * include details explaining the condition, and MAY include a Retry-After
+ * header indicating how long to wait before making a new request").
  */
-import type { NextFunction, Request, Response } from 'express';
-import type { Clock } from '../lib/clock.ts';
+import { isIPv6 } from 'node:net';
+import type { NextFunction, RequestHandler } from 'express';
+import { RateLimiterRes, type RateLimiterAbstract } from 'rate-limiter-flexible';
+import type { RateLimit } from '../config.ts';
+import type { Db } from '../store/db.ts';
 import { HttpProblem } from './problem.ts';
 
-export function rateLimit({ perSecond, burst }: { perSecond: number; burst: number }, clock: Clock) {
-  const buckets = new Map<string, { tokens: number; updated: number }>();
-  return (req: Request, _res: Response, next: NextFunction) => {
-    if (perSecond === 0) return next();
-    const key = req.user?.id ?? `ip:${req.ip}`;
-    const now = clock.now();
-    const bucket = buckets.get(key) ?? { tokens: burst, updated: now };
-    bucket.tokens = Math.min(burst, bucket.tokens + ((now - bucket.updated) / 1000) * perSecond);
-    bucket.updated = now;
-    buckets.set(key, bucket);
-    if (bucket.tokens < 1) {
-      const retryAfter = Math.max(1, Math.ceil((1 - bucket.tokens) / perSecond));
-      return next(
-        new HttpProblem(429, 'rate-limited', `Rate limit of ${perSecond} requests per second (bursts of ${burst}) exceeded. Retry after ${retryAfter} second(s).`, {
-          headers: { 'Retry-After': String(retryAfter) },
-        }),
-      );
-    }
-    bucket.tokens -= 1;
-    // Forget callers that have been quiet long enough to have a full bucket again.
-    if (buckets.size > 10_000) for (const [k, b] of buckets) if (now - b.updated > (burst / perSecond) * 1000) buckets.delete(k);
+const passThrough: RequestHandler = (_req, _res, next) => next();
+
+function limiter(db: Db, keyPrefix: string, { perSecond, burst }: RateLimit): RateLimiterAbstract {
+  return db.rateLimiter({ keyPrefix, points: burst, durationSeconds: Math.max(1, Math.ceil(burst / perSecond)) });
+}
+
+/** Limits by the client's address (req.ip, which follows TRUST_PROXY). */
+export function rateLimitByAddress(db: Db, limit: RateLimit): RequestHandler {
+  if (limit.perSecond === 0) return passThrough;
+  const counters = limiter(db, 'ip', limit);
+  return (req, _res, next) => consume(counters, addressKey(req.ip ?? req.socket.remoteAddress ?? 'unknown'), limit, 'from your address', next);
+}
+
+/** Limits by the authenticated user; requests without one (signed URLs) are limited by address only. */
+export function rateLimitByUser(db: Db, limit: RateLimit): RequestHandler {
+  if (limit.perSecond === 0) return passThrough;
+  const counters = limiter(db, 'user', limit);
+  return (req, _res, next) => (req.user ? consume(counters, req.user.id, limit, 'for your account', next) : next());
+}
+
+async function consume(counters: RateLimiterAbstract, key: string, { perSecond, burst }: RateLimit, whose: string, next: NextFunction) {
+  try {
+    await counters.consume(key);
     next();
-  };
+  } catch (outcome) {
+    if (!(outcome instanceof RateLimiterRes)) return next(outcome);
+    const retryAfter = Math.max(1, Math.ceil(outcome.msBeforeNext / 1000));
+    next(
+      new HttpProblem(429, 'rate-limited', `Too many requests ${whose}: the limit is ${burst} per ${Math.max(1, Math.ceil(burst / perSecond))} s (${perSecond} per second on average). Retry after ${retryAfter} second(s).`, {
+        headers: { 'Retry-After': String(retryAfter) },
+      }),
+    );
+  }
+}
+
+/**
+ * The counter key of an address. An IPv6 client usually holds a whole /64
+ * (RFC 6177 recommends a /56 or /48 per site, a /64 per subnet), so it could
+ * take a fresh address per request; its /64 is counted as one. IPv4-mapped
+ * IPv6 addresses count as their IPv4 address.
+ */
+export function addressKey(ip: string): string {
+  const mapped = /^::ffff:(\d+\.\d+\.\d+\.\d+)$/i.exec(ip);
+  if (mapped) return mapped[1];
+  if (!isIPv6(ip)) return ip;
+  return `${expandIPv6(ip).slice(0, 4).join(':')}::/64`;
+}
+
+/** The eight groups of an IPv6 address, without its zone, "::" expanded. */
+function expandIPv6(ip: string): string[] {
+  const [head, tail = ''] = ip.split('%')[0].split('::');
+  const left = head ? head.split(':') : [];
+  const right = ip.includes('::') && tail ? tail.split(':') : [];
+  // An embedded IPv4 tail (::1.2.3.4) is two groups; only the first four groups are used, so it need not be converted.
+  const missing = 8 - left.length - right.length;
+  const groups = ip.includes('::') ? [...left, ...Array(Math.max(0, missing)).fill('0'), ...right] : left;
+  return groups.map((group) => group.toLowerCase().replace(/^0+(?=.)/, ''));
 }

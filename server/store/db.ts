@@ -8,8 +8,18 @@
  * 2^53), null. Booleans are stored as 0/1 integers in both engines so the
  * SQL stays identical; JSON is stored as text.
  */
+import type { RateLimiterAbstract } from 'rate-limiter-flexible';
+
 export type SqlValue = string | number | null;
 export type Row = Record<string, SqlValue>;
+
+/** A fixed-window limit: `points` per `durationSeconds`, counted per key. */
+export interface RateLimiterOptions {
+  /** Keeps the counters of different limits apart in the one table. */
+  keyPrefix: string;
+  points: number;
+  durationSeconds: number;
+}
 
 export interface Db {
   /** The engine, for the few places where the SQL must differ. */
@@ -23,8 +33,38 @@ export interface Db {
    * `Db` it is given, not the outer one.
    */
   transaction<T>(work: (db: Db) => Promise<T>): Promise<T>;
+  /**
+   * A rate limiter (rate-limiter-flexible) whose counters are rows of this
+   * database, so that every process using the database shares them.
+   */
+  rateLimiter(options: RateLimiterOptions): RateLimiterAbstract;
   close(): Promise<void>;
 }
+
+/**
+ * A text value holds U+0000. PostgreSQL cannot store it in text at all
+ * ("invalid byte sequence for encoding UTF8: 0x00"), and SQLite would cut
+ * some functions short at it, so both backends refuse it before the query
+ * runs. It can only come from input, which the HTTP layer answers with 400.
+ */
+export class NulCharacterError extends Error {
+  constructor() {
+    super('A text value holds a NUL character (U+0000), which the database cannot store.');
+    this.name = 'NulCharacterError';
+  }
+}
+
+/** Refuses parameters that hold U+0000 (see NulCharacterError). */
+export function checkParameters(params: readonly SqlValue[]): void {
+  for (const value of params) if (typeof value === 'string' && value.includes('\u0000')) throw new NulCharacterError();
+}
+
+/**
+ * The counters of rate-limiter-flexible: its own table layout (key, points,
+ * expire). They are throwaway, so on PostgreSQL the table is UNLOGGED: no
+ * WAL, no fsync per request, emptied after a crash.
+ */
+export const rateLimitTable = 'rate_limits';
 
 export interface Migration {
   version: number;

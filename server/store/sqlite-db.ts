@@ -3,12 +3,19 @@
  * DATA_DIR, in WAL mode so that the admin CLI can read and write while the
  * server runs.
  */
+import { chmodSync, closeSync, existsSync, openSync } from 'node:fs';
 import Database from 'better-sqlite3';
-import type { Db, Migration, Row, SqlValue } from './db.ts';
+import { RateLimiterSQLite, type RateLimiterAbstract } from 'rate-limiter-flexible';
+import { checkParameters, rateLimitTable, type Db, type Migration, type RateLimiterOptions, type Row, type SqlValue } from './db.ts';
 import { Mutex } from '../lib/mutex.ts';
 import { sqliteMigrations } from './migrations/sqlite.ts';
+import { defaultLogger, type Logger } from '../http/logger.ts';
 
-export async function openSqlite(file: string, migrations: Migration[] = sqliteMigrations): Promise<Db> {
+/** The database holds every user's data and token hashes: only the server's user may read it. */
+export const databaseFileMode = 0o600;
+
+export async function openSqlite(file: string, migrations: Migration[] = sqliteMigrations, options: { logger?: Logger } = {}): Promise<Db> {
+  restrictFileMode(file);
   const database = new Database(file);
   database.pragma('journal_mode = WAL');
   // WAL with synchronous=NORMAL is durable across application crashes and
@@ -17,9 +24,21 @@ export async function openSqlite(file: string, migrations: Migration[] = sqliteM
   database.pragma('foreign_keys = ON');
   // Another process (the admin CLI) may hold the write lock for a moment.
   database.pragma('busy_timeout = 5000');
-  const db = new SqliteDb(database, new Mutex());
+  const db = new SqliteDb(database, new Mutex(), options.logger ?? defaultLogger());
   await migrate(db, database, migrations);
   return db;
+}
+
+/**
+ * Creates the database file 0600 before SQLite does (SQLite would make it
+ * 0644 under the usual umask). SQLite gives the -wal and -shm files it makes
+ * later the mode of the database file (os_unix.c, findCreateFileMode), so
+ * they follow. Files left by older versions are narrowed too.
+ */
+function restrictFileMode(file: string): void {
+  if (file === ':memory:' || file === '') return;
+  if (!existsSync(file)) closeSync(openSync(file, 'a', databaseFileMode));
+  for (const path of [file, `${file}-wal`, `${file}-shm`]) if (existsSync(path)) chmodSync(path, databaseFileMode);
 }
 
 /**
@@ -36,6 +55,11 @@ function toSqlite(sql: string): { text: string; order: number[] } {
   return { text, order };
 }
 
+/** What the rate limiters of one connection share: expired counters are deleted every five minutes. */
+interface RateLimitHousekeeping {
+  timer?: NodeJS.Timeout;
+}
+
 class SqliteDb implements Db {
   readonly dialect = 'sqlite' as const;
   private statements = new Map<string, { statement: Database.Statement; order: number[] }>();
@@ -43,10 +67,13 @@ class SqliteDb implements Db {
   constructor(
     private database: Database.Database,
     private lock: Mutex,
+    private logger: Logger,
     private inTransaction = false,
+    private housekeeping: RateLimitHousekeeping = {},
   ) {}
 
   private prepare(sql: string, params: SqlValue[]): { statement: Database.Statement; values: SqlValue[] } {
+    checkParameters(params);
     let prepared = this.statements.get(sql);
     if (!prepared) {
       const { text, order } = toSqlite(sql);
@@ -86,17 +113,83 @@ class SqliteDb implements Db {
     return this.lock.run(async () => {
       this.database.exec('BEGIN IMMEDIATE');
       try {
-        const result = await work(new SqliteDb(this.database, this.lock, true));
+        const result = await work(new SqliteDb(this.database, this.lock, this.logger, true));
         this.database.exec('COMMIT');
         return result;
       } catch (error) {
-        this.database.exec('ROLLBACK');
+        this.rollback(error);
         throw error;
       }
     });
   }
 
+  private rollback(cause: unknown): void {
+    // Some errors (SQLITE_FULL, SQLITE_IOERR, SQLITE_NOMEM) end the transaction themselves; then there is nothing to roll back.
+    if (!this.database.inTransaction) return;
+    try {
+      this.database.exec('ROLLBACK');
+    } catch (rollbackError) {
+      // The caller gets the error that failed the transaction; this one is ours to report.
+      this.logger.error('ROLLBACK failed after a failed transaction', { err: rollbackError, cause });
+    }
+  }
+
+  /**
+   * rate-limiter-flexible runs its statements on the better-sqlite3 handle
+   * itself. That handle is the repositories' one connection, whose
+   * transactions stay open across awaits: a limiter statement run during one
+   * would land inside it (better-sqlite3 nests it as a savepoint) and be
+   * rolled back with it. The limiter also takes a knex-style client, whose
+   * acquireConnection() and releaseConnection() bracket each of its
+   * statements; this one holds the connection's mutex between the two, so
+   * the limiter's statements wait their turn like every other.
+   */
+  rateLimiter({ keyPrefix, points, durationSeconds }: RateLimiterOptions): RateLimiterAbstract {
+    const database = this.database;
+    const lock = this.lock;
+    let release: (() => void) | undefined;
+    const client = {
+      raw: () => {
+        throw new Error('The rate limiter uses acquireConnection, not raw queries.');
+      },
+      client: {
+        config: { client: 'better-sqlite3' },
+        acquireConnection: () =>
+          new Promise<Database.Database>((acquired) => {
+            void lock.run(() => new Promise<void>((done) => ((release = done), acquired(database))));
+          }),
+        releaseConnection: () => {
+          const done = release;
+          release = undefined;
+          done?.();
+        },
+      },
+    };
+    this.scheduleRateLimitCleanup();
+    return new RateLimiterSQLite({
+      storeClient: client,
+      storeType: 'knex',
+      tableName: rateLimitTable,
+      tableCreated: true,
+      clearExpiredByTimeout: false,
+      keyPrefix,
+      points,
+      duration: durationSeconds,
+      // Once a key is over its limit, refuse it from memory until its window ends: a flood costs no queries.
+      inMemoryBlockOnConsumed: points + 1,
+    });
+  }
+
+  private scheduleRateLimitCleanup(): void {
+    if (this.housekeeping.timer) return;
+    this.housekeeping.timer = setInterval(() => {
+      this.execute(`DELETE FROM ${rateLimitTable} WHERE expire < $1`, [Date.now()]).catch((error) => this.logger.warn('deleting expired rate-limit counters failed', { err: error }));
+    }, 5 * 60_000);
+    this.housekeeping.timer.unref();
+  }
+
   async close(): Promise<void> {
+    clearInterval(this.housekeeping.timer);
     this.database.close();
   }
 }
@@ -110,5 +203,7 @@ async function migrate(db: Db, database: Database.Database, migrations: Migratio
       database.exec(migration.sql);
       await tx.execute('INSERT INTO schema_migrations (version, name, applied_at) VALUES ($1, $2, $3)', [migration.version, migration.name, Date.now()]);
     }
+    // rate-limiter-flexible's own layout (RateLimiterSQLite._getCreateTableSQL); disposable counters, so not a numbered migration.
+    database.exec(`CREATE TABLE IF NOT EXISTS ${rateLimitTable} (key TEXT PRIMARY KEY, points INTEGER NOT NULL DEFAULT 0, expire INTEGER)`);
   });
 }

@@ -1,0 +1,46 @@
+/**
+ * The JSON body parser of the API (body-parser, through express.json), run
+ * after authentication: an anonymous caller's body is never read, let alone
+ * inflated and parsed. Requests without a Content-Type skip it (GETs and the
+ * signed uploads, whose bodies are streamed by their handlers).
+ *
+ * body-parser inflates gzip, deflate and br bodies, and refuses one that
+ * inflates past the limit with 413. A body that does not decode as its
+ * Content-Encoding says (a lie, or truncated) is the client's fault: it
+ * reaches us as zlib's error with no body-parser `type`, and is answered 400
+ * here instead of falling through to 500.
+ */
+import express, { type NextFunction, type Request, type Response } from 'express';
+import { HttpProblem } from './problem.ts';
+import { refuseNulInBody } from './nul-characters.ts';
+
+export const jsonBodyLimit = '1mb';
+
+export function jsonBody() {
+  const parse = express.json({ limit: jsonBodyLimit, type: ['application/json', 'application/*+json'] });
+  return (req: Request, res: Response, next: NextFunction) => {
+    if (req.headers['content-type'] === undefined) return next();
+    parse(req, res, (error?: unknown) => {
+      if (error) return next(isUndecodable(error, req) ? undecodable(req) : error);
+      refuseNulInBody(req, res, next);
+    });
+  };
+}
+
+/**
+ * body-parser and raw-body mark their own failures with a `type`
+ * (entity.parse.failed, entity.too.large, request.aborted, …); the error of
+ * the decompression stream, which body-parser passes on as a 400, has none.
+ */
+function isUndecodable(error: unknown, req: Request): boolean {
+  const failure = error as { type?: string; status?: number };
+  const encoding = (req.get('content-encoding') ?? 'identity').toLowerCase();
+  return failure.type === undefined && failure.status === 400 && encoding !== 'identity';
+}
+
+function undecodable(req: Request): HttpProblem {
+  const encoding = req.get('content-encoding') ?? 'identity';
+  return new HttpProblem(400, 'validation-error', `The body does not decode as its Content-Encoding (${encoding}) says. Send it compressed as declared, or without Content-Encoding.`, {
+    errors: [{ header: 'content-encoding', detail: `the body is not valid ${encoding} data` }],
+  });
+}

@@ -1,0 +1,78 @@
+/**
+ * The response headers a security scanner expects, set by helmet on every
+ * response before any route runs. A route that needs other values sets its
+ * own afterwards, and its res.setHeader wins: the player pages send their
+ * own Content-Security-Policy, the signed downloads theirs
+ * (`sandbox; default-src 'none'`) and their own Cross-Origin-Resource-Policy.
+ *
+ * - Content-Security-Policy `default-src 'none'; frame-ancestors 'none'`:
+ *   API answers are data; nothing in them may load, run or be framed.
+ * - X-Content-Type-Options `nosniff`: a browser takes the declared type.
+ * - Referrer-Policy `no-referrer`: signed URLs and player ids in our URLs
+ *   never leak to another site.
+ * - Cross-Origin-Resource-Policy `same-origin`: other sites cannot embed our
+ *   answers as no-cors subresources (<script>, <img>). It does not touch CORS:
+ *   "If request's mode is not "no-cors", then return allowed" (Fetch,
+ *   cross-origin resource policy internal check), so browser apps on other
+ *   origins keep calling the API with fetch().
+ * - X-Frame-Options `DENY`, for browsers that predate frame-ancestors; one
+ *   that knows frame-ancestors ignores it (CSP 3, section 6.4.2), so a page
+ *   that allows framing in its own CSP is framed.
+ * - Strict-Transport-Security only when PUBLIC_URL is https: over plain
+ *   http a browser ignores it (RFC 6797 section 8.1), and a server on
+ *   loopback or behind a TLS proxy on http has no business pinning its host.
+ *   No includeSubDomains: other hosts of the domain are not ours to pin.
+ */
+import { createHash } from 'node:crypto';
+import { readFileSync, statSync } from 'node:fs';
+import type { NextFunction, Request, Response } from 'express';
+import helmet from 'helmet';
+
+export const apiContentSecurityPolicy = "default-src 'none'; frame-ancestors 'none'";
+
+export function securityHeaders({ publicUrl }: { publicUrl: string }) {
+  return helmet({
+    contentSecurityPolicy: { useDefaults: false, directives: { defaultSrc: ["'none'"], frameAncestors: ["'none'"] } },
+    crossOriginResourcePolicy: { policy: 'same-origin' },
+    referrerPolicy: { policy: 'no-referrer' },
+    xFrameOptions: { action: 'deny' },
+    strictTransportSecurity: publicUrl.startsWith('https:') ? { maxAge: 365 * 24 * 3600, includeSubDomains: false } : false,
+  });
+}
+
+/**
+ * The CSP of the docs page, a Redoc build with everything inlined: its
+ * scripts are allowed by their SHA-256 (so nothing injected into the page
+ * could run), its styles inline (styled-components writes <style> elements
+ * at run time, which no hash can name), images and fonts from the page
+ * itself and data: URIs, its search index in a blob: worker, and requests to
+ * this origin only. Nothing from a third party.
+ */
+export function docsContentSecurityPolicy(file: string) {
+  let cached: { mtimeMs: number; policy: string } | undefined;
+  const policyFor = () => {
+    const { mtimeMs } = statSync(file);
+    if (cached?.mtimeMs !== mtimeMs) cached = { mtimeMs, policy: docsPolicy(readFileSync(file, 'utf8')) };
+    return cached.policy;
+  };
+  return (_req: Request, res: Response, next: NextFunction) => {
+    res.setHeader('Content-Security-Policy', policyFor());
+    next();
+  };
+}
+
+function docsPolicy(html: string): string {
+  const hashes = [...html.matchAll(/<script(?![^>]*\bsrc=)[^>]*>([\s\S]*?)<\/script>/gi)].map(([, body]) => `'sha256-${createHash('sha256').update(body).digest('base64')}'`);
+  return [
+    "default-src 'none'",
+    `script-src ${[...new Set(hashes)].join(' ') || "'none'"}`,
+    "style-src 'self' 'unsafe-inline'",
+    "img-src 'self' data:",
+    "font-src 'self' data:",
+    "connect-src 'self'",
+    'worker-src blob:',
+    "base-uri 'none'",
+    "form-action 'none'",
+    "frame-ancestors 'none'",
+  ].join('; ');
+}
