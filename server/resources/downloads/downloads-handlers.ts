@@ -1,8 +1,11 @@
+import type { Request, Response } from 'express';
+import type { Readable } from 'node:stream';
+import { pipeline } from 'node:stream/promises';
 import type { OperationHandlers } from '../../http/operations.ts';
 import type { Context } from '../../context.ts';
-import { pipeline } from 'node:stream/promises';
 import { downloadFile, fetchSignedDownload, getPeaksUrl } from './downloads-service.ts';
 import type { Variant } from './signed-downloads.ts';
+import { DOWNLOAD_SAFETY_HEADERS } from './download-rules.ts';
 import type { Schemas } from '../../lib/api-types.ts';
 
 export function downloadsHandlers(ctx: Context): OperationHandlers {
@@ -14,6 +17,9 @@ export function downloadsHandlers(ctx: Context): OperationHandlers {
       res.json(await getPeaksUrl(ctx, req.user!, req.params.projectid, req.params.fileid, req.query.format as 'json' | 'dat' | undefined));
     },
     fetchSignedDownload: async (req, res) => {
+      // Set before anything can fail, so that the problem answers of this
+      // route (403, 404, 416) carry them as well as 200, 206 and 304.
+      res.set(DOWNLOAD_SAFETY_HEADERS);
       const delivery = await fetchSignedDownload(ctx, {
         objectId: req.params.objectid,
         // The validator checked it against the spec's enum.
@@ -30,8 +36,37 @@ export function downloadsHandlers(ctx: Context): OperationHandlers {
         res.end();
         return;
       }
-      // A listener who seeks or closes the tab ends the response early; that is not an error.
-      await pipeline(delivery.body, res).catch(() => {});
+      await stream(ctx, req, res, delivery.body);
     },
   };
+}
+
+/**
+ * Sends the blob's bytes. A listener who seeks or closes the tab closes the
+ * response before it is finished; that is normal and only noted at debug
+ * level. Anything else (the blob store failing mid-read) is logged with its
+ * stack; the response has begun, so the connection is cut, and the client
+ * sees a short body rather than a complete-looking wrong one.
+ */
+async function stream(ctx: Context, req: Request, res: Response, body: Readable): Promise<void> {
+  // Which side failed first. When the listener goes away, the response
+  // closes unfinished before pipeline destroys the source (with a
+  // premature-close error of its own); when the source fails, its error
+  // comes first and pipeline then destroys the response.
+  let firstFailure: 'listener' | 'source' | undefined;
+  res.once('close', () => {
+    if (!res.writableFinished) firstFailure ??= 'listener';
+  });
+  body.once('error', () => {
+    firstFailure ??= 'source';
+  });
+  try {
+    await pipeline(body, res);
+  } catch (error) {
+    if (firstFailure === 'listener') {
+      ctx.logger.debug('download closed by the listener before its end', { requestId: req.id });
+      return;
+    }
+    ctx.logger.error('download failed while streaming', { requestId: req.id, err: error });
+  }
 }

@@ -1,7 +1,9 @@
 /**
  * Downloads: a signed URL for a file (interface 2.5, "expires" in ms since
  * the epoch), and the endpoint behind it, which serves the bytes with Range
- * (RFC 9110 section 14), ETag and Content-Disposition (RFC 6266).
+ * (RFC 9110 section 14), ETag and Content-Disposition (RFC 6266). Stored
+ * files are hostile: they are served inline only when their bytes are on the
+ * allow-list (download-rules.ts `presentation`), never by their declared type.
  */
 import type { Readable } from 'node:stream';
 import type { Context } from '../../context.ts';
@@ -10,6 +12,8 @@ import { accessProject, type Caller } from '../../auth/access.ts';
 import { conflict, HttpProblem, notFound, signatureRefused } from '../../http/problem.ts';
 import { artworkBlobKey, fileBlobKey, renditionBlobKey } from '../../blobs/keys.ts';
 import { downloadBinding, downloadPath, signDownload, VARIANTS, type Disposition, type Variant } from './signed-downloads.ts';
+import { byteRange, dispositionHeader, isNotModified, presentation } from './download-rules.ts';
+import { SNIFF_HEAD_BYTES, sniffInlineMediaType } from '../../lib/content-sniffing.ts';
 
 async function downloadableFile(ctx: Context, caller: Caller, projectId: string, boxId: string) {
   await accessProject(ctx, caller, projectId, 'read');
@@ -33,7 +37,8 @@ export async function downloadFile(ctx: Context, caller: Caller, projectId: stri
 export async function getPeaksUrl(ctx: Context, caller: Caller, projectId: string, boxId: string, format: 'json' | 'dat' = 'json'): Promise<Schemas['DownloadResponse']> {
   const box = await downloadableFile(ctx, caller, projectId, boxId);
   if (!box.audio) throw conflict(`${boxId} has no waveform peaks: it is not an analysed audio file (status ${box.status}).`);
-  return signDownload(ctx, box.id, 'inline', format === 'dat' ? 'peaks-dat' : 'peaks-json');
+  // The JSON peaks are fetched by waveform players, inline; the binary ones are served as an attachment whatever the URL says.
+  return format === 'dat' ? signDownload(ctx, box.id, 'attachment', 'peaks-dat') : signDownload(ctx, box.id, 'inline', 'peaks-json');
 }
 
 export interface SignedGet {
@@ -62,19 +67,25 @@ export async function fetchSignedDownload(ctx: Context, get: SignedGet): Promise
   if (!object || !stored) throw notFound('The file of this download URL no longer exists.');
   const size = stored.size;
   // The bytes under a key never change (an upload URL works once), so the
-  // object id and size make a strong validator.
-  const etag = `"${get.objectId}${get.variant ? '-' + get.variant : ''}-${size}"`;
+  // object id and size make a strong validator. The "r2" marks the serving
+  // rules of the inline allow-list: a browser holding a response served by
+  // the older rules (by declared type) must not have it revalidated as fresh.
+  const etag = `"${get.objectId}${get.variant ? '-' + get.variant : ''}-${size}-r2"`;
+  const cacheControl = 'private, max-age=3600';
+  // RFC 9110 section 13.2.2: If-None-Match is evaluated before Range. A 304
+  // carries no body, so it needs no sniffing; section 15.4.5 asks it to repeat
+  // the ETag and Cache-Control a 200 would have sent.
+  if (isNotModified(get.ifNoneMatch, etag)) return { status: 304, headers: { ETag: etag, 'Cache-Control': cacheControl } };
+
+  const served = presentation(get.disposition, await allowListedType(ctx, object, size));
   const headers: Record<string, string> = {
-    'Content-Type': object.contentType,
+    'Content-Type': served.contentType,
     ETag: etag,
     'Accept-Ranges': 'bytes',
-    'Content-Disposition': contentDisposition(get.disposition, object.name),
-    'Cache-Control': 'private, max-age=3600',
+    'Content-Disposition': dispositionHeader(served.disposition, object.name),
+    'Cache-Control': cacheControl,
   };
-  if (get.ifNoneMatch && get.ifNoneMatch.split(',').some((tag) => tag.trim() === etag || tag.trim() === '*')) {
-    return { status: 304, headers: { ETag: etag } };
-  }
-  const range = get.range === undefined ? undefined : parseRange(get.range, size);
+  const range = byteRange(get.range, size);
   if (range === 'unsatisfiable') {
     // RFC 9110 section 15.5.17: a 416 "SHOULD generate a Content-Range header field ... bytes */<complete-length>".
     throw new HttpProblem(416, 'range-not-satisfiable', `The range ${get.range} does not overlap this ${size}-byte file.`, {
@@ -91,47 +102,38 @@ export async function fetchSignedDownload(ctx: Context, get: SignedGet): Promise
   return { status: 200, headers: { ...headers, 'Content-Length': String(size) }, body: size === 0 ? undefined : ctx.blobs.read(object.key) };
 }
 
-async function findObject(ctx: Context, objectId: string, variant: Variant | undefined): Promise<{ key: string; contentType: string; name: string } | undefined> {
+interface StoredObject {
+  key: string;
+  name: string;
+  /** The type of an object we made ourselves (a rendition, peaks); absent for uploaded bytes, which are sniffed. */
+  knownType?: { contentType: string; inline: boolean };
+}
+
+async function findObject(ctx: Context, objectId: string, variant: Variant | undefined): Promise<StoredObject | undefined> {
   if (objectId.startsWith('art_')) {
     if (variant) return undefined;
     const artwork = await ctx.store.projects.getArtwork(objectId);
-    return artwork && { key: artworkBlobKey(artwork.projectId, artwork.id), contentType: artwork.contentType, name: `artwork.${artwork.contentType.split('/')[1]}` };
+    return artwork && { key: artworkBlobKey(artwork.projectId, artwork.id), name: `artwork.${artwork.contentType.split('/')[1]}` };
   }
   const box = await ctx.store.boxes.findFile(objectId);
   if (!box || box.status === 'awaiting-upload') return undefined;
   if (variant) {
-    const { contentType, extension } = VARIANTS[variant];
-    return { key: renditionBlobKey(box.projectId, objectId, variant), contentType, name: box.name.replace(/\.[^.]*$/, '') + extension };
+    const { contentType, extension, inline } = VARIANTS[variant];
+    return { key: renditionBlobKey(box.projectId, objectId, variant), name: box.name.replace(/\.[^.]*$/, '') + extension, knownType: { contentType, inline } };
   }
-  return { key: fileBlobKey(box.projectId, objectId), contentType: box.mimeType!, name: box.name };
+  return { key: fileBlobKey(box.projectId, objectId), name: box.name };
 }
 
 /**
- * One byte range of RFC 9110 section 14.1.2: `bytes=a-b`, `bytes=a-` or the
- * suffix `bytes=-n`. A header this does not understand, or several ranges,
- * is ignored and the whole file is sent, which section 14.2 allows ("A server
- * MAY ignore the Range header field").
+ * The object's type when it is on the inline allow-list, else undefined. For
+ * uploaded bytes (originals, artwork) it is sniffed from their first bytes:
+ * one small ranged read, whatever the size of the blob; the type the uploader
+ * declared plays no part.
  */
-export function parseRange(header: string, size: number): { start: number; end: number } | 'unsatisfiable' | undefined {
-  const match = /^bytes=(\d*)-(\d*)$/.exec(header.trim());
-  if (!match || (match[1] === '' && match[2] === '')) return undefined;
-  if (match[1] === '') {
-    const suffix = Number(match[2]);
-    if (suffix === 0 || size === 0) return 'unsatisfiable';
-    return { start: Math.max(0, size - suffix), end: size - 1 };
-  }
-  const start = Number(match[1]);
-  const end = match[2] === '' ? size - 1 : Math.min(Number(match[2]), size - 1);
-  if (match[2] !== '' && Number(match[2]) < start) return undefined;
-  if (start >= size) return 'unsatisfiable';
-  return { start, end };
-}
-
-/** RFC 6266: an ASCII fallback in `filename`, and the exact name in `filename*` (RFC 8187) when it is not plain ASCII. */
-export function contentDisposition(disposition: Disposition, name: string): string {
-  const fallback = name.replace(/[^\x20-\x7e]/g, '_').replace(/["\\]/g, '_');
-  const header = `${disposition}; filename="${fallback}"`;
-  if (fallback === name) return header;
-  const encoded = encodeURIComponent(name).replace(/['()*]/g, (c) => '%' + c.charCodeAt(0).toString(16).toUpperCase());
-  return `${header}; filename*=UTF-8''${encoded}`;
+async function allowListedType(ctx: Context, object: StoredObject, size: number): Promise<string | undefined> {
+  if (object.knownType) return object.knownType.inline ? object.knownType.contentType : undefined;
+  if (size === 0) return undefined;
+  const chunks: Buffer[] = [];
+  for await (const chunk of ctx.blobs.read(object.key, { start: 0, end: Math.min(size, SNIFF_HEAD_BYTES) - 1 })) chunks.push(chunk as Buffer);
+  return sniffInlineMediaType(Buffer.concat(chunks));
 }

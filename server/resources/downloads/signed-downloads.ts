@@ -2,8 +2,13 @@
  * Signed download URLs: for a file box's bytes, or an artwork image. The
  * signature binds the object, the expiry and the disposition, so a URL made
  * for inline streaming cannot be turned into an attachment, or the reverse.
+ * An `inline` URL only asks: the endpoint serves inline only what is on its
+ * allow-list (download-rules.ts), so signing inline is safe for any object.
  */
 import { apiRoot, type Context } from '../../context.ts';
+import type { Variant } from '../../blobs/keys.ts';
+
+export type { Variant };
 
 export type Disposition = 'attachment' | 'inline';
 
@@ -26,13 +31,16 @@ export function signDownload(ctx: Context, objectId: string, disposition: Dispos
 /** The values a download signature binds besides path and expiry. */
 export const downloadBinding = (disposition: Disposition, variant: Variant | undefined) => ({ disposition, variant: variant ?? 'original' });
 
-import type { Variant } from '../../blobs/keys.ts';
-export type { Variant };
-
-/** What each variant is, as stored and sent. */
-export const VARIANTS: Record<Variant, { contentType: string; extension: string }> = {
-  compressed: { contentType: 'audio/mp4', extension: '.m4a' },
-  lossless: { contentType: 'audio/flac', extension: '.flac' },
-  'peaks-json': { contentType: 'application/json', extension: '.peaks.json' },
-  'peaks-dat': { contentType: 'application/octet-stream', extension: '.peaks.dat' },
+/**
+ * What each variant is, as stored and sent. We make these ourselves (ffmpeg
+ * writes the renditions, the waveform builder the peaks), so their types are
+ * known rather than sniffed. `inline` puts a variant on the inline allow-list
+ * (download-rules.ts): the renditions are audio, and the JSON peaks are our
+ * own JSON. The binary peaks are served as an opaque attachment.
+ */
+export const VARIANTS: Record<Variant, { contentType: string; extension: string; inline: boolean }> = {
+  compressed: { contentType: 'audio/mp4', extension: '.m4a', inline: true },
+  lossless: { contentType: 'audio/flac', extension: '.flac', inline: true },
+  'peaks-json': { contentType: 'application/json', extension: '.peaks.json', inline: true },
+  'peaks-dat': { contentType: 'application/octet-stream', extension: '.peaks.dat', inline: false },
 };
