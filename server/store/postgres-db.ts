@@ -68,6 +68,10 @@ class PostgresDb implements Db {
     if (this.inTransaction) return work(this);
     const client = await (this.client as pg.Pool).connect();
     let broken: Error | undefined;
+    // While checked out, a client has no 'error' listener of the pool's: a connection lost between two statements
+    // would be an uncaught exception. The statement after it fails with its own error, which the caller gets.
+    const lost = (error: Error) => this.logger.warn('PostgreSQL connection lost during a transaction', { err: error });
+    client.on('error', lost);
     try {
       await client.query('BEGIN');
       const result = await work(new PostgresDb(client, this.logger, true));
@@ -77,6 +81,7 @@ class PostgresDb implements Db {
       broken = await rollback(client, error, this.logger);
       throw error;
     } finally {
+      client.removeListener('error', lost);
       // A connection whose ROLLBACK failed is in an unknown state: passing the error destroys it instead of pooling it.
       client.release(broken);
     }
