@@ -24,7 +24,8 @@ const options: LoggerOptions = {
   messageKey: 'message',
   timestamp: pino.stdTimeFunctions.isoTime,
   formatters: { level: (label) => ({ level: label }) },
-  serializers: { err: stdSerializers.err, error: stdSerializers.err },
+  // `err` is pino's own key for errors; serialiseErrors below takes every other field holding one.
+  serializers: { err: stdSerializers.err },
 };
 
 let stdout: DestinationStream | undefined;
@@ -69,11 +70,15 @@ export class PinoLogger implements Logger {
   }
 }
 
-/** Every field holding an Error, whatever its name, goes through pino's error serialiser. */
+/**
+ * Every field holding an Error, whatever its name (`error`, `cause`, …), goes
+ * through pino's error serialiser; `err` is left to pino, which serialises it
+ * itself (twice would turn it into a plain object).
+ */
 function serialiseErrors(fields: LogFields): LogFields {
   let copy: LogFields | undefined;
   for (const [name, value] of Object.entries(fields)) {
-    if (value instanceof Error) (copy ??= { ...fields })[name] = stdSerializers.err(value);
+    if (name !== 'err' && value instanceof Error) (copy ??= { ...fields })[name] = stdSerializers.err(value);
   }
   return copy ?? fields;
 }
