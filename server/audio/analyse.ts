@@ -9,13 +9,18 @@
  *     rate, only when the source is lossless integer audio.
  * Format facts come from ffprobe, tags from music-metadata (ffprobe's tags
  * as the fallback).
+ *
+ * The thread that calls this serves requests too, so nothing here works
+ * through the samples on it: they go to the waveform thread, in chunks of
+ * 32 KiB, and the meter's printout is read line by line.
  */
-import { readFile } from 'node:fs/promises';
+import { createReadStream } from 'node:fs';
+import { createInterface } from 'node:readline';
 import { join } from 'node:path';
 import { parseFile } from 'music-metadata';
 import type { Schemas } from '../lib/api-types.ts';
 import { UndecodableError, type MediaTools, type ProbeResult } from './media-tools.ts';
-import { WaveformBuilder } from './waveform.ts';
+import { drawWaveform, type Waveform } from './waveform.ts';
 
 export interface AnalysisResult {
   /** Seconds, rounded to hundredths, from the decoded samples. */
@@ -30,8 +35,9 @@ const ISRC = /^[A-Z]{2}[A-Z0-9]{3}\d{7}$/;
 /** FLAC holds integer samples of up to 24 bits here (ffmpeg 5.1 writes 32-bit FLAC only as experimental). */
 const FLAC_MAX_BITS = 24;
 
-export async function analyseAudio(tools: MediaTools, input: string, workDir: string, byteSize: number): Promise<AnalysisResult> {
-  const probe = await tools.probe(input);
+/** Analyses `input`, writing its renditions into `workDir`. Aborting `signal` kills ffmpeg and rejects with its reason. */
+export async function analyseAudio(tools: MediaTools, input: string, workDir: string, byteSize: number, signal?: AbortSignal): Promise<AnalysisResult> {
+  const probe = await tools.probe(input, signal);
   const stream = probe.streams.find((candidate) => candidate.codec_type === 'audio');
   if (!stream) throw new UndecodableError('The file holds no audio stream.');
   const sampleRate = Number(stream.sample_rate);
@@ -46,7 +52,6 @@ export async function analyseAudio(tools: MediaTools, input: string, workDir: st
   const files = { compressed: join(workDir, 'compressed.m4a'), lossless: makeLossless ? join(workDir, 'lossless.flac') : undefined };
   const loudnessFiles = { integrated: join(workDir, 'integrated.txt'), truePeak: join(workDir, 'true-peak.txt') };
   const printKey = (key: string, file: string) => `ametadata=mode=print:key=${key}:file=${file.replace(/[:\\']/g, '\\$&')}`;
-  const waveform = new WaveformBuilder(sampleRate);
   // One input, decoded once, feeding every output (ffmpeg decodes an input once for all the outputs that map it).
   const args = ['-i', input, '-map_metadata', '-1'];
   // Compressed: stereo at most and 48 kHz at most, which every player takes and AAC supports.
@@ -61,16 +66,26 @@ export async function analyseAudio(tools: MediaTools, input: string, workDir: st
   }
   // The meter: metadata=1 puts the running values on every frame; ametadata prints the two we keep, each to a file.
   args.push('-map', '0:a:0', '-af', `ebur128=peak=true:metadata=1,${printKey('lavfi.r128.I', loudnessFiles.integrated)},${printKey('lavfi.r128.true_peak', loudnessFiles.truePeak)}`, '-f', 'null', '-');
-  // The samples for the peaks and the duration: 16-bit, mixed to one channel.
-  args.push('-map', '0:a:0', '-af', 'aformat=sample_fmts=s16:channel_layouts=mono', '-f', 's16le', 'pipe:1');
+  // The samples for the peaks and the duration: 16-bit, mixed to one channel. On a pipe ffmpeg flushes after
+  // every packet (flush_packets defaults to on for outputs that cannot seek), which makes tens of thousands of
+  // tiny reads for the request thread; unflushed, it writes whole 32 KiB blocks.
+  args.push('-map', '0:a:0', '-af', 'aformat=sample_fmts=s16:channel_layouts=mono', '-flush_packets', '0', '-f', 's16le', 'pipe:1');
 
   // Tags are read while ffmpeg works.
   const tagsRead = readTags(input, probe);
-  await tools.ffmpeg(args, (chunk) => waveform.push(chunk));
-  if (waveform.samples === 0) throw new UndecodableError('The file decodes to no audio samples.');
-  const peaks = waveform.finish();
-  const loudness = parseLoudness((await readFile(loudnessFiles.integrated, 'utf8')) + (await readFile(loudnessFiles.truePeak, 'utf8')));
-  const duration = Math.round((waveform.samples / sampleRate) * 100) / 100;
+  const waveform = drawWaveform(sampleRate);
+  let peaks: Waveform;
+  try {
+    await tools.ffmpeg(args, (chunk) => waveform.push(chunk), signal);
+    peaks = await waveform.finish();
+  } finally {
+    waveform.cancel();
+    // After a failed or aborted run, too, nothing may go on reading the input (readTags does not reject).
+    await tagsRead;
+  }
+  if (peaks.samples === 0) throw new UndecodableError('The file decodes to no audio samples.');
+  const loudness = await readLoudness(loudnessFiles.integrated, loudnessFiles.truePeak);
+  const duration = Math.round((peaks.samples / sampleRate) * 100) / 100;
 
   return {
     duration,
@@ -87,18 +102,24 @@ export async function analyseAudio(tools: MediaTools, input: string, workDir: st
       loudness,
       tags: await tagsRead,
       renditions: makeLossless ? ['original', 'compressed', 'lossless'] : ['original', 'compressed'],
-      peaks: { pixelsPerSecond: sampleRate / waveform.samplesPerPixel, samplesPerPixel: waveform.samplesPerPixel, length: peaks.length },
+      peaks: { pixelsPerSecond: sampleRate / peaks.samplesPerPixel, samplesPerPixel: peaks.samplesPerPixel, length: peaks.length },
     },
   };
 }
 
-/** The last integrated loudness ebur128 printed (its final value) and the highest true peak, in dBTP. */
-export function parseLoudness(printed: string): Schemas['AudioAnalysis']['loudness'] {
+/**
+ * The last integrated loudness ebur128 printed (its final value) and the
+ * highest true peak, in dBTP. The printouts hold a line per 100 ms of audio
+ * (6 MB each for three hours), so they are read line by line, not whole.
+ */
+async function readLoudness(integratedFile: string, truePeakFile: string): Promise<Schemas['AudioAnalysis']['loudness']> {
   let integrated: number | undefined;
   let peak = 0;
-  for (const line of printed.split('\n')) {
-    if (line.startsWith('lavfi.r128.I=')) integrated = Number(line.slice(13));
-    else if (line.startsWith('lavfi.r128.true_peak=')) peak = Math.max(peak, Number(line.slice(21)));
+  for (const file of [integratedFile, truePeakFile]) {
+    for await (const line of createInterface({ input: createReadStream(file), crlfDelay: Number.POSITIVE_INFINITY })) {
+      if (line.startsWith('lavfi.r128.I=')) integrated = Number(line.slice(13));
+      else if (line.startsWith('lavfi.r128.true_peak=')) peak = Math.max(peak, Number(line.slice(21)));
+    }
   }
   if (integrated === undefined || !Number.isFinite(integrated)) throw new UndecodableError('The loudness meter measured nothing.');
   // ebur128 reports true peak as a linear amplitude; silence has none, which is −∞ dBTP: report the meter's floor instead.

@@ -7,12 +7,30 @@
  *          flags: 1 = 8-bit, sample rate, samples per pixel, length,
  *          channels), then int8 min/max pairs.
  * It also counts the samples, which gives the exact decoded duration.
+ *
+ * The per-sample loop runs on a worker thread (`drawWaveform`), never on
+ * the thread that serves requests: a long file is tens of millions of
+ * samples, and the API must keep answering while it is drawn.
  */
+import { Worker } from 'node:worker_threads';
+
 export const PIXELS_PER_SECOND = 100;
+
+export interface Waveform {
+  /** Samples counted: the exact decoded length. */
+  samples: number;
+  samplesPerPixel: number;
+  /** Pixels. */
+  length: number;
+  json: Buffer;
+  dat: Buffer;
+}
 
 export class WaveformBuilder {
   readonly samplesPerPixel: number;
-  private data: number[] = [];
+  // Two int8 values per pixel, in a buffer that doubles as it fills (a number[] costs 8 bytes a value).
+  private data = new Int8Array(1 << 16);
+  private used = 0;
   private min = 0;
   private max = 0;
   private inPixel = 0;
@@ -45,7 +63,7 @@ export class WaveformBuilder {
       } else if (sample < min) min = sample;
       else if (sample > max) max = sample;
       if (++inPixel === perPixel) {
-        this.data.push(min >> 8, max >> 8);
+        this.pushPixel(min, max);
         inPixel = 0;
       }
     }
@@ -55,25 +73,138 @@ export class WaveformBuilder {
     this.samples += samples.length;
   }
 
-  private closePixel() {
-    this.data.push(this.min >> 8, this.max >> 8);
-    this.inPixel = 0;
+  private pushPixel(min: number, max: number) {
+    if (this.used + 2 > this.data.length) {
+      const larger = new Int8Array(this.data.length * 2);
+      larger.set(this.data);
+      this.data = larger;
+    }
+    this.data[this.used++] = min >> 8;
+    this.data[this.used++] = max >> 8;
   }
 
-  finish(): { json: Buffer; dat: Buffer; length: number } {
-    if (this.inPixel > 0) this.closePixel();
-    const length = this.data.length / 2;
+  finish(): Waveform {
+    if (this.inPixel > 0) {
+      this.pushPixel(this.min, this.max);
+      this.inPixel = 0;
+    }
+    const data = this.data.subarray(0, this.used);
+    const length = this.used / 2;
     const json = Buffer.from(
-      JSON.stringify({ version: 2, channels: 1, sample_rate: this.sampleRate, samples_per_pixel: this.samplesPerPixel, bits: 8, length, data: this.data }),
+      JSON.stringify({ version: 2, channels: 1, sample_rate: this.sampleRate, samples_per_pixel: this.samplesPerPixel, bits: 8, length, data: Array.from(data) }),
     );
-    const dat = Buffer.alloc(24 + this.data.length);
+    const dat = Buffer.alloc(24 + data.length);
     dat.writeInt32LE(2, 0); // version
     dat.writeUInt32LE(1, 4); // flags: 8-bit
     dat.writeInt32LE(this.sampleRate, 8);
     dat.writeInt32LE(this.samplesPerPixel, 12);
     dat.writeUInt32LE(length, 16);
     dat.writeInt32LE(1, 20); // channels
-    this.data.forEach((value, i) => dat.writeInt8(value, 24 + i));
-    return { json, dat, length };
+    dat.set(new Uint8Array(data.buffer, data.byteOffset, data.length), 24);
+    return { samples: this.samples, samplesPerPixel: this.samplesPerPixel, length, json, dat };
   }
+}
+
+/** A waveform being drawn on the worker thread. */
+export interface WaveformDrawing {
+  /** Sends the next bytes of s16le samples to the thread. */
+  push(chunk: Buffer): void;
+  /** The waveform of every byte pushed. */
+  finish(): Promise<Waveform>;
+  /** Throws the drawing away. */
+  cancel(): void;
+}
+
+/** Messages to the thread, and its answers. */
+export type ToThread =
+  | { type: 'start'; id: number; sampleRate: number }
+  | { type: 'push'; id: number; bytes: ArrayBuffer }
+  | { type: 'finish'; id: number }
+  | { type: 'cancel'; id: number };
+export type FromThread =
+  | { type: 'done'; id: number; samples: number; samplesPerPixel: number; length: number; json: ArrayBuffer; dat: ArrayBuffer }
+  | { type: 'failed'; id: number; message: string };
+
+/**
+ * The one thread that draws this process's waveforms, started on first use.
+ * It keeps the process alive only while a drawing is under way.
+ */
+class WaveformThread {
+  private thread: Worker | undefined;
+  private open = new Map<number, { resolve(waveform: Waveform): void; reject(error: Error): void; finishing: boolean }>();
+  private nextId = 1;
+
+  draw(sampleRate: number): WaveformDrawing {
+    const id = this.nextId++;
+    let settle = { resolve: (_: Waveform) => {}, reject: (_: Error) => {} };
+    const result = new Promise<Waveform>((resolve, reject) => (settle = { resolve, reject }));
+    // Nobody may ask for the result (a cancelled drawing); a failure then must not be an unhandled rejection.
+    result.catch(() => {});
+    const thread = this.ensure();
+    this.open.set(id, { ...settle, finishing: false });
+    thread.ref();
+    this.send({ type: 'start', id, sampleRate });
+    return {
+      push: (chunk) => {
+        if (!this.open.has(id)) return;
+        // A copy the thread can own: the chunk may share its memory with others.
+        const bytes = chunk.buffer.slice(chunk.byteOffset, chunk.byteOffset + chunk.byteLength) as ArrayBuffer;
+        this.send({ type: 'push', id, bytes }, [bytes]);
+      },
+      finish: () => {
+        const entry = this.open.get(id);
+        if (entry && !entry.finishing) {
+          entry.finishing = true;
+          this.send({ type: 'finish', id });
+        }
+        return result;
+      },
+      cancel: () => {
+        if (!this.open.has(id)) return;
+        this.settled(id);
+        this.send({ type: 'cancel', id });
+        settle.reject(new Error('The waveform was cancelled.'));
+      },
+    };
+  }
+
+  private send(message: ToThread, transfer: ArrayBuffer[] = []) {
+    this.thread?.postMessage(message, transfer);
+  }
+
+  private settled(id: number) {
+    this.open.delete(id);
+    if (this.open.size === 0) this.thread?.unref();
+  }
+
+  private ensure(): Worker {
+    if (this.thread) return this.thread;
+    const thread = new Worker(new URL('./waveform-thread.mjs', import.meta.url));
+    thread.unref();
+    thread.on('message', (message: FromThread) => {
+      const entry = this.open.get(message.id);
+      if (!entry) return;
+      this.settled(message.id);
+      if (message.type === 'failed') entry.reject(new Error(`Drawing the waveform failed: ${message.message}`));
+      else entry.resolve({ ...message, json: Buffer.from(message.json), dat: Buffer.from(message.dat) });
+    });
+    const lost = (error: Error) => {
+      if (this.thread === thread) this.thread = undefined;
+      for (const [id, entry] of this.open) {
+        this.open.delete(id);
+        entry.reject(error);
+      }
+    };
+    thread.on('error', lost);
+    thread.on('exit', (code) => lost(new Error(`The waveform thread exited with code ${code}.`)));
+    this.thread = thread;
+    return thread;
+  }
+}
+
+const waveformThread = new WaveformThread();
+
+/** Starts drawing the waveform of s16le mono samples at `sampleRate`, on the waveform thread. */
+export function drawWaveform(sampleRate: number): WaveformDrawing {
+  return waveformThread.draw(sampleRate);
 }

@@ -22,12 +22,12 @@ describe.each(backends)('job queue on %s', (backend) => {
     await drain();
     const id = await t.store.jobs.enqueue('kind', {}, { now: 0 });
     const first = (await t.store.jobs.claim('crashed', 10, 100))!;
-    expect(await t.store.jobs.extend(first, 'crashed', 300)).toBe(true);
+    expect(await t.store.jobs.extend(first, 300)).toBe(true);
     expect(await t.store.jobs.claim('other', 200, 100)).toBeUndefined();
     const second = await t.store.jobs.claim('other', 301, 100);
     expect(second).toMatchObject({ id, attempts: 2 });
     // The crashed worker has lost it.
-    expect(await t.store.jobs.extend(first, 'crashed', 1000)).toBe(false);
+    expect(await t.store.jobs.extend(first, 1000)).toBe(false);
   });
 
   it('retries a failed job at the time given, or fails it for good', async () => {
@@ -50,5 +50,58 @@ describe.each(backends)('job queue on %s', (backend) => {
     const ids = claims.filter(Boolean).map((job) => job!.id);
     expect(ids.length).toBe(20);
     expect(new Set(ids).size).toBe(20);
+  });
+
+  it('lets a worker that lost its lease neither renew, complete, fail nor hand back the job, and the new holder all of them', async () => {
+    await drain();
+    const id = await t.store.jobs.enqueue('kind', {}, { now: 0 });
+    const stale = (await t.store.jobs.claim('slow', 0, 100))!;
+    // The lease runs out; another worker takes the job.
+    const holder = (await t.store.jobs.claim('fresh', 101, 100))!;
+    expect(holder).toMatchObject({ id, worker: 'fresh', attempts: 2 });
+    expect(await t.store.jobs.extend(stale, 10_000)).toBe(false);
+    expect(await t.store.jobs.complete(stale, 150)).toBe(false);
+    expect(await t.store.jobs.fail(stale, 'late failure', 150, 200)).toBe(false);
+    expect(await t.store.jobs.fail(stale, 'late failure', 150, undefined)).toBe(false);
+    expect(await t.store.jobs.release(stale, 150)).toBe(false);
+    // Nothing the stale worker tried changed the job: it is still the holder's, with its lease.
+    const [row] = await t.store.db.query<{ status: string; worker: string; attempts: number; lease_until: number; last_error: string | null }>(
+      'SELECT status, worker, attempts, lease_until, last_error FROM jobs WHERE id = $1',
+      [id],
+    );
+    expect(row).toEqual({ status: 'running', worker: 'fresh', attempts: 2, lease_until: 201, last_error: null });
+    expect(await t.store.jobs.extend(holder, 500)).toBe(true);
+    expect(await t.store.jobs.complete(holder, 300)).toBe(true);
+    expect(await t.store.jobs.get(id)).toEqual({ status: 'done', attempts: 2, lastError: null });
+  });
+
+  it('fences on the claim, not the worker: the same worker reclaiming a job it lost cannot finish the older claim', async () => {
+    await drain();
+    await t.store.jobs.enqueue('kind', {}, { now: 0 });
+    const first = (await t.store.jobs.claim('w', 0, 100))!;
+    const second = (await t.store.jobs.claim('w', 101, 100))!;
+    expect(await t.store.jobs.complete(first, 150)).toBe(false);
+    expect(await t.store.jobs.complete(second, 150)).toBe(true);
+  });
+
+  it('takes a job that was handed back at once, without counting the interrupted attempt', async () => {
+    await drain();
+    const id = await t.store.jobs.enqueue('kind', {}, { now: 0 });
+    const job = (await t.store.jobs.claim('stopping', 0, 60_000))!;
+    expect(await t.store.jobs.release(job, 10)).toBe(true);
+    // Handed back: the stopping worker can no longer change it.
+    expect(await t.store.jobs.complete(job, 11)).toBe(false);
+    // Another worker takes it at once, as attempt 1 again, long before the lease would have run out.
+    const again = await t.store.jobs.claim('other', 10, 60_000);
+    expect(again).toMatchObject({ id, worker: 'other', attempts: 1 });
+  });
+
+  it('fails a job for good only for its holder, with the reason', async () => {
+    await drain();
+    const id = await t.store.jobs.enqueue('kind', {}, { now: 0 });
+    const job = (await t.store.jobs.claim('w', 0, 100))!;
+    expect(await t.store.jobs.fail(job, 'not audio', 10, undefined)).toBe(true);
+    expect(await t.store.jobs.fail(job, 'again', 11, undefined)).toBe(false);
+    expect(await t.store.jobs.get(id)).toEqual({ status: 'failed', attempts: 1, lastError: 'not audio' });
   });
 });

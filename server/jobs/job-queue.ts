@@ -5,6 +5,12 @@
  * claim skips rows other workers hold (FOR UPDATE SKIP LOCKED), so workers
  * in several processes never take the same job; on SQLite the claim is one
  * UPDATE … RETURNING, which the database serialises.
+ *
+ * Every claim is fenced: it is known by the worker that made it and the
+ * attempt number it got (each claim adds one). Renewing, completing,
+ * failing and handing back a job succeed only for that claim, so a worker
+ * whose lease ran out, and whose job another worker took, can change
+ * nothing: those calls answer false and it drops its result.
  */
 import type { Db } from '../store/db.ts';
 import { newId } from '../lib/ids.ts';
@@ -13,12 +19,18 @@ export interface Job<P = Record<string, unknown>> {
   id: string;
   kind: string;
   payload: P;
+  /** This claim's attempt number (1 for the first claim); with `worker`, it fences the claim. */
   attempts: number;
   maxAttempts: number;
   leaseUntil: number;
+  /** The worker that holds this claim. */
+  worker: string;
 }
 
-type JobRow = { id: string; kind: string; payload: string; attempts: number; max_attempts: number; lease_until: number };
+type JobRow = { id: string; kind: string; payload: string; attempts: number; max_attempts: number; lease_until: number; worker: string };
+
+/** The WHERE clause that matches a job only while this claim holds it ($1 id, $2 worker, $3 attempt). */
+const HELD = `id = $1 AND worker = $2 AND attempts = $3 AND status = 'running'`;
 
 export class JobQueue {
   constructor(private db: Db) {}
@@ -42,29 +54,73 @@ export class JobQueue {
          WHERE (status = 'queued' AND run_at <= $1) OR (status = 'running' AND lease_until < $1)
          ORDER BY run_at, id LIMIT 1 ${lock}
        )
-       RETURNING id, kind, payload, attempts, max_attempts, lease_until`,
+       RETURNING id, kind, payload, attempts, max_attempts, lease_until, worker`,
       [now, now + leaseMs, worker],
     );
-    return row && { id: row.id, kind: row.kind, payload: JSON.parse(row.payload), attempts: row.attempts, maxAttempts: row.max_attempts, leaseUntil: row.lease_until };
+    return (
+      row && {
+        id: row.id,
+        kind: row.kind,
+        payload: JSON.parse(row.payload),
+        attempts: row.attempts,
+        maxAttempts: row.max_attempts,
+        leaseUntil: row.lease_until,
+        worker: row.worker,
+      }
+    );
   }
 
-  /** Extends the lease of a job still held by this worker; false when it was lost. */
-  async extend(job: Job, worker: string, until: number): Promise<boolean> {
-    return (await this.db.execute(`UPDATE jobs SET lease_until = $3 WHERE id = $1 AND worker = $2 AND status = 'running'`, [job.id, worker, until])) === 1;
+  /** Extends the lease of a job this claim still holds; false when it was lost. */
+  async extend(job: Job, until: number): Promise<boolean> {
+    return (await this.db.execute(`UPDATE jobs SET lease_until = $4 WHERE ${HELD}`, [job.id, job.worker, job.attempts, until])) === 1;
   }
 
-  async complete(job: Job, now: number): Promise<void> {
-    await this.db.execute(`UPDATE jobs SET status = 'done', lease_until = NULL, time_finished = $2 WHERE id = $1`, [job.id, now]);
+  /** Marks the job done; false (and nothing changed) when this claim no longer holds it. */
+  async complete(job: Job, now: number): Promise<boolean> {
+    return (
+      (await this.db.execute(`UPDATE jobs SET status = 'done', lease_until = NULL, time_finished = $4 WHERE ${HELD}`, [job.id, job.worker, job.attempts, now])) === 1
+    );
   }
 
-  /** Gives the job back to run again at `retryAt`, or, with none, fails it for good. */
-  async fail(job: Job, error: string, now: number, retryAt: number | undefined): Promise<void> {
+  /**
+   * Gives the job back to run again at `retryAt`, or, with none, fails it for
+   * good. False (and nothing changed) when this claim no longer holds it.
+   */
+  async fail(job: Job, error: string, now: number, retryAt: number | undefined): Promise<boolean> {
     const message = error.slice(0, 2000);
-    if (retryAt === undefined) {
-      await this.db.execute(`UPDATE jobs SET status = 'failed', lease_until = NULL, last_error = $2, time_finished = $3 WHERE id = $1`, [job.id, message, now]);
-    } else {
-      await this.db.execute(`UPDATE jobs SET status = 'queued', lease_until = NULL, last_error = $2, run_at = $3 WHERE id = $1`, [job.id, message, retryAt]);
-    }
+    const changed =
+      retryAt === undefined
+        ? await this.db.execute(`UPDATE jobs SET status = 'failed', lease_until = NULL, last_error = $4, time_finished = $5 WHERE ${HELD}`, [
+            job.id,
+            job.worker,
+            job.attempts,
+            message,
+            now,
+          ])
+        : await this.db.execute(`UPDATE jobs SET status = 'queued', lease_until = NULL, last_error = $4, run_at = $5 WHERE ${HELD}`, [
+            job.id,
+            job.worker,
+            job.attempts,
+            message,
+            retryAt,
+          ]);
+    return changed === 1;
+  }
+
+  /**
+   * Hands a job back untried, for another worker to take at once: a stopping
+   * worker does this with the jobs it interrupts. The attempt is not counted,
+   * since the job did not fail. False when this claim no longer holds it.
+   */
+  async release(job: Job, now: number): Promise<boolean> {
+    return (
+      (await this.db.execute(`UPDATE jobs SET status = 'queued', lease_until = NULL, worker = NULL, attempts = attempts - 1, run_at = $4 WHERE ${HELD}`, [
+        job.id,
+        job.worker,
+        job.attempts,
+        now,
+      ])) === 1
+    );
   }
 
   async get(id: string): Promise<{ status: string; attempts: number; lastError: string | null } | undefined> {

@@ -1,22 +1,69 @@
 /**
  * Runs jobs from the queue: up to `concurrency` at once, polling when idle,
- * extending each running job's lease while it works so that a long job (a
- * three-hour recording) is not taken for dead. A handler throws a
- * PermanentJobError for input that will never work; any other error is
- * retried with exponential backoff until the job's attempts run out.
+ * renewing each running job's lease while it works so that a long job (a
+ * three-hour recording) is not taken for dead.
+ *
+ * - A handler throws a PermanentJobError for input that will never work;
+ *   any other error is retried with exponential backoff until the job's
+ *   attempts run out.
+ * - Every change a job makes to the queue is fenced on its claim (see
+ *   job-queue.ts). A handler's result is applied in the same transaction
+ *   that completes the job, so a worker that lost its lease can neither
+ *   complete, fail nor renew the job, nor write its result: it logs that
+ *   and drops it.
+ * - The heartbeat that renews the lease notices when it is lost, and aborts
+ *   the job (the handler's AbortSignal), which stops its ffmpeg.
+ * - `stop()` waits for the jobs under way for at most a grace period; then
+ *   it aborts them and hands them back, for another worker to take at once.
  */
 import { hostname } from 'node:os';
 import { randomBytes } from 'node:crypto';
 import type { Clock } from '../lib/clock.ts';
 import type { Logger } from '../http/logger.ts';
 import type { Job, JobQueue } from './job-queue.ts';
+import type { Store } from '../store/store.ts';
 
 export class PermanentJobError extends Error {}
 
-export interface JobHandler {
-  run(job: Job): Promise<void>;
-  /** Called once a job has failed for good (permanently, or out of attempts). */
-  failed(job: Job, reason: string): Promise<void>;
+/** The abort reason when the job's lease was lost: another worker may hold it now. */
+export class LeaseLostError extends Error {
+  constructor(job: Job) {
+    super(`Job ${job.id} lost its lease (attempt ${job.attempts}); its work is dropped.`);
+  }
+}
+
+/** The abort reason when the worker stops before the job ended: the job is handed back. */
+export class WorkerStoppingError extends Error {
+  constructor() {
+    super('The worker is stopping; the job is handed back.');
+  }
+}
+
+/** The store a worker needs: the queue, and transactions that change the queue and the job's own data together. */
+export interface JobStore<Tx extends { jobs: JobQueue }> {
+  readonly jobs: JobQueue;
+  transaction<T>(work: (tx: Tx) => Promise<T>): Promise<T>;
+}
+
+export interface JobRun<Tx> {
+  readonly job: Job;
+  /** Aborted when this worker loses the job's lease or stops; hand it to every long step (ffmpeg takes it). */
+  readonly signal: AbortSignal;
+  /**
+   * Completes the job and applies its result in the same transaction, only
+   * while this worker holds the job. False when it lost it: nothing of the
+   * result was applied. A handler that returns without calling it completes
+   * the job with no result.
+   */
+  complete(result?: (tx: Tx) => Promise<void>): Promise<boolean>;
+}
+
+export interface JobHandler<Tx> {
+  run(run: JobRun<Tx>): Promise<void>;
+  /** Called in the transaction that gives the job back to the queue: for a retry later, or from a stopping worker. */
+  requeued?(tx: Tx, job: Job, reason: string): Promise<void>;
+  /** Called in the transaction that fails the job for good (permanently, or out of attempts). */
+  failed(tx: Tx, job: Job, reason: string): Promise<void>;
 }
 
 export interface WorkerOptions {
@@ -25,18 +72,35 @@ export interface WorkerOptions {
   leaseMs: number;
   /** Backoff before retry n (1-based): base × 2^(n−1), capped. */
   backoffBaseMs: number;
+  /** How long `stop()` lets jobs under way finish before it aborts them and hands them back. */
+  stopGraceMs: number;
 }
 
-export class Worker {
+/** How long aborted jobs get to wind down (kill ffmpeg, hand the job back) before `stop()` returns anyway. */
+const ABORT_WIND_DOWN_MS = 2000;
+const MAX_BACKOFF_MS = 10 * 60_000;
+
+interface Running {
+  job: Job;
+  controller: AbortController;
+  done: Promise<void>;
+}
+
+export class Worker<Tx extends { jobs: JobQueue } = Store> {
   readonly id = `${hostname()}:${process.pid}:${randomBytes(3).toString('hex')}`;
-  private running = new Set<Promise<void>>();
+  private running = new Set<Running>();
   private stopping = false;
   private wake: (() => void) | undefined;
   private loop: Promise<void> | undefined;
+  private stopped: Promise<void> | undefined;
+  private abortTimer: NodeJS.Timeout | undefined;
+  private abortDeadline = Number.POSITIVE_INFINITY;
+  private aborted: () => void = () => {};
+  private abortedAll = new Promise<void>((resolve) => (this.aborted = resolve));
 
   constructor(
-    private queue: JobQueue,
-    private handlers: Record<string, JobHandler>,
+    private store: JobStore<Tx>,
+    private handlers: Record<string, JobHandler<Tx>>,
     private options: WorkerOptions,
     private clock: Clock,
     private logger: Logger,
@@ -51,12 +115,44 @@ export class Worker {
     this.wake?.();
   }
 
-  /** Stops claiming, and waits for the jobs under way. */
-  async stop(): Promise<void> {
+  /** How many jobs are under way. */
+  get busy(): number {
+    return this.running.size;
+  }
+
+  /**
+   * Stops claiming, lets the jobs under way finish for at most `graceMs`,
+   * then aborts them (killing their ffmpeg) and hands them back to the
+   * queue. Resolves once they have wound down, or at the latest
+   * ABORT_WIND_DOWN_MS after the abort. Calling it again with a shorter
+   * grace brings the abort forward.
+   */
+  stop(graceMs = this.options.stopGraceMs): Promise<void> {
     this.stopping = true;
     this.wake?.();
-    await this.loop;
-    await Promise.allSettled(this.running);
+    const deadline = Date.now() + graceMs;
+    if (deadline < this.abortDeadline) {
+      this.abortDeadline = deadline;
+      clearTimeout(this.abortTimer);
+      this.abortTimer = setTimeout(() => this.abortAll(), graceMs);
+    }
+    return (this.stopped ??= (async () => {
+      await this.loop;
+      const allDone = Promise.allSettled([...this.running].map((entry) => entry.done));
+      await Promise.race([allDone, this.abortedAll.then(() => Promise.race([allDone, delay(ABORT_WIND_DOWN_MS)]))]);
+      clearTimeout(this.abortTimer);
+      for (const entry of this.running) {
+        this.logger.error('job did not wind down after the worker aborted it; its lease will run out', { jobId: entry.job.id, workerId: this.id });
+      }
+    })());
+  }
+
+  private abortAll(): void {
+    for (const entry of this.running) {
+      this.logger.warn('job still running at the end of the grace period: aborting it and handing it back', { jobId: entry.job.id, kind: entry.job.kind });
+      entry.controller.abort(new WorkerStoppingError());
+    }
+    this.aborted();
   }
 
   private async run(): Promise<void> {
@@ -64,53 +160,132 @@ export class Worker {
       let claimed = false;
       if (this.running.size < this.options.concurrency) {
         try {
-          const job = await this.queue.claim(this.id, this.clock.now(), this.options.leaseMs);
-          if (job) {
+          const job = await this.store.jobs.claim(this.id, this.clock.now(), this.options.leaseMs);
+          if (job && this.stopping) {
+            // Stop was asked while the claim was on its way: give the job straight back.
+            await this.store.jobs.release(job, this.clock.now());
+          } else if (job) {
             claimed = true;
-            const work = this.execute(job).finally(() => {
-              this.running.delete(work);
+            const controller = new AbortController();
+            const entry: Running = { job, controller, done: Promise.resolve() };
+            entry.done = this.execute(job, controller).finally(() => {
+              this.running.delete(entry);
               this.wake?.();
             });
-            this.running.add(work);
+            this.running.add(entry);
           }
         } catch (error) {
-          this.logger.error('job claim failed', { error: String(error) });
+          this.logger.error('claiming a job failed', { err: error, workerId: this.id });
         }
       }
-      if (!claimed) await new Promise<void>((resolve) => {
-        const timer = setTimeout(resolve, this.options.pollMs);
-        this.wake = () => {
-          clearTimeout(timer);
-          resolve();
-        };
-      });
+      if (!claimed && !this.stopping) {
+        await new Promise<void>((resolve) => {
+          const timer = setTimeout(resolve, this.options.pollMs);
+          this.wake = () => {
+            clearTimeout(timer);
+            resolve();
+          };
+        });
+      }
       this.wake = undefined;
     }
   }
 
-  private async execute(job: Job): Promise<void> {
-    const handler = this.handlers[job.kind];
-    const heartbeat = setInterval(() => {
-      this.queue.extend(job, this.id, this.clock.now() + this.options.leaseMs).catch(() => {});
+  /** Renews the lease every third of it; aborts the job when the lease is lost, or can no longer be confirmed. */
+  private heartbeat(job: Job, controller: AbortController): () => void {
+    let leaseUntil = job.leaseUntil;
+    let renewing = false;
+    const timer = setInterval(async () => {
+      if (renewing || controller.signal.aborted) return;
+      renewing = true;
+      try {
+        const until = this.clock.now() + this.options.leaseMs;
+        if (await this.store.jobs.extend(job, until)) {
+          leaseUntil = until;
+        } else {
+          this.logger.warn('job lost its lease: aborting it', { jobId: job.id, kind: job.kind, attempt: job.attempts, workerId: this.id });
+          controller.abort(new LeaseLostError(job));
+        }
+      } catch (error) {
+        this.logger.error('renewing a job lease failed', { err: error, jobId: job.id });
+        // Past the end of the lease another worker may take the job: stop working on it.
+        if (this.clock.now() >= leaseUntil) controller.abort(new LeaseLostError(job));
+      } finally {
+        renewing = false;
+      }
     }, Math.max(50, this.options.leaseMs / 3));
+    return () => clearInterval(timer);
+  }
+
+  private async execute(job: Job, controller: AbortController): Promise<void> {
+    const handler = this.handlers[job.kind];
+    const stopHeartbeat = this.heartbeat(job, controller);
+    const log = { jobId: job.id, kind: job.kind, attempt: job.attempts };
+    let completed: boolean | undefined;
+    const complete = async (result?: (tx: Tx) => Promise<void>): Promise<boolean> => {
+      completed = await this.store.transaction(async (tx) => {
+        if (!(await tx.jobs.complete(job, this.clock.now()))) return false;
+        await result?.(tx);
+        return true;
+      });
+      return completed;
+    };
     try {
       if (!handler) throw new PermanentJobError(`No handler for jobs of kind ${job.kind}`);
       if (job.attempts > job.maxAttempts) {
         throw new PermanentJobError(`Processing was interrupted ${job.attempts - 1} times; giving up.`);
       }
-      this.logger.info('job started', { jobId: job.id, kind: job.kind, attempt: job.attempts });
-      await handler.run(job);
-      await this.queue.complete(job, this.clock.now());
-      this.logger.info('job done', { jobId: job.id, kind: job.kind });
+      this.logger.info('job started', log);
+      await handler.run({ job, signal: controller.signal, complete });
+      if (completed === undefined) await complete();
+      if (completed) this.logger.info('job done', log);
+      else this.logger.warn('job finished after losing its lease: its result is dropped', { ...log, workerId: this.id });
     } catch (error) {
+      await this.settleFailure(job, handler, error, controller.signal);
+    } finally {
+      stopHeartbeat();
+    }
+  }
+
+  private async settleFailure(job: Job, handler: JobHandler<Tx> | undefined, error: unknown, signal: AbortSignal): Promise<void> {
+    const log = { jobId: job.id, kind: job.kind, attempt: job.attempts, workerId: this.id };
+    const now = this.clock.now();
+    try {
+      if (signal.aborted && signal.reason instanceof LeaseLostError) {
+        this.logger.warn('job aborted after losing its lease: its work is dropped', log);
+        return;
+      }
+      if (signal.aborted && signal.reason instanceof WorkerStoppingError) {
+        const reason = signal.reason.message;
+        const released = await this.store.transaction(async (tx) => {
+          if (!(await tx.jobs.release(job, now))) return false;
+          await handler?.requeued?.(tx, job, reason);
+          return true;
+        });
+        this.logger.info(released ? 'job handed back by the stopping worker' : 'job was lost before the stopping worker could hand it back', log);
+        return;
+      }
       const reason = error instanceof Error ? error.message : String(error);
       const permanent = error instanceof PermanentJobError || job.attempts >= job.maxAttempts;
-      const retryAt = permanent ? undefined : this.clock.now() + Math.min(this.options.backoffBaseMs * 2 ** (job.attempts - 1), 10 * 60_000);
-      this.logger.warn('job failed', { jobId: job.id, kind: job.kind, attempt: job.attempts, permanent, reason });
-      await this.queue.fail(job, reason, this.clock.now(), retryAt).catch(() => {});
-      if (permanent && handler) await handler.failed(job, reason).catch((e) => this.logger.error('job failure handler failed', { error: String(e) }));
-    } finally {
-      clearInterval(heartbeat);
+      if (error instanceof PermanentJobError) this.logger.warn('job failed for good', { ...log, reason });
+      else this.logger.warn('job failed', { ...log, permanent, err: error });
+      const settled = await this.store.transaction(async (tx) => {
+        if (permanent) {
+          if (!(await tx.jobs.fail(job, reason, now, undefined))) return false;
+          await handler?.failed(tx, job, reason);
+        } else {
+          const retryAt = now + Math.min(this.options.backoffBaseMs * 2 ** (job.attempts - 1), MAX_BACKOFF_MS);
+          if (!(await tx.jobs.fail(job, reason, now, retryAt))) return false;
+          await handler?.requeued?.(tx, job, reason);
+        }
+        return true;
+      });
+      if (!settled) this.logger.warn('job failed after losing its lease: its failure is dropped', log);
+    } catch (settleError) {
+      // The lease runs out, and another worker takes the job up again.
+      this.logger.error('recording the outcome of a job failed', { ...log, err: settleError });
     }
   }
 }
+
+const delay = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms).unref());
