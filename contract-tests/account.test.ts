@@ -19,6 +19,31 @@ describe('account (extension)', () => {
     expect(updated.response.status).toBe(200);
   });
 
+  it('updatePlayerPreferences applies the ETag of getPlayerPreferences sent back in If-Match, and refuses a malformed If-Match', async () => {
+    const got = await api.GET('/me/preferences');
+    const etag = got.response.headers.get('etag')!;
+    const updated = await api.POST('/me/preferences', { params: { header: { 'If-Match': etag } }, body: { options: { stacks: null } } });
+    expect(updated.response.status).toBe(200);
+    const refused = await raw('/me/preferences', { method: 'POST', headers: { ...json, 'If-Match': 'W/' + etag.replaceAll('"', '') }, body: JSON.stringify({}) });
+    expect(refused.status).toBe(400);
+  });
+
+  it.skipIf(onMock)('updatePlayerPreferences refuses a stale If-Match with 412 and changes nothing (needs stored state: skipped on the mock)', async () => {
+    const before = await api.GET('/me/preferences');
+    const stale = before.response.headers.get('etag')!;
+    await api.POST('/me/preferences', { body: { options: { isrc: true } } });
+    try {
+      const refused = await api.POST('/me/preferences', { params: { header: { 'If-Match': stale } }, body: { options: { isrc: false, metadata: true } } });
+      expect(refused.response.status).toBe(412);
+      expect(refused.error).toMatchObject({ type: '/problems/precondition-failed', status: 412 });
+      const { data } = await api.GET('/me/preferences');
+      expect(data!.options.isrc).toBe(true);
+      expect(data!.options).not.toHaveProperty('metadata');
+    } finally {
+      await api.POST('/me/preferences', { body: { options: { isrc: null } } });
+    }
+  });
+
   it('updatePlayerPreferences refuses a quality outside its enum; getPlayerPreferences refuses a missing token', async () => {
     const refused = await raw('/me/preferences', { method: 'POST', headers: json, body: JSON.stringify({ options: { quality: 'ultra' } }) });
     expect(refused.status).toBe(400);

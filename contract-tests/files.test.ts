@@ -225,6 +225,36 @@ describe('boxes', () => {
     expect(refused.status).toBe(400);
   });
 
+  it('updateFile applies the ETag of getFile sent back in If-Match, and refuses a malformed If-Match', async () => {
+    const projectid = await newProject('Contract: versioned box');
+    const { data: folder } = await api.POST('/projects/{projectid}/folders', { params: { path: { projectid } }, body: { name: 'Versioned' } });
+    const got = await api.GET('/projects/{projectid}/files/{fileid}', { params: { path: { projectid, fileid: folder!.id } } });
+    const etag = got.response.headers.get('etag')!;
+    const updated = await api.POST('/projects/{projectid}/files/{fileid}', {
+      params: { path: { projectid, fileid: folder!.id }, header: { 'If-Match': etag } },
+      body: { name: 'Versioned, renamed' },
+    });
+    expect(updated.response.status).toBe(200);
+    const refused = await raw(`/projects/${projectid}/files/${folder!.id}`, { method: 'POST', headers: { ...json, 'If-Match': `"${etag}` }, body: JSON.stringify({ name: 'x' }) });
+    expect(refused.status).toBe(400);
+  });
+
+  it.skipIf(onMock)('updateFile refuses a stale If-Match with 412 and changes nothing (needs stored state: skipped on the mock)', async () => {
+    const projectid = await newProject('Contract: stale box');
+    const created = await api.POST('/projects/{projectid}/folders', { params: { path: { projectid } }, body: { name: 'Stale' } });
+    const fileid = created.data!.id;
+    const stale = created.response.headers.get('etag')!;
+    await api.POST('/projects/{projectid}/files/{fileid}', { params: { path: { projectid, fileid } }, body: { hidden: true } });
+    const refused = await api.POST('/projects/{projectid}/files/{fileid}', {
+      params: { path: { projectid, fileid }, header: { 'If-Match': stale } },
+      body: { name: 'Lost' },
+    });
+    expect(refused.response.status).toBe(412);
+    expect(refused.error).toMatchObject({ type: '/problems/precondition-failed', status: 412 });
+    const { data } = await api.GET('/projects/{projectid}/files/{fileid}', { params: { path: { projectid, fileid } } });
+    expect(data).toMatchObject({ name: 'Stale', hidden: true });
+  });
+
   it('deleteFile answers 200 with an empty object', async () => {
     const projectid = await newProject('Contract: delete');
     const { box } = await uploadSmallFile(projectid);

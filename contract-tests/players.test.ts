@@ -77,6 +77,33 @@ describe('players', () => {
     expect(read).toEqual(updated);
   });
 
+  it('updatePlayer applies the ETag of getPlayer sent back in If-Match, and refuses a malformed If-Match', async () => {
+    const { data: created } = await api.POST('/players', { body: { name: 'Contract: versioned player' } });
+    const playerid = created!.id;
+    const got = await api.GET('/players/{playerid}', { params: { path: { playerid } } });
+    const etag = got.response.headers.get('etag')!;
+    const updated = await api.POST('/players/{playerid}', { params: { path: { playerid }, header: { 'If-Match': etag } }, body: { options: { comments: false } } });
+    expect(updated.response.status).toBe(200);
+    const refused = await raw(`/players/${playerid}`, {
+      method: 'POST',
+      headers: { 'Content-Type': 'application/json', 'If-Match': `${etag} ${etag}` },
+      body: JSON.stringify({ name: 'x' }),
+    });
+    expect(refused.status).toBe(400);
+  });
+
+  it.skipIf(onMock)('updatePlayer refuses a stale If-Match with 412 and changes nothing (needs stored state: skipped on the mock)', async () => {
+    const created = await api.POST('/players', { body: { name: 'Contract: stale player' } });
+    const playerid = created.data!.id;
+    const stale = created.response.headers.get('etag')!;
+    await api.POST('/players/{playerid}', { params: { path: { playerid } }, body: { options: { downloads: false } } });
+    const refused = await api.POST('/players/{playerid}', { params: { path: { playerid }, header: { 'If-Match': stale } }, body: { name: 'Contract: lost' } });
+    expect(refused.response.status).toBe(412);
+    expect(refused.error).toMatchObject({ type: '/problems/precondition-failed', status: 412 });
+    const { data } = await api.GET('/players/{playerid}', { params: { path: { playerid } } });
+    expect(data).toMatchObject({ name: 'Contract: stale player', options: { downloads: false } });
+  });
+
   it('getPlayer refuses a request without a bearer token', async () => {
     const response = await raw('/players/ply_4c8n2r7t1v', { token: null });
     expect(response.status).toBe(401);

@@ -33,6 +33,30 @@ describe('projects (extension)', () => {
     expect(response.status).toBe(400);
   });
 
+  it('updateProject applies the ETag of getProject sent back in If-Match, and refuses a malformed If-Match', async () => {
+    const { data: created } = await api.POST('/projects', { body: { name: 'Contract: versioned project' } });
+    const projectid = created!.id;
+    const got = await api.GET('/projects/{projectid}', { params: { path: { projectid } } });
+    const etag = got.response.headers.get('etag')!;
+    const updated = await api.POST('/projects/{projectid}', { params: { path: { projectid }, header: { 'If-Match': etag } }, body: { name: 'Contract: versioned, renamed' } });
+    expect(updated.response.status).toBe(200);
+    const refused = await raw(`/projects/${projectid}`, { method: 'POST', headers: { ...json, 'If-Match': etag.replaceAll('"', '') }, body: JSON.stringify({ name: 'x' }) });
+    expect(refused.status).toBe(400);
+  });
+
+  it.skipIf(onMock)('updateProject refuses a stale If-Match with 412 and changes nothing (needs stored state: skipped on the mock)', async () => {
+    const created = await api.POST('/projects', { body: { name: 'Contract: stale project' } });
+    const projectid = created.data!.id;
+    const stale = created.response.headers.get('etag')!;
+    const changed = await api.POST('/projects/{projectid}', { params: { path: { projectid } }, body: { color: '#445566' } });
+    expect(changed.response.headers.get('etag')).not.toBe(stale);
+    const refused = await api.POST('/projects/{projectid}', { params: { path: { projectid }, header: { 'If-Match': stale } }, body: { name: 'Contract: lost' } });
+    expect(refused.response.status).toBe(412);
+    expect(refused.error).toMatchObject({ type: '/problems/precondition-failed', status: 412 });
+    const { data } = await api.GET('/projects/{projectid}', { params: { path: { projectid } } });
+    expect(data).toMatchObject({ name: 'Contract: stale project', color: '#445566' });
+  });
+
   it('getProject and listProjects refuse a request without a bearer token', async () => {
     expect((await raw('/projects/prj_7h2kq9xw4m', { token: null })).status).toBe(401);
     expect((await raw('/projects', { token: null })).status).toBe(401);

@@ -53,22 +53,45 @@ function validatorFor(pointer: string): ValidateFunction {
   return validate;
 }
 
-/** Returns the list of ways the response breaks the spec; empty when it conforms. */
-export function checkResponse(route: Route, status: number, contentType: string | null, body: unknown): string[] {
+/**
+ * Returns the list of ways the response breaks the spec; empty when it
+ * conforms. With `headers`, the headers the response documents as required
+ * must be present, and match their schema.
+ */
+export function checkResponse(route: Route, status: number, contentType: string | null, body: unknown, headers?: Headers): string[] {
   const responses = spec.paths[route.template][route.method].responses as Record<string, any>;
   const key = [String(status), `${String(status)[0]}XX`, 'default'].find((candidate) => responses[candidate]);
   if (!key) return [`status ${status} is not documented for ${route.operationId} (documented: ${Object.keys(responses).join(', ')})`];
-  const content = resolveRef(responses[key]).content as Record<string, unknown> | undefined;
-  if (!content) return body === undefined ? [] : [`${route.operationId} ${status} documents no body, but one was sent`];
-  const mediaType = (contentType ?? '').split(';')[0].trim().toLowerCase();
-  const declared = Object.keys(content).find((candidate) => mediaTypeMatches(candidate, mediaType));
-  if (!declared) return [`${route.operationId} ${status}: content type "${mediaType}" is not one of ${Object.keys(content).join(', ')}`];
-  if (!declared.includes('json')) return [];
   const responsePointer =
     responses[key].$ref?.slice(1) ?? `/paths/${escape(route.template)}/${route.method}/responses/${key}`;
+  const violations = headers ? checkHeaders(route, status, responsePointer, headers) : [];
+  const content = resolveRef(responses[key]).content as Record<string, unknown> | undefined;
+  if (!content) return body === undefined ? violations : [...violations, `${route.operationId} ${status} documents no body, but one was sent`];
+  const mediaType = (contentType ?? '').split(';')[0].trim().toLowerCase();
+  const declared = Object.keys(content).find((candidate) => mediaTypeMatches(candidate, mediaType));
+  if (!declared) return [...violations, `${route.operationId} ${status}: content type "${mediaType}" is not one of ${Object.keys(content).join(', ')}`];
+  if (!declared.includes('json')) return violations;
   const validate = validatorFor(`${responsePointer}/content/${escape(declared)}/schema`);
-  if (validate(body)) return [];
-  return (validate.errors ?? []).map((error) => `${route.operationId} ${status}: body${error.instancePath} ${error.message}`);
+  if (validate(body)) return violations;
+  return [...violations, ...(validate.errors ?? []).map((error) => `${route.operationId} ${status}: body${error.instancePath} ${error.message}`)];
+}
+
+/** The response's required headers (for example the ETag of a versioned resource) must be sent, each matching its schema. */
+function checkHeaders(route: Route, status: number, responsePointer: string, headers: Headers): string[] {
+  const documented = (resolveRef(resolvePointer(responsePointer)).headers ?? {}) as Record<string, any>;
+  return Object.entries(documented).flatMap(([name, definition]) => {
+    const header = resolveRef(definition);
+    if (!header.required) return [];
+    const value = headers.get(name);
+    if (value === null) return [`${route.operationId} ${status}: the required ${name} header is missing`];
+    const schemaPointer = definition.$ref ? `${definition.$ref.slice(1)}/schema` : `${responsePointer}/headers/${escape(name)}/schema`;
+    const validate = validatorFor(schemaPointer);
+    return validate(value) ? [] : (validate.errors ?? []).map((error) => `${route.operationId} ${status}: header ${name} ${JSON.stringify(value)} ${error.message}`);
+  });
+}
+
+function resolvePointer(pointer: string): any {
+  return resolveRef({ $ref: `#${pointer}` });
 }
 
 function resolveRef(node: any): any {

@@ -27,7 +27,7 @@ export function validatingFetch(baseUrl: string, coverageFile: string | undefine
         throw new Error(`${route.operationId} answered ${response.status} with a body that is not JSON: ${text.slice(0, 200)}`);
       }
     }
-    const violations = checkResponse(route, response.status, contentType, body);
+    const violations = checkResponse(route, response.status, contentType, body, response.headers);
     if (violations.length > 0) {
       throw new Error(`Response breaks the spec:\n  ${violations.join('\n  ')}\nBody: ${text.slice(0, 500)}`);
     }
