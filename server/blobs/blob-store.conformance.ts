@@ -5,9 +5,29 @@
 import { Readable } from 'node:stream';
 import { text } from 'node:stream/consumers';
 import { describe, expect, it } from 'vitest';
-import { BlobTooLargeError, BlobTooShortError, type BlobStore } from './blob-store.ts';
+import { BlobTooLargeError, BlobTooShortError, type BlobStore, type WriteOptions } from './blob-store.ts';
 
 const bytes = (content: string) => Readable.from([Buffer.from(content)]);
+
+/**
+ * A write whose source the test feeds by hand, as a slow client does. It is
+ * under way (its first 5 bytes, "first", arrived) when this resolves.
+ */
+async function startWrite(store: BlobStore, key: string, expectedSize: number, options: Partial<WriteOptions> = {}) {
+  const source = new Readable({ read() {} });
+  let arrived!: () => void;
+  const underWay = new Promise<void>((resolve) => (arrived = resolve));
+  const writing = store.write(key, source, { ...options, expectedSize, onProgress: () => arrived() });
+  source.push(Buffer.from('first'));
+  await Promise.race([underWay, writing]);
+  return { writing, send: (content: string) => source.push(Buffer.from(content)), end: () => source.push(null) };
+}
+
+async function listed(store: BlobStore, prefix: string): Promise<string[]> {
+  const keys: string[] = [];
+  for await (const key of store.list(prefix)) keys.push(key);
+  return keys.sort();
+}
 
 /** A source that yields some bytes, then fails, as a dropped connection does. */
 function failingSource(first: string): Readable {
@@ -105,9 +125,94 @@ export function blobStoreConformance(name: string, make: () => Promise<{ store: 
       await expect(access(file)).rejects.toThrow();
     });
 
+    it('reports its progress as the bytes arrive', async () => {
+      const { store } = await make();
+      const progress: number[] = [];
+      await store.write('a/progress', Readable.from([Buffer.from('ab'), Buffer.from('cde')]), { expectedSize: 5, onProgress: (received) => progress.push(received) });
+      expect(progress).toEqual([2, 5]);
+    });
+
+    it('stops a write when its signal aborts, with the signal\'s reason, keeping nothing and leaving an existing blob untouched', async () => {
+      const { store, leftovers } = await make();
+      await store.write('a/kept', bytes('original'), { expectedSize: 8 });
+      const controller = new AbortController();
+      const under = await startWrite(store, 'a/kept', 8, { signal: controller.signal });
+      const reason = new Error('claim lost');
+      controller.abort(reason);
+      await expect(under.writing).rejects.toBe(reason);
+      expect(await text(store.read('a/kept'))).toBe('original');
+      expect(await leftovers()).toEqual([]);
+      await expect(store.write('a/never', bytes('x'), { expectedSize: 1, signal: AbortSignal.abort(reason) })).rejects.toBe(reason);
+      expect(await store.stat('a/never')).toBeUndefined();
+    });
+
+    it('awaits beforeCommit once every byte is stored, before the blob appears; throwing there keeps nothing', async () => {
+      const { store, leftovers } = await make();
+      await store.write('a/guarded', bytes('original'), { expectedSize: 8 });
+      const seen: unknown[] = [];
+      const refusal = new Error('claim lost');
+      const refused = store.write('a/guarded', bytes('new'), {
+        expectedSize: 3,
+        beforeCommit: async () => {
+          seen.push(await store.stat('a/guarded'));
+          throw refusal;
+        },
+      });
+      await expect(refused).rejects.toBe(refusal);
+      // Called once, while the old blob was still the one stored.
+      expect(seen).toEqual([{ size: 8 }]);
+      expect(await text(store.read('a/guarded'))).toBe('original');
+      expect(await leftovers()).toEqual([]);
+      let calls = 0;
+      await expect(store.write('a/short', bytes('ab'), { expectedSize: 3, beforeCommit: async () => void calls++ })).rejects.toBeInstanceOf(BlobTooShortError);
+      expect(calls).toBe(0);
+      await store.write('a/guarded', bytes('new'), { expectedSize: 3, beforeCommit: async () => void calls++ });
+      expect(calls).toBe(1);
+      expect(await text(store.read('a/guarded'))).toBe('new');
+    });
+
+    it('lists the keys that start with a prefix, and never a write under way', async () => {
+      const { store } = await make();
+      for (const key of ['p/one/a', 'p/one/b', 'p/two/c', 'p/onex/d', 'q/e']) await store.write(key, bytes('x'), { expectedSize: 1 });
+      const under = await startWrite(store, 'p/one/pending', 10);
+      expect(await listed(store, 'p/one/')).toEqual(['p/one/a', 'p/one/b']);
+      expect(await listed(store, 'p/one')).toEqual(['p/one/a', 'p/one/b', 'p/onex/d']);
+      expect(await listed(store, 'p/')).toEqual(['p/one/a', 'p/one/b', 'p/onex/d', 'p/two/c']);
+      expect(await listed(store, '')).toEqual(['p/one/a', 'p/one/b', 'p/onex/d', 'p/two/c', 'q/e']);
+      expect(await listed(store, 'nothing/')).toEqual([]);
+      under.send('12345');
+      under.end();
+      await under.writing;
+      expect(await listed(store, 'p/one/')).toEqual(['p/one/a', 'p/one/b', 'p/one/pending']);
+    });
+
+    it('sweeps what a cut-off write left once nothing wrote to it since the cutoff, and never a write written to since', async () => {
+      const { store, leftovers } = await make();
+      const live = await startWrite(store, 'a/live', 10);
+      expect(await store.sweepUnfinishedWrites(Date.now() - 60_000)).toBe(0);
+      expect(await leftovers()).toHaveLength(1);
+      live.send('12345');
+      live.end();
+      expect(await live.writing).toEqual({ size: 10 });
+      expect(await text(store.read('a/live'))).toBe('first12345');
+
+      const stalled = await startWrite(store, 'a/stalled', 10);
+      expect(await store.sweepUnfinishedWrites(Date.now() + 60_000)).toBe(1);
+      expect(await leftovers()).toEqual([]);
+      // Its writer comes back to find its bytes gone: the write fails and keeps nothing.
+      stalled.send('12345');
+      stalled.end();
+      await expect(stalled.writing).rejects.toThrow();
+      expect(await store.stat('a/stalled')).toBeUndefined();
+      expect(await leftovers()).toEqual([]);
+      // Stored blobs are never swept, however old.
+      expect(await store.stat('a/live')).toEqual({ size: 10 });
+    });
+
     it('refuses keys that could reach outside the store', async () => {
       const { store } = await make();
       await expect(store.write('../escape', bytes('x'), { expectedSize: 1 })).rejects.toThrow(/Invalid blob key/);
+      await expect(listed(store, '../')).rejects.toThrow(/Invalid blob key/);
     });
   });
 }

@@ -14,6 +14,17 @@ export interface WriteOptions {
   expectedSize: number;
   /** Called with the first bytes (up to 16) before anything is kept; throwing refuses the write. */
   inspectHead?: (head: Buffer) => void;
+  /** Called as bytes arrive from the source, with the number received so far. */
+  onProgress?: (received: number) => void;
+  /** Aborting it stops the write: nothing is kept, and the write rejects with the signal's reason. */
+  signal?: AbortSignal;
+  /**
+   * Awaited once every byte is durably stored, just before the blob appears
+   * under its key. Throwing (the writer lost its claim on the key) discards
+   * the bytes and leaves an existing blob untouched. The blob appears right
+   * after it resolves, so what it checked holds when the blob appears.
+   */
+  beforeCommit?: () => Promise<void>;
 }
 
 /** The source yielded more bytes than declared. */
@@ -46,4 +57,18 @@ export interface BlobStore {
    * temporary file; `release` removes what it made. The file must not be changed.
    */
   localFile(key: string): Promise<{ path: string; release(): Promise<void> }>;
+  /**
+   * The keys of the stored blobs that start with `prefix` (a plain string
+   * prefix, as S3 lists), in no particular order. Writes under way or cut
+   * off are not blobs and are not listed.
+   */
+  list(prefix: string): AsyncIterable<string>;
+  /**
+   * Removes what writes cut off by a crash left behind (temporary files on
+   * disk; incomplete multipart uploads on S3): those nothing has written to
+   * since `before` (ms since the epoch). A write under way keeps writing, so
+   * it is removed only if it stalled that long; it then fails and keeps
+   * nothing. Answers how many were removed.
+   */
+  sweepUnfinishedWrites(before: number): Promise<number>;
 }

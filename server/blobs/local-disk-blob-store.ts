@@ -2,19 +2,31 @@
  * Blobs as files under a root folder. A write streams into a temporary file
  * in the same folder, fsyncs it, renames it into place (atomic on POSIX) and
  * fsyncs the folder, so a blob is either absent or whole, even across a crash.
+ * A crash mid-write leaves the temporary file; sweepUnfinishedWrites removes
+ * it once nothing has written to it for long enough.
+ *
+ * Blobs are the users' files: they are made readable by the server's user
+ * alone (files 0600, folders 0700), set outright so the umask cannot widen
+ * (or narrow) them.
  */
 import { createReadStream, createWriteStream } from 'node:fs';
-import { mkdir, open, rename, rm, stat } from 'node:fs/promises';
+import { chmod, mkdir, open, readdir, rename, rm, stat } from 'node:fs/promises';
 import { randomBytes } from 'node:crypto';
-import { dirname, join, resolve, sep } from 'node:path';
+import { basename, dirname, join, resolve, sep } from 'node:path';
 import { Transform, type Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import { BlobTooLargeError, BlobTooShortError, type BlobInfo, type BlobStore, type WriteOptions } from './blob-store.ts';
 
 const HEAD_BYTES = 16;
+export const FILE_MODE = 0o600;
+export const FOLDER_MODE = 0o700;
+/** How temporary files start; blob keys cannot contain a dot, so no key can ever name one. */
+export const TEMPORARY_PREFIX = '.tmp-';
+const KEY_PATTERN = /^[A-Za-z0-9_/-]+$/;
 
 export class LocalDiskBlobStore implements BlobStore {
   private root: string;
+  private rootReady: Promise<void> | undefined;
 
   constructor(root: string) {
     this.root = resolve(root);
@@ -22,22 +34,44 @@ export class LocalDiskBlobStore implements BlobStore {
 
   private path(key: string): string {
     // Keys are made by the server, but a key must never reach outside the root.
-    if (!/^[A-Za-z0-9_/-]+$/.test(key) || key.includes('..')) throw new Error(`Invalid blob key: ${key}`);
+    if (!KEY_PATTERN.test(key) || key.includes('..')) throw new Error(`Invalid blob key: ${key}`);
     const path = resolve(this.root, key);
     if (!path.startsWith(this.root + sep)) throw new Error(`Invalid blob key: ${key}`);
     return path;
   }
 
-  async write(key: string, source: Readable, { expectedSize, inspectHead }: WriteOptions): Promise<BlobInfo> {
+  /** Makes the root 0700 once, also when an older version made it with the umask's mode. */
+  private ensureRoot(): Promise<void> {
+    this.rootReady ??= (async () => {
+      await mkdir(this.root, { recursive: true, mode: FOLDER_MODE });
+      await chmod(this.root, FOLDER_MODE);
+    })();
+    return this.rootReady;
+  }
+
+  /** Makes `folder` and the folders above it that are missing, each 0700 whatever the umask. */
+  private async ensureFolder(folder: string): Promise<void> {
+    await this.ensureRoot();
+    const first = await mkdir(folder, { recursive: true, mode: FOLDER_MODE });
+    if (first === undefined) return;
+    // mkdir's mode passes through the umask; set it outright on every folder it made.
+    for (let current = folder; ; current = dirname(current)) {
+      await chmod(current, FOLDER_MODE);
+      if (current === first || current === dirname(current)) break;
+    }
+  }
+
+  async write(key: string, source: Readable, { expectedSize, inspectHead, onProgress, signal, beforeCommit }: WriteOptions): Promise<BlobInfo> {
     const target = this.path(key);
-    await mkdir(dirname(target), { recursive: true });
-    const temporary = join(dirname(target), `.tmp-${randomBytes(8).toString('hex')}`);
+    await this.ensureFolder(dirname(target));
+    const temporary = join(dirname(target), `${TEMPORARY_PREFIX}${randomBytes(8).toString('hex')}`);
     let received = 0;
     let head: Buffer | null = inspectHead ? Buffer.alloc(0) : null;
     const counter = new Transform({
       transform(chunk: Buffer, _encoding, done) {
         received += chunk.length;
         if (received > expectedSize) return done(new BlobTooLargeError(`more than the declared ${expectedSize} bytes`));
+        onProgress?.(received);
         if (head !== null) {
           head = Buffer.concat([head, chunk.subarray(0, HEAD_BYTES - head.length)]);
           if (head.length >= Math.min(HEAD_BYTES, expectedSize)) {
@@ -65,27 +99,31 @@ export class LocalDiskBlobStore implements BlobStore {
       },
     });
     try {
-      await pipeline(source, counter, createWriteStream(temporary, { flags: 'wx', highWaterMark: 1 << 20 }));
-      const file = await open(temporary, 'r+');
-      try {
-        await file.sync();
-      } finally {
-        await file.close();
-      }
+      signal?.throwIfAborted();
+      // flush: fsync before the file is closed, which pipeline waits for.
+      await pipeline(source, counter, createWriteStream(temporary, { flags: 'wx', mode: FILE_MODE, flush: true, highWaterMark: 1 << 20 }), { signal });
+      // The mode given at creation passes through the umask (never wider, perhaps narrower); make it exact.
+      await chmod(temporary, FILE_MODE);
+      await beforeCommit?.();
+      signal?.throwIfAborted();
       await rename(temporary, target);
       await syncFolder(dirname(target));
       return { size: received };
     } catch (error) {
       await rm(temporary, { force: true });
+      // pipeline rejects with an AbortError of its own; the caller gave the reason it wants to see.
+      if (signal?.aborted) throw signal.reason;
       throw error;
     }
   }
 
   async adopt(key: string, path: string): Promise<BlobInfo> {
     const target = this.path(key);
-    await mkdir(dirname(target), { recursive: true });
+    await this.ensureFolder(dirname(target));
     const file = await open(path, 'r+');
     try {
+      // ffmpeg made it with the umask's mode.
+      await file.chmod(FILE_MODE);
       await file.sync();
     } finally {
       await file.close();
@@ -124,6 +162,49 @@ export class LocalDiskBlobStore implements BlobStore {
     if (!(await this.stat(key))) throw new Error(`No blob ${key}`);
     // The blob already is a file; nothing to copy and nothing to clean up.
     return { path: this.path(key), release: async () => {} };
+  }
+
+  async *list(prefix: string): AsyncIterable<string> {
+    if (prefix !== '' && (!KEY_PATTERN.test(prefix) || prefix.includes('..'))) throw new Error(`Invalid blob key prefix: ${prefix}`);
+    // Only the folder the prefix ends in can hold matching keys.
+    for await (const key of this.walk(prefix.slice(0, prefix.lastIndexOf('/') + 1))) {
+      if (key.startsWith(prefix) && !basename(key).startsWith(TEMPORARY_PREFIX)) yield key;
+    }
+  }
+
+  async sweepUnfinishedWrites(before: number): Promise<number> {
+    let removed = 0;
+    for await (const key of this.walk('')) {
+      if (!basename(key).startsWith(TEMPORARY_PREFIX)) continue;
+      const path = join(this.root, key);
+      try {
+        // Every write to the file moves its mtime, so an old one means no writer has touched it since.
+        if ((await stat(path)).mtimeMs >= before) continue;
+        await rm(path);
+        removed++;
+      } catch (error) {
+        // Its write finished (renamed into place) or failed (removed) meanwhile.
+        if ((error as NodeJS.ErrnoException).code !== 'ENOENT') throw error;
+      }
+    }
+    return removed;
+  }
+
+  /** Every file under the folder `relative` (empty, or ending in a slash), temporary ones too, as keys. */
+  private async *walk(relative: string): AsyncGenerator<string> {
+    let entries;
+    try {
+      entries = await readdir(join(this.root, relative), { withFileTypes: true });
+    } catch (error) {
+      // A folder that is not there (yet, or any more) holds nothing.
+      if (['ENOENT', 'ENOTDIR'].includes((error as NodeJS.ErrnoException).code ?? '')) return;
+      throw error;
+    }
+    for (const entry of entries) {
+      const key = relative + entry.name;
+      if (entry.isDirectory()) yield* this.walk(`${key}/`);
+      else if (entry.isFile()) yield key;
+    }
   }
 }
 
