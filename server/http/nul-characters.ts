@@ -40,7 +40,7 @@ function findNul(value: unknown, pointer: string, found: FieldError[]): void {
   if (typeof value === 'string') {
     if (value.includes('\u0000')) found.push({ pointer, detail: 'must not hold a NUL character (U+0000)' });
   } else if (Array.isArray(value)) {
-    value.forEach((item, index) => findNul(item, `${pointer}/${index}`, found));
+    for (const [index, item] of value.entries()) findNul(item, `${pointer}/${index}`, found);
   } else if (value !== null && typeof value === 'object') {
     for (const [key, item] of Object.entries(value)) {
       // RFC 6901 section 3: "~" is written "~0" and "/" is written "~1".

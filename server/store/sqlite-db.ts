@@ -86,7 +86,9 @@ class SqliteDb implements Db {
   async query<T extends Row = Row>(sql: string, params: SqlValue[] = []): Promise<T[]> {
     return this.exclusive(() => {
       const { statement, values } = this.prepare(sql, params);
-      return (statement.reader ? statement.all(...values) : (statement.run(...values), [])) as T[];
+      if (statement.reader) return statement.all(...values) as T[];
+      statement.run(...values);
+      return [];
     });
   }
 
@@ -156,7 +158,13 @@ class SqliteDb implements Db {
         config: { client: 'better-sqlite3' },
         acquireConnection: () =>
           new Promise<Database.Database>((acquired) => {
-            void lock.run(() => new Promise<void>((done) => ((release = done), acquired(database))));
+            void lock.run(
+              () =>
+                new Promise<void>((done) => {
+                  release = done;
+                  acquired(database);
+                }),
+            );
           }),
         releaseConnection: () => {
           const done = release;
