@@ -66,7 +66,7 @@ export async function startServer(config: Config, overrides: { clock?: Clock; lo
   const store = ctx.store;
   if (config.processing === 'in-process') worker = await startAudioWorker(ctx);
   // Every ten minutes, and once at start, remove files whose upload URL expired unused.
-  const sweep = () => sweepAbandonedUploads(ctx).catch((error) => ctx.logger.warn('sweeping abandoned uploads failed', { err: error }));
+  const sweep = () => sweepAbandonedUploads(ctx).catch((error: unknown) => ctx.logger.warn('sweeping abandoned uploads failed', { err: error }));
   void sweep();
   const sweeper = setInterval(sweep, 10 * 60_000);
   sweeper.unref();

@@ -77,8 +77,8 @@ describe.each(backends)('bad input on %s', (backend) => {
 
   it('answers a body that does not decode as its Content-Encoding says 400; a gzip bomb 413; a true gzip or br body is read', async () => {
     const { token } = await t.as('encoding@example.com');
-    const post = (encoding: string, body: Uint8Array | string) =>
-      t.fetch('/projects', { method: 'POST', headers: { 'Content-Type': 'application/json', 'Content-Encoding': encoding }, body, token });
+    const post = (encoding: string, body: Buffer | string) =>
+      t.fetch('/projects', { method: 'POST', headers: { 'Content-Type': 'application/json', 'Content-Encoding': encoding }, body: body as BodyInit, token });
     for (const encoding of ['gzip', 'br', 'deflate']) {
       const problem = await expectProblem(await post(encoding, 'this is not compressed'), 400, encoding);
       expect(problem.errors).toContainEqual(expect.objectContaining({ header: 'content-encoding' }));
@@ -100,7 +100,7 @@ describe.each(backends)('bad input on %s', (backend) => {
   });
 
   it('authenticates before reading the body: an anonymous caller gets 401 whatever it sends', async () => {
-    const anonymous = [
+    const anonymous: Array<{ headers: Record<string, string>; body: string | Buffer }> = [
       { headers: { 'Content-Type': 'application/json' }, body: '{"name": "x",}' },
       { headers: { 'Content-Type': 'application/json', 'Content-Encoding': 'gzip' }, body: 'not gzip' },
       { headers: { 'Content-Type': 'application/json', 'Content-Encoding': 'gzip' }, body: gzipSync(Buffer.alloc(20 * 1024 * 1024, 32)) },
@@ -108,7 +108,7 @@ describe.each(backends)('bad input on %s', (backend) => {
       { headers: { 'Content-Type': 'application/json', Authorization: 'Bearer as_unknown' }, body: '{"name": "\\u0000"}' },
     ];
     for (const init of anonymous) {
-      const problem = await expectProblem(await t.fetch('/projects', { method: 'POST', ...init }), 401);
+      const problem = await expectProblem(await t.fetch('/projects', { method: 'POST', headers: init.headers, body: init.body as BodyInit }), 401);
       expect(problem.type).toBe('/problems/unauthorized');
     }
   });

@@ -101,7 +101,7 @@ describe.each(backends)('spec probe on %s', (backend) => {
     const { data: player } = await api.POST('/players', { body: { name: 'Probe player', projectid } });
     const { data: pending } = await api.POST('/projects/{projectid}/files', { params: { path: { projectid } }, body: { name: 'later.wav', mimeType: 'audio/wav', size: 10 } });
     const uploadid = new URL(pending!.url).pathname.split('/').pop()!;
-    const ids: Record<string, string> = { projectid, fileid: file.id, folderid: folder!.id, parentid: folder!.id, playerid: player!.id, uploadid, objectid: file.id, stackid: file.stackid ?? file.id };
+    const ids: Record<string, string> = { projectid, fileid: file.id, folderid: folder!.id, parentid: folder!.id, playerid: player!.id, uploadid, objectid: file.id, stackid: file.parentid ?? file.id };
     const realId = (key: string | number, value: unknown) => (typeof key === 'string' && ids[key] && typeof value === 'string' ? ids[key] : value);
     const withRealIds = (value: unknown): unknown =>
       Array.isArray(value) ? value.map((item) => (typeof item === 'string' && /^box_/.test(item) ? file.id : withRealIds(item))) : value !== null && typeof value === 'object' ? Object.fromEntries(Object.entries(value).map(([key, item]) => [key, realId(key, withRealIds(item))])) : value;
