@@ -1,12 +1,42 @@
 /** `npm start`: the server, configured from the environment (see config.ts and the README). */
 import { join } from 'node:path';
+import { type DestinationStream, pino } from 'pino';
 import { adminTokenCommand, describeDatabase } from './admin/admin-command.ts';
 import { loadConfigOrExit } from './config.ts';
+import { createLogger } from './http/logger.ts';
 import { startServer } from './server.ts';
 
-const config = loadConfigOrExit();
+/**
+ * Holds the log lines written while the server starts (the audio worker
+ * says it started, the sweep runs) until the banner is out, so that the
+ * first thing `npm start` shows is the address; then passes them, and every
+ * line after, to stdout, written asynchronously in batches as logger.ts does.
+ */
+class HeldUntilReleased implements DestinationStream {
+  private held: string[] | undefined = [];
+  constructor(private readonly target: DestinationStream) {}
+  write(line: string): void {
+    if (this.held) this.held.push(line);
+    else this.target.write(line);
+  }
+  release(): void {
+    const held = this.held ?? [];
+    this.held = undefined;
+    for (const line of held) this.target.write(line);
+  }
+}
 
-const server = await startServer(config);
+const config = loadConfigOrExit();
+const logs = new HeldUntilReleased(pino.destination({ dest: 1, sync: false }));
+
+let server: Awaited<ReturnType<typeof startServer>>;
+try {
+  server = await startServer(config, { logger: createLogger(config.logLevel, logs) });
+} catch (error) {
+  // What was logged on the way may say why it failed.
+  logs.release();
+  throw error;
+}
 // The address first: it is what a newcomer looks for. Then the one command they need
 // next, for this very configuration, so that the token it mints is one this server knows.
 const token = adminTokenCommand(config, process.env);
@@ -20,6 +50,7 @@ console.error(
     `  Data:  ${describeDatabase(config)}; files in ${join(config.dataDir, 'blobs')}`,
   ].join('\n'),
 );
+logs.release();
 
 for (const signal of ['SIGINT', 'SIGTERM'] as const) {
   process.once(signal, async () => {

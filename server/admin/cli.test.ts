@@ -70,19 +70,39 @@ describe.each(backends)('admin CLI on %s, while the server runs', (backend) => {
   });
 });
 
-/** `tsx server/main.ts` (what `npm start` runs) with this environment, until its banner is out. */
-async function startMain(env: NodeJS.ProcessEnv): Promise<{ child: ChildProcess; banner: string[] }> {
-  const child = spawn(join(root, 'node_modules/.bin/tsx'), ['server/main.ts'], { cwd: root, env, stdio: ['ignore', 'ignore', 'pipe'] });
-  const banner = await new Promise<string[]>((resolveBanner, reject) => {
-    let stderr = '';
-    child.stderr?.setEncoding('utf8').on('data', (chunk: string) => {
-      stderr += chunk;
-      // The banner ends with the line that says where the data is.
-      if (/\n {2}Data: .*\n/.test(stderr)) resolveBanner(stderr.split('\n'));
-    });
-    child.once('exit', (code) => reject(new Error(`The server exited (${code}) before its banner:\n${stderr}`)));
+/**
+ * `tsx server/main.ts` (what `npm start` runs) with this environment, until its banner is out.
+ * Its stderr, or with `logs`, its stdout and stderr through one pipe, in the order it wrote them, as a terminal shows them.
+ */
+async function startMain(env: NodeJS.ProcessEnv, { logs = false } = {}): Promise<{ child: ChildProcess; banner: string[]; waitFor(pattern: RegExp): Promise<string> }> {
+  const child = logs
+    ? spawn('sh', ['-c', 'exec "$0" server/main.ts 2>&1', join(root, 'node_modules/.bin/tsx')], { cwd: root, env, stdio: ['ignore', 'pipe', 'inherit'] })
+    : spawn(join(root, 'node_modules/.bin/tsx'), ['server/main.ts'], { cwd: root, env, stdio: ['ignore', 'ignore', 'pipe'] });
+  let text = '';
+  const waiters: { pattern: RegExp; found(line: string): void }[] = [];
+  const check = () => {
+    for (const waiter of [...waiters]) {
+      const line = text.split('\n').find((candidate) => waiter.pattern.test(candidate));
+      if (line !== undefined) {
+        waiters.splice(waiters.indexOf(waiter), 1);
+        waiter.found(line);
+      }
+    }
+  };
+  (logs ? child.stdout : child.stderr)?.setEncoding('utf8').on('data', (chunk: string) => {
+    text += chunk;
+    check();
   });
-  return { child, banner };
+  /** The first line of output that matches, as soon as it is out; rejects when the server exits first. */
+  const waitFor = (pattern: RegExp) =>
+    new Promise<string>((found, reject) => {
+      waiters.push({ pattern, found });
+      child.once('exit', (code) => reject(new Error(`The server exited (${code}) before printing ${pattern}:\n${text}`)));
+      check();
+    });
+  // The banner ends with the line that says where the data is.
+  await waitFor(/^ {2}Data: /);
+  return { child, banner: text.split('\n'), waitFor };
 }
 
 async function stopMain(child: ChildProcess): Promise<void> {
@@ -136,6 +156,27 @@ describe.each(backends)('start banner on %s', (backend: Backend) => {
     const me = await fetch(`${address}/api/v1/me`, { headers: { Authorization: `Bearer ${token}` } });
     expect(me.status).toBe(200);
     expect(await me.json()).toMatchObject({ email: 'you@example.com' });
+  });
+});
+
+describe('start banner with logs on, on sqlite', () => {
+  const dataDir = mkdtempSync(join(tmpdir(), 'audio-share-banner-'));
+  let child: ChildProcess | undefined;
+  afterAll(async () => {
+    if (child) await stopMain(child);
+    rmSync(dataDir, { recursive: true, force: true });
+  });
+
+  it('comes before the log lines written while starting (the audio worker says it started), which follow it, whole', async () => {
+    const started = await startMain({ ...bareEnv(), DATA_DIR: dataDir, PORT: '0', LOG_LEVEL: 'info', PROCESSING: 'in-process' }, { logs: true });
+    child = started.child;
+    const lines = started.banner.filter((line) => line !== '');
+    expect(lines[0]).toMatch(/^Audio Share is listening at http:\/\/127\.0\.0\.1:\d+ /);
+    // The lines held back come out after it, whole.
+    const logged = await started.waitFor(/"audio worker started"/);
+    expect(JSON.parse(logged)).toMatchObject({ level: 'info', message: 'audio worker started' });
+    const address = /listening at (\S+) /.exec(lines[0])![1];
+    expect((await fetch(`${address}/healthz`)).status).toBe(200);
   });
 });
 
