@@ -20,6 +20,8 @@ export interface Config {
   maxArtworkBytes: number;
   uploadUrlTtlMs: number;
   downloadUrlTtlMs: number;
+  /** How long an upload's claim lasts without renewal: a PUT under way renews it every third of this while bytes flow. */
+  uploadClaimMs: number;
   validateResponses: boolean;
   /** Requests per user (bearer token's owner), counted after authentication. perSecond = 0 turns it off. */
   rateLimit: RateLimit;
@@ -127,6 +129,8 @@ export function loadConfig(env: Env = process.env): Config {
     // Signed URLs live at most 7 days, the cap both GCS and S3 put on theirs.
     uploadUrlTtlMs: integer('UPLOAD_URL_TTL_SECONDS', 3600, 1, 7 * 24 * 3600) * 1000,
     downloadUrlTtlMs: integer('DOWNLOAD_URL_TTL_SECONDS', 3600, 1, 7 * 24 * 3600) * 1000,
+    // A PUT that sends nothing for this long is given up, and a claim not renewed for this long is stale.
+    uploadClaimMs: integer('UPLOAD_CLAIM_SECONDS', 60, 1, 3600) * 1000,
     validateResponses: boolean('VALIDATE_RESPONSES', false),
     rateLimit,
     addressRateLimit,

@@ -12,9 +12,11 @@ import { accessProject, type Caller } from '../../auth/access.ts';
 import { badRequest, conflict, HttpProblem, notFound, signatureRefused, tooLarge, unsupportedMediaType } from '../../http/problem.ts';
 import { BlobTooLargeError, BlobTooShortError } from '../../blobs/blob-store.ts';
 import { artworkBlobKey, fileBlobKey } from '../../blobs/keys.ts';
-import { boxJson, deleteIfEmptyStack, newBox } from '../boxes/boxes-service.ts';
+import { boxJson, newBox } from '../boxes/boxes-service.ts';
 import { projectJson } from '../projects/projects-service.ts';
 import type { UploadKind, UploadRecord } from './upload-repository.ts';
+import { claimLost, UploadClaim } from './upload-claim.ts';
+import type { Store } from '../../store/store.ts';
 import { sniffImageType, ARTWORK_TYPES } from './sniff.ts';
 import { isAudioFile, queueAnalysis } from '../../audio/processing.ts';
 
@@ -91,6 +93,8 @@ export async function requestUploadUrl(ctx: Context, caller: Caller, projectId: 
       timeCreated: now,
       timeStarted: null,
       timeCompleted: null,
+      claimToken: null,
+      claimExpires: null,
     };
     await store.uploads.insert(upload);
     return {
@@ -132,6 +136,8 @@ export async function requestArtworkUploadUrl(
     timeCreated: now,
     timeStarted: null,
     timeCompleted: null,
+    claimToken: null,
+    claimExpires: null,
   };
   await ctx.store.uploads.insert(upload);
   return {
@@ -155,8 +161,8 @@ export interface PutRequest {
   body: Readable;
 }
 
-/** Checks a PUT against its upload before a byte is read. Every refusal stores nothing. */
-async function admit(ctx: Context, put: PutRequest): Promise<UploadRecord> {
+/** Checks a PUT against its upload before a byte is read, and claims the upload for it. Every refusal stores nothing. */
+async function admit(ctx: Context, put: PutRequest): Promise<{ upload: UploadRecord; claim: UploadClaim }> {
   const upload = await ctx.store.uploads.get(put.uploadId);
   if (!upload || upload.kind !== put.kind) throw notFound(`There is no upload ${put.uploadId}. Request a new upload URL.`);
   // Checked against the URL's own expiry: the signature was made over the upload's, so any other fails.
@@ -176,99 +182,150 @@ async function admit(ctx: Context, put: PutRequest): Promise<UploadRecord> {
       throw signatureRefused(`The x-storage-meta-${key} header does not match the signed upload URL. Send "${value}", as returned in metadata.${key}.`);
     }
   }
-  if (upload.timeCompleted !== null) throw new HttpProblem(409, 'upload-already-used', 'This upload URL was already used to store the bytes. Request a new upload URL to upload again.');
+  if (upload.timeCompleted !== null) throw alreadyUsed();
   if (put.contentLength !== undefined && put.contentLength > upload.size) {
     throw tooLarge(`The body has ${put.contentLength} bytes, more than the declared size of ${upload.size}. Request a new upload URL with the right size.`);
   }
   if (put.contentLength !== undefined && put.contentLength < upload.size) {
     throw badRequest(`The body has ${put.contentLength} bytes, fewer than the declared size of ${upload.size}. Send the whole file.`);
   }
-  if (!(await ctx.store.uploads.claim(upload.id, ctx.clock.now()))) {
-    throw new HttpProblem(409, 'upload-already-used', 'Another PUT to this upload URL is under way or has completed. Each upload URL works once.');
+  const claim = await UploadClaim.take(ctx, upload);
+  if (!claim) {
+    // Read again: it may have completed since, or its claim may be one a dead server left, which lapses at its deadline.
+    const current = await ctx.store.uploads.get(upload.id);
+    if (!current) throw notFound(`There is no upload ${put.uploadId}. Request a new upload URL.`);
+    if (current.timeCompleted !== null) throw alreadyUsed();
+    const wait = Math.max(1, Math.ceil(((current.claimExpires ?? ctx.clock.now()) - ctx.clock.now()) / 1000));
+    throw new HttpProblem(
+      409,
+      'upload-already-used',
+      `Another PUT to this upload URL is under way; each upload URL stores one file. If that PUT was cut off, its claim lapses within ${wait} seconds; then send the whole file again.`,
+    );
   }
-  return upload;
+  return { upload, claim };
 }
 
-/** Streams the body to the blob store; on any failure the claim is given back and nothing is kept. */
-async function receive(ctx: Context, upload: UploadRecord, put: PutRequest, key: string, inspectHead?: (head: Buffer) => void) {
+const alreadyUsed = () => new HttpProblem(409, 'upload-already-used', 'This upload URL was already used to store the bytes. Request a new upload URL to upload again.');
+
+/**
+ * Streams the body to the blob store under the PUT's claim. On any failure
+ * (a refused body, a dropped connection, a lost or stalled claim) nothing is
+ * kept and the claim is given back.
+ */
+async function receive(ctx: Context, upload: UploadRecord, claim: UploadClaim, put: PutRequest, key: string, inspectHead?: (head: Buffer) => void) {
   try {
-    await ctx.blobs.write(key, put.body, { expectedSize: upload.size, inspectHead });
+    await ctx.blobs.write(key, put.body, {
+      expectedSize: upload.size,
+      inspectHead,
+      onProgress: claim.progress,
+      signal: claim.signal,
+      beforeCommit: () => claim.confirm(),
+    });
   } catch (error) {
-    await ctx.store.uploads.release(upload.id);
+    await claim.release();
+    if (claim.signal.aborted) throw claim.signal.reason;
     if (error instanceof BlobTooLargeError) throw tooLarge(`The body is longer than the declared size of ${upload.size} bytes. Request a new upload URL with the right size.`);
     if (error instanceof BlobTooShortError) throw badRequest(`The body ended after ${error.message}. Send the whole file.`);
     throw error;
   }
 }
 
+/** The upload was deleted (with its project) while its bytes were on the way. */
+class UploadGone extends Error {}
+
+/**
+ * Completes the upload and runs `work` in one transaction, once its bytes
+ * are stored under `key`. Should that transaction fail, the bytes are taken
+ * away again and the claim given back: nothing is half done, and the URL
+ * can be used again. Only a lost claim leaves the bytes, which may then be
+ * the new holder's; the sweep judges them later.
+ */
+async function commit<T>(ctx: Context, upload: UploadRecord, claim: UploadClaim, key: string, work: (store: Store) => Promise<T>): Promise<T> {
+  let lost = false;
+  try {
+    return await ctx.store.transaction(async (store) => {
+      if (!(await store.uploads.complete(upload.id, claim.token, ctx.clock.now()))) {
+        if (!(await store.uploads.get(upload.id))) throw new UploadGone();
+        lost = true;
+        throw claimLost();
+      }
+      return await work(store);
+    });
+  } catch (error) {
+    if (!lost) await deleteBlob(ctx, key, upload.id);
+    await claim.release();
+    if (error instanceof UploadGone) throw notFound(`The project ${upload.projectId} was deleted during the upload.`);
+    throw error;
+  } finally {
+    claim.stop();
+  }
+}
+
+/** Removes bytes nothing points at; if that fails, the sweep finds them later. */
+async function deleteBlob(ctx: Context, key: string, uploadId: string) {
+  try {
+    await ctx.blobs.delete(key);
+  } catch (error) {
+    ctx.logger.error('removing the bytes of an upload that did not complete failed; the sweep removes them later', { err: error, key, uploadId });
+  }
+}
+
 export async function putFile(ctx: Context, put: PutRequest): Promise<Schemas['FileBox']> {
-  const upload = await admit(ctx, put);
+  const { upload, claim } = await admit(ctx, put);
   const key = fileBlobKey(upload.projectId, upload.objectId);
-  await receive(ctx, upload, put, key);
-  const box = await ctx.store.transaction(async (store) => {
+  await receive(ctx, upload, claim, put, key);
+  const box = await commit(ctx, upload, claim, key, async (store) => {
     const file = await store.boxes.get(upload.projectId, upload.objectId);
-    if (!file) return undefined;
+    if (!file) {
+      // The file was deleted while its bytes were on the way; its upload goes with it.
+      await store.uploads.delete(upload.id);
+      return undefined;
+    }
     // Audio waits for analysis, queued in this same transaction so that it survives a crash; anything else is ready once stored.
     const audio = isAudioFile(file.name, file.mimeType);
     file.status = audio ? 'pending' : 'ready';
     await store.boxes.setProcessing(file.projectId, file.id, { status: file.status }, ctx.clock.now());
-    await store.uploads.complete(upload.id, ctx.clock.now());
     if (audio) await queueAnalysis(store, file.projectId, file.id, ctx.clock.now());
     return file;
   });
-  ctx.jobQueued();
   if (!box) {
-    // The file was deleted while its bytes were on the way.
-    await ctx.blobs.delete(key);
+    await deleteBlob(ctx, key, upload.id);
     throw notFound(`The file ${upload.objectId} was deleted during the upload.`);
   }
+  ctx.jobQueued();
   return boxJson(box) as Schemas['FileBox'];
 }
 
 export async function putArtwork(ctx: Context, put: PutRequest): Promise<Schemas['Project']> {
-  const upload = await admit(ctx, put);
+  const { upload, claim } = await admit(ctx, put);
   const key = artworkBlobKey(upload.projectId, upload.objectId);
-  await receive(ctx, upload, put, key, (head) => {
+  await receive(ctx, upload, claim, put, key, (head) => {
     // The declared type is not trusted: the bytes must be that kind of image.
     const sniffed = sniffImageType(head);
     if (!sniffed) throw unsupportedMediaType('The uploaded bytes are not a JPEG, PNG, WebP or GIF image.');
     if (sniffed !== upload.contentType) throw unsupportedMediaType(`The uploaded bytes are ${sniffed}, but the upload was declared as ${upload.contentType}.`);
   });
   const now = ctx.clock.now();
-  const previous = await ctx.store.transaction(async (store) => {
+  const previous = await commit(ctx, upload, claim, key, async (store) => {
     const project = await store.projects.get(upload.projectId);
     await store.projects.insertArtwork({ id: upload.objectId, projectId: upload.projectId, contentType: upload.contentType, size: upload.size, timeCreated: now });
     // Interface 3: "The uploaded image is set as the project artwork".
     await store.projects.update(upload.projectId, { artworkId: upload.objectId }, now);
-    await store.uploads.complete(upload.id, now);
     return project?.artworkId;
   });
-  if (previous) await ctx.blobs.delete(artworkBlobKey(upload.projectId, previous)).catch(() => {});
+  if (previous) {
+    const previousKey = artworkBlobKey(upload.projectId, previous);
+    try {
+      await ctx.blobs.delete(previousKey);
+    } catch (error) {
+      // The project shows the new image either way; the sweep removes the old bytes later.
+      ctx.logger.error('removing the replaced artwork failed', { err: error, key: previousKey, projectId: upload.projectId });
+    }
+  }
   // The PUT carries no bearer token; the project is shown as the user who asked for the URL sees it.
   const uploader = (await ctx.store.users.get(upload.userId))!;
   const role = (await ctx.store.projects.roleOf(upload.projectId, uploader)) ?? 'viewer';
   return projectJson(ctx, (await ctx.store.projects.get(upload.projectId))!, role);
 }
 
-/**
- * Removes the file boxes of uploads whose URL expired unused, with the
- * stacks they leave empty, so that a client that asked for a URL and never
- * sent the bytes leaves no `awaiting-upload` file behind. A PUT under way
- * holds its upload (time_started), so it is never swept.
- */
-export async function sweepAbandonedUploads(ctx: Context): Promise<number> {
-  const abandoned = await ctx.store.uploads.listAbandonedFiles(ctx.clock.now());
-  for (const upload of abandoned) {
-    await ctx.store.transaction(async (store) => {
-      // Claiming it first means a PUT that starts now loses the race cleanly, with a 409.
-      if (!(await store.uploads.claim(upload.id, ctx.clock.now()))) return;
-      const box = await store.boxes.get(upload.projectId, upload.boxId);
-      if (box?.status === 'awaiting-upload') {
-        await store.boxes.delete(upload.projectId, box.id);
-        await deleteIfEmptyStack(store, upload.projectId, box.parentId);
-      }
-      await store.uploads.delete(upload.id);
-    });
-  }
-  return abandoned.length;
-}
+export { sweepAbandonedUploads } from './upload-sweeper.ts';
