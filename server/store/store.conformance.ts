@@ -5,7 +5,12 @@
  */
 import { describe, expect, it } from 'vitest';
 import { openStore, type Store } from './store.ts';
-import { useTestStore, type Backend } from '../testing/databases.ts';
+import { createTestDatabase, useTestStore, type Backend } from '../testing/databases.ts';
+import { openSqlite } from './sqlite-db.ts';
+import { openPostgres } from './postgres-db.ts';
+import { sqliteMigrations } from './migrations/sqlite.ts';
+import { postgresMigrations } from './migrations/postgres.ts';
+import { join } from 'node:path';
 import { createFolder, getBox, newBox, updateBox } from '../resources/boxes/boxes-service.ts';
 import { getProject, updateProject } from '../resources/projects/projects-service.ts';
 import { FINAL_OPTION_DEFAULTS, getPlayer, updatePlayer } from '../resources/players/players-service.ts';
@@ -52,6 +57,30 @@ export function storeConformance(backend: Backend) {
       const again = await openStore(t.database);
       expect(await again.users.findByEmail('kept@example.com')).toBeDefined();
       await again.close();
+    });
+
+    it('gives the rows of a database made before migration 3 version 1, which the next update bumps', async () => {
+      const database = await createTestDatabase(backend);
+      try {
+        const [migrations, open] =
+          backend === 'sqlite'
+            ? [sqliteMigrations, (list: typeof sqliteMigrations) => openSqlite(join(database.dataDir, 'audio-share.sqlite'), list)]
+            : [postgresMigrations, (list: typeof postgresMigrations) => openPostgres(database.databaseUrl!, list)];
+        const before = await open(migrations.filter((migration) => migration.version < 3));
+        await before.execute(`INSERT INTO users (id, email, time_created) VALUES ('usr_old', 'old@example.com', 1)`);
+        await before.execute(`INSERT INTO projects (id, owner_id, name, color, time_created, time_modified) VALUES ('prj_old', 'usr_old', 'Old', '#000000', 1, 1)`);
+        await before.close();
+        const store = await openStore(database);
+        try {
+          expect((await store.projects.get('prj_old'))!.version).toBe(1);
+          expect((await store.users.get('usr_old'))!.preferencesVersion).toBe(1);
+          expect((await store.projects.update('prj_old', { name: 'Migrated' }, 2))!.version).toBe(2);
+        } finally {
+          await store.close();
+        }
+      } finally {
+        await database.drop();
+      }
     });
 
     it('finds or creates users by email, case-insensitively', async () => {
