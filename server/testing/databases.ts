@@ -8,7 +8,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { randomBytes } from 'node:crypto';
 import pg from 'pg';
-import { afterAll, beforeAll } from 'vitest';
+import { afterAll, beforeAll, beforeEach } from 'vitest';
 import { openStore, type Store } from '../store/store.ts';
 
 export type Backend = 'sqlite' | 'postgres';
@@ -57,6 +57,10 @@ export async function createTestDatabase(backend: Backend): Promise<TestDatabase
 export function useTestStore(backend: Backend): { readonly store: Store; readonly database: TestDatabase } {
   let database: TestDatabase | undefined;
   let store: Store | undefined;
+  // The test reporter prints this store beside each test's name (scripts/vitest-store-reporter.ts).
+  beforeEach((context) => {
+    (context.task.meta as { store?: string }).store = backend;
+  });
   beforeAll(async () => {
     database = await createTestDatabase(backend);
     store = await openStore(database);

@@ -2,7 +2,7 @@
  * Per-file setup for the server's HTTP tests: a real server on loopback on a
  * throwaway database, and typed clients for users made on demand.
  */
-import { afterAll, beforeAll } from 'vitest';
+import { afterAll, beforeAll, beforeEach } from 'vitest';
 import { createApiClient, type ApiClient } from '../../generated/client.ts';
 import type { Backend } from './databases.ts';
 import { startTestServer, type TestServer } from './test-server.ts';
@@ -19,6 +19,10 @@ export interface Harness {
 export function useTestServer(backend: Backend, env: Record<string, string> = {}, overrides: { media?: MediaTools } = {}): Harness {
   let server: TestServer | undefined;
   const users = new Map<string, { api: ApiClient; token: string }>();
+  // The test reporter prints this store beside each test's name (scripts/vitest-store-reporter.ts).
+  beforeEach((context) => {
+    (context.task.meta as { store?: string }).store = backend;
+  });
   beforeAll(async () => {
     server = await startTestServer(backend, env, overrides);
   });
