@@ -10,7 +10,7 @@ import { join } from 'node:path';
 import express, { Router } from 'express';
 
 export const ASSET_DIR = join(import.meta.dirname, 'assets');
-export const ASSET_FILES = ['player.css', 'player.js'] as const;
+export const ASSET_FILES = ['player.css', 'player.js', 'icon.svg'] as const;
 export type AssetName = (typeof ASSET_FILES)[number];
 
 const version = (() => {

@@ -29,6 +29,7 @@ function layout(page: { basePath: string; title: string; body: string; accent?: 
 <meta name="viewport" content="width=device-width, initial-scale=1">
 <meta name="referrer" content="no-referrer">
 <title>${escape(page.title)}</title>
+<link rel="icon" href="${escape(assetHref(page.basePath, 'icon.svg'))}" type="image/svg+xml">
 <link rel="stylesheet" href="${escape(assetHref(page.basePath, 'player.css'))}">${script}
 </head>
 <body><main>${page.body}</main></body>

@@ -55,7 +55,7 @@ describe.each(backends)('player page sessions on %s', (backend) => {
       { 'Sec-Fetch-Site': 'cross-site', Origin: origin() },
       { 'Sec-Fetch-Site': 'same-site' },
       {},
-    ]) {
+    ] as Array<Record<string, string>>) {
       const response = await signIn(player.id, invited.token, headers);
       expect(response.status, JSON.stringify(headers)).toBe(403);
       expect(response.headers.get('content-type')).toMatch(/^application\/problem\+json/);
@@ -66,7 +66,7 @@ describe.each(backends)('player page sessions on %s', (backend) => {
 
   it('opens a session cookie that holds no token, is HttpOnly, SameSite=Lax, scoped to the player, and not Secure on http', async () => {
     const { player, invited } = await privatePlayer();
-    for (const headers of [{ Origin: origin() }, { 'Sec-Fetch-Site': 'same-origin' }]) {
+    for (const headers of [{ Origin: origin() }, { 'Sec-Fetch-Site': 'same-origin' }] as Array<Record<string, string>>) {
       const response = await signIn(player.id, invited.token, headers);
       expect(response.status).toBe(303);
       expect(response.headers.get('location')).toBe(`/p/${player.id}`);
