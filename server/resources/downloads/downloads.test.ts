@@ -9,6 +9,7 @@ import type { BlobStore } from '../../../server/blobs/blob-store.ts';
 import type { Logger } from '../../http/logger.ts';
 import { byteRange, dispositionHeader, isNotModified, presentation } from './download-rules.ts';
 import { signDownload } from './signed-downloads.ts';
+import { hostilePage, hostileSvg, hostileXhtml } from './hostile-files.ts';
 
 const SAFETY = {
   'x-content-type-options': 'nosniff',
@@ -44,8 +45,6 @@ function wavHeader(dataBytes: number): Buffer {
   return header;
 }
 
-const xssPage = '<!doctype html><html><head><title>mix</title></head><body><script>document.title = "pwned"; window.reportScriptRan?.()</script></body></html>';
-const xssSvg = '<svg xmlns="http://www.w3.org/2000/svg"><script>document.title = "pwned"</script></svg>';
 
 describe('download rules', () => {
   it('parses single and suffix ranges as RFC 9110 defines them', () => {
@@ -205,14 +204,14 @@ describe.each(backends)('downloads on %s', (backend) => {
 
   describe('what is served inline (issue 7, defect 1: stored XSS)', () => {
     it('serves an uploaded HTML page as an opaque attachment, even through a URL signed inline', async () => {
-      const { inline, download } = await stored('mix.html', 'text/html', Buffer.from(xssPage));
+      const { inline, download } = await stored('mix.html', 'text/html', Buffer.from(hostilePage));
       for (const url of [inline.url, download.url]) {
         const response = await fetch(url);
         expect(response.status).toBe(200);
         expectOpaqueAttachment(response);
         expect(response.headers.get('content-disposition')).toBe('attachment; filename="mix.html"');
         // The bytes are kept as uploaded: the owner gets back what they stored.
-        expect(await response.text()).toBe(xssPage);
+        expect(await response.text()).toBe(hostilePage);
       }
       // A range of it, and its 304, are no different.
       const part = await fetch(inline.url, { headers: { Range: 'bytes=0-14' } });
@@ -225,10 +224,10 @@ describe.each(backends)('downloads on %s', (backend) => {
 
     it('does not serve SVG, HTML or XML inline when it is declared as audio or an image', async () => {
       const cases: Array<[string, string, string]> = [
-        ['cover.wav', 'audio/wav', xssSvg],
-        ['track.mp3', 'audio/mpeg', xssPage],
-        ['cover.png', 'image/png', xssSvg],
-        ['song.m4a', 'audio/mp4', '<?xml version="1.0"?><html xmlns="http://www.w3.org/1999/xhtml"><script>alert(1)</script></html>'],
+        ['cover.wav', 'audio/wav', hostileSvg],
+        ['track.mp3', 'audio/mpeg', hostilePage],
+        ['cover.png', 'image/png', hostileSvg],
+        ['song.m4a', 'audio/mp4', hostileXhtml],
       ];
       for (const [name, mimeType, body] of cases) {
         const { inline } = await stored(name, mimeType, Buffer.from(body));
@@ -384,23 +383,23 @@ describe('streaming errors', () => {
     const { logger, entries, logged } = recordingLogger();
     const real = t.server.ctx.blobs;
     const failure = new Error('EIO: i/o error, read');
-    // The whole-file read yields its first chunk, then fails as a dying disk would.
-    const failing: BlobStore = {
-      write: (...args) => real.write(...args),
-      adopt: (...args) => real.adopt(...args),
-      stat: (key) => real.stat(key),
-      delete: (key) => real.delete(key),
-      localFile: (key) => real.localFile(key),
-      read: (key, range) =>
-        range
-          ? real.read(key, range)
-          : Readable.from(
-              (async function* () {
-                yield Buffer.alloc(64 * 1024, 7);
-                throw failure;
-              })(),
-            ),
-    };
+    // The real store, except that a whole-file read yields its first chunk, then fails as a dying disk would.
+    const failingRead = (key: string, range?: { start: number; end: number }) =>
+      range
+        ? real.read(key, range)
+        : Readable.from(
+            (async function* () {
+              yield Buffer.alloc(64 * 1024, 7);
+              throw failure;
+            })(),
+          );
+    const failing = new Proxy(real, {
+      get: (target, name) => {
+        if (name === 'read') return failingRead;
+        const value = Reflect.get(target, name, target);
+        return typeof value === 'function' ? value.bind(target) : value;
+      },
+    });
     await withSwapped(t, { logger, blobs: failing }, async () => {
       const response = await fetch(url);
       expect(response.status).toBe(200);
