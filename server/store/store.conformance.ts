@@ -133,21 +133,25 @@ export function storeConformance(backend: Backend) {
       expect(await t.store.boxes.get('prj_other', file.id)).toBeUndefined();
     });
 
-    it('lets an upload be claimed once, released after a failure, and not claimed after completion', async () => {
+    it('lets one token at a time claim an upload, only its holder release or complete it, a stale claim be taken over, and nobody claim it after completion', async () => {
       const { id: projectId, owner } = await project();
       const upload = {
         id: `upl_${projectId}`, kind: 'file' as const, projectId, userId: owner.id, objectId: 'box_x', name: 'x', contentType: 'audio/wav',
-        size: 1, metadata: { destination: 'file' }, expires: 100, timeCreated: 1, timeStarted: null, timeCompleted: null,
+        size: 1, metadata: { destination: 'file' }, expires: 100, timeCreated: 1,
       };
       await t.store.uploads.insert(upload);
-      expect(await t.store.uploads.claim(upload.id, 2)).toBe(true);
-      expect(await t.store.uploads.claim(upload.id, 3)).toBe(false);
-      await t.store.uploads.release(upload.id);
-      expect(await t.store.uploads.claim(upload.id, 4)).toBe(true);
-      await t.store.uploads.complete(upload.id, 5);
-      await t.store.uploads.release(upload.id);
-      expect(await t.store.uploads.claim(upload.id, 6)).toBe(false);
-      expect(await t.store.uploads.get(upload.id)).toMatchObject({ metadata: { destination: 'file' }, timeCompleted: 5 });
+      expect(await t.store.uploads.claim(upload.id, 'a', 2, 10)).toBe(true);
+      expect(await t.store.uploads.claim(upload.id, 'b', 3, 11)).toBe(false);
+      expect(await t.store.uploads.release(upload.id, 'b')).toBe(false);
+      expect(await t.store.uploads.release(upload.id, 'a')).toBe(true);
+      expect(await t.store.uploads.claim(upload.id, 'b', 4, 10)).toBe(true);
+      // b's deadline (10) has passed at 11: c takes the claim over, and b can no longer complete it.
+      expect(await t.store.uploads.claim(upload.id, 'c', 11, 20)).toBe(true);
+      expect(await t.store.uploads.complete(upload.id, 'b', 12)).toBe(false);
+      expect(await t.store.uploads.complete(upload.id, 'c', 12)).toBe(true);
+      expect(await t.store.uploads.release(upload.id, 'c')).toBe(false);
+      expect(await t.store.uploads.claim(upload.id, 'd', 13, 30)).toBe(false);
+      expect(await t.store.uploads.get(upload.id)).toMatchObject({ metadata: { destination: 'file' }, timeCompleted: 12 });
     });
 
     describe('concurrent partial updates: two updates of different fields that race both land, every round', () => {
