@@ -66,9 +66,9 @@ export interface BlobStore {
   /**
    * Removes what writes cut off by a crash left behind (temporary files on
    * disk; incomplete multipart uploads on S3): those nothing has written to
-   * since `before` (ms since the epoch). A write under way keeps writing, so
-   * it is removed only if it stalled that long; it then fails and keeps
-   * nothing. Answers how many were removed.
+   * for `idleMs`, by the backend's own clock (the one that stamps them). A
+   * write under way keeps writing, so it is removed only if it stalled that
+   * long; it then fails and keeps nothing. Answers how many were removed.
    */
-  sweepUnfinishedWrites(before: number): Promise<number>;
+  sweepUnfinishedWrites(idleMs: number): Promise<number>;
 }

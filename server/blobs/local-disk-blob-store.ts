@@ -172,7 +172,9 @@ export class LocalDiskBlobStore implements BlobStore {
     }
   }
 
-  async sweepUnfinishedWrites(before: number): Promise<number> {
+  async sweepUnfinishedWrites(idleMs: number): Promise<number> {
+    // mtimes come from the system clock; so does the cutoff (not the server's Clock, which tests move).
+    const before = Date.now() - idleMs;
     let removed = 0;
     for await (const key of this.walk('')) {
       if (!basename(key).startsWith(TEMPORARY_PREFIX)) continue;

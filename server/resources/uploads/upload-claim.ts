@@ -13,7 +13,10 @@ import type { Context } from '../../context.ts';
 import { badRequest, HttpProblem } from '../../http/problem.ts';
 import type { UploadRecord } from './upload-repository.ts';
 
-const seconds = (ms: number) => `${Math.ceil(ms / 1000)} seconds`;
+export const seconds = (ms: number) => {
+  const count = Math.ceil(ms / 1000);
+  return `${count} ${count === 1 ? 'second' : 'seconds'}`;
+};
 
 export const claimLost = () =>
   new HttpProblem(

@@ -47,8 +47,8 @@ export async function sweepUploads(ctx: Context): Promise<UploadSweep> {
     ['abandonedUploads', () => sweeper.abandonedUploads()],
     ['staleClaims', () => ctx.store.uploads.releaseStale(now)],
     ['orphanedBlobs', () => sweeper.orphanedBlobs()],
-    // A claim not renewed for a whole deadline is stale; a temporary file not written for as long is, too.
-    ['unfinishedWrites', () => ctx.blobs.sweepUnfinishedWrites(now - ctx.config.uploadClaimMs)],
+    // A claim not renewed for a whole deadline is stale; a temporary file not written to for as long is, too.
+    ['unfinishedWrites', () => ctx.blobs.sweepUnfinishedWrites(ctx.config.uploadClaimMs)],
   ];
   for (const [step, run] of steps) {
     try {

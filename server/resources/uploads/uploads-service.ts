@@ -15,7 +15,7 @@ import { artworkBlobKey, fileBlobKey } from '../../blobs/keys.ts';
 import { boxJson, newBox } from '../boxes/boxes-service.ts';
 import { projectJson } from '../projects/projects-service.ts';
 import type { UploadKind, UploadRecord } from './upload-repository.ts';
-import { claimLost, UploadClaim } from './upload-claim.ts';
+import { claimLost, seconds, UploadClaim } from './upload-claim.ts';
 import type { Store } from '../../store/store.ts';
 import { sniffImageType, ARTWORK_TYPES } from './sniff.ts';
 import { isAudioFile, queueAnalysis } from '../../audio/processing.ts';
@@ -195,11 +195,11 @@ async function admit(ctx: Context, put: PutRequest): Promise<{ upload: UploadRec
     const current = await ctx.store.uploads.get(upload.id);
     if (!current) throw notFound(`There is no upload ${put.uploadId}. Request a new upload URL.`);
     if (current.timeCompleted !== null) throw alreadyUsed();
-    const wait = Math.max(1, Math.ceil(((current.claimExpires ?? ctx.clock.now()) - ctx.clock.now()) / 1000));
+    const wait = Math.max(1000, (current.claimExpires ?? 0) - ctx.clock.now());
     throw new HttpProblem(
       409,
       'upload-already-used',
-      `Another PUT to this upload URL is under way; each upload URL stores one file. If that PUT was cut off, its claim lapses within ${wait} seconds; then send the whole file again.`,
+      `Another PUT to this upload URL is under way; each upload URL stores one file. If that PUT was cut off, its claim lapses within ${seconds(wait)}; then send the whole file again.`,
     );
   }
   return { upload, claim };
