@@ -1,4 +1,4 @@
-import { request } from 'node:http';
+import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { backends } from '../../testing/databases.ts';
 import { json, useTestServer } from '../../testing/harness.ts';
@@ -6,6 +6,7 @@ import { onePixelPng } from '../../testing/fixtures.ts';
 import { sweepAbandonedUploads } from './uploads-service.ts';
 import { uploadHeaders } from '../../../generated/client.ts';
 import { fileBlobKey } from '../../blobs/keys.ts';
+import { streamedPut, temporaryFiles, until } from './upload-test-helpers.ts';
 
 describe.each(backends)('uploads on %s', (backend) => {
   const t = useTestServer(backend);
@@ -122,19 +123,16 @@ describe.each(backends)('uploads on %s', (backend) => {
 
   it('keeps nothing of an upload whose connection drops midway, and the URL works again after', async () => {
     const { upload, projectid } = await requestUpload({ size: 1_000_000 });
-    const url = new URL(upload.url);
-    await new Promise<void>((done) => {
-      const req = request({ host: url.hostname, port: url.port, path: url.pathname + url.search, method: 'PUT', headers: { ...signedHeaders(upload), 'Content-Length': '1000000' } });
-      req.on('error', () => done());
-      req.write(Buffer.alloc(300_000, 1));
-      setTimeout(() => {
-        req.destroy();
-        done();
-      }, 100);
-    });
-    // Give the server a moment to notice the drop and clean up.
-    await new Promise((resolve) => setTimeout(resolve, 300));
+    const uploadId = new URL(upload.url).pathname.split('/').pop()!;
+    const dropped = streamedPut(upload.url, signedHeaders(upload), 1_000_000);
+    await dropped.send(Buffer.alloc(300_000, 1));
+    // Cut once the server holds the upload, as a client whose connection drops mid-body.
+    await until(async () => (await t.server.ctx.store.uploads.get(uploadId))?.claimToken, 'the PUT to claim its upload');
+    dropped.cut();
+    expect(await dropped.outcome).toHaveProperty('error');
+    await until(async () => (await t.server.ctx.store.uploads.get(uploadId))?.claimToken === null, 'the server to give the claim back');
     await expectNothingStored(projectid, upload.boxid);
+    expect(await temporaryFiles(join(t.server.ctx.config.dataDir, 'blobs'))).toEqual([]);
     const retry = await fetch(upload.url, { method: 'PUT', headers: signedHeaders(upload), body: Buffer.alloc(1_000_000, 2) });
     expect(retry.status).toBe(200);
   });
