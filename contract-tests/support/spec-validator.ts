@@ -10,7 +10,25 @@ import { Ajv2020 } from 'ajv/dist/2020.js';
 import formats from 'ajv-formats';
 import type { ValidateFunction } from 'ajv';
 
-const spec = JSON.parse(readFileSync(resolve(import.meta.dirname, '../../generated/openapi.json'), 'utf8'));
+/** The parts of the bundled spec this checker reads; anything may be a `{ $ref }` to elsewhere in it. */
+interface Reference {
+  $ref?: string;
+}
+interface HeaderObject extends Reference {
+  required?: boolean;
+  schema?: unknown;
+}
+interface ResponseObject extends Reference {
+  headers?: Record<string, HeaderObject>;
+  content?: Record<string, unknown>;
+}
+interface OperationObject {
+  operationId: string;
+  responses: Record<string, ResponseObject>;
+}
+type PathItem = Partial<Record<string, OperationObject>>;
+
+const spec = JSON.parse(readFileSync(resolve(import.meta.dirname, '../../generated/openapi.json'), 'utf8')) as { paths: Record<string, PathItem> };
 
 // The spec itself is registered as a schema so that "#/components/..." refs resolve inside it.
 const ajv = new Ajv2020({ strict: false, allErrors: true });
@@ -25,11 +43,11 @@ interface Route {
   pattern: RegExp;
 }
 
-const routes: Route[] = Object.entries<Record<string, any>>(spec.paths).flatMap(([template, item]) =>
+const routes: Route[] = Object.entries(spec.paths).flatMap(([template, item]) =>
   ['get', 'post', 'put', 'delete', 'patch']
     .filter((method) => item[method])
     .map((method) => ({
-      operationId: item[method].operationId as string,
+      operationId: item[method]!.operationId,
       method,
       template,
       pattern: new RegExp('^' + template.replace(/\{[^}]+\}/g, '[^/]+') + '$'),
@@ -42,7 +60,8 @@ export function findRoute(method: string, path: string): Route | undefined {
   return routes.find((route) => route.method === method.toLowerCase() && route.pattern.test(path));
 }
 
-const escape = (segment: string) => segment.replace(/~/g, '~0').replace(/\//g, '~1');
+/** A JSON Pointer segment (RFC 6901): `~` as `~0`, `/` as `~1`. */
+const pointerSegment = (segment: string) => segment.replace(/~/g, '~0').replace(/\//g, '~1');
 const compiled = new Map<string, ValidateFunction>();
 
 function validatorFor(pointer: string): ValidateFunction {
@@ -59,43 +78,44 @@ function validatorFor(pointer: string): ValidateFunction {
  * must be present, and match their schema.
  */
 export function checkResponse(route: Route, status: number, contentType: string | null, body: unknown, headers?: Headers): string[] {
-  const responses = spec.paths[route.template][route.method].responses as Record<string, any>;
+  const responses = spec.paths[route.template][route.method]!.responses;
   const key = [String(status), `${String(status)[0]}XX`, 'default'].find((candidate) => responses[candidate]);
   if (!key) return [`status ${status} is not documented for ${route.operationId} (documented: ${Object.keys(responses).join(', ')})`];
   const responsePointer =
-    responses[key].$ref?.slice(1) ?? `/paths/${escape(route.template)}/${route.method}/responses/${key}`;
+    responses[key].$ref?.slice(1) ?? `/paths/${pointerSegment(route.template)}/${route.method}/responses/${key}`;
   const violations = headers ? checkHeaders(route, status, responsePointer, headers) : [];
-  const content = resolveRef(responses[key]).content as Record<string, unknown> | undefined;
+  const content = resolveRef(responses[key]).content;
   if (!content) return body === undefined ? violations : [...violations, `${route.operationId} ${status} documents no body, but one was sent`];
   const mediaType = (contentType ?? '').split(';')[0].trim().toLowerCase();
   const declared = Object.keys(content).find((candidate) => mediaTypeMatches(candidate, mediaType));
   if (!declared) return [...violations, `${route.operationId} ${status}: content type "${mediaType}" is not one of ${Object.keys(content).join(', ')}`];
   if (!declared.includes('json')) return violations;
-  const validate = validatorFor(`${responsePointer}/content/${escape(declared)}/schema`);
+  const validate = validatorFor(`${responsePointer}/content/${pointerSegment(declared)}/schema`);
   if (validate(body)) return violations;
   return [...violations, ...(validate.errors ?? []).map((error) => `${route.operationId} ${status}: body${error.instancePath} ${error.message}`)];
 }
 
 /** The response's required headers (for example the ETag of a versioned resource) must be sent, each matching its schema. */
 function checkHeaders(route: Route, status: number, responsePointer: string, headers: Headers): string[] {
-  const documented = (resolveRef(resolvePointer(responsePointer)).headers ?? {}) as Record<string, any>;
+  const documented = resolveRef<ResponseObject>({ $ref: `#${responsePointer}` }).headers ?? {};
   return Object.entries(documented).flatMap(([name, definition]) => {
     const header = resolveRef(definition);
     if (!header.required) return [];
     const value = headers.get(name);
     if (value === null) return [`${route.operationId} ${status}: the required ${name} header is missing`];
-    const schemaPointer = definition.$ref ? `${definition.$ref.slice(1)}/schema` : `${responsePointer}/headers/${escape(name)}/schema`;
+    const schemaPointer = definition.$ref ? `${definition.$ref.slice(1)}/schema` : `${responsePointer}/headers/${pointerSegment(name)}/schema`;
     const validate = validatorFor(schemaPointer);
     return validate(value) ? [] : (validate.errors ?? []).map((error) => `${route.operationId} ${status}: header ${name} ${JSON.stringify(value)} ${error.message}`);
   });
 }
 
-function resolvePointer(pointer: string): any {
-  return resolveRef({ $ref: `#${pointer}` });
-}
-
-function resolveRef(node: any): any {
-  return node.$ref ? node.$ref.slice(2).split('/').reduce((at: any, part: string) => at[part.replace(/~1/g, '/').replace(/~0/g, '~')], spec) : node;
+/** The node a `{ $ref: '#/…' }` points at in the spec; any other node as it is. */
+function resolveRef<T extends Reference>(node: T): T {
+  if (!node.$ref) return node;
+  return node.$ref
+    .slice(2)
+    .split('/')
+    .reduce<unknown>((at, part) => (at as Record<string, unknown>)[part.replace(/~1/g, '/').replace(/~0/g, '~')], spec) as T;
 }
 
 function mediaTypeMatches(declared: string, actual: string): boolean {

@@ -19,7 +19,7 @@ export function validatingFetch(baseUrl: string, coverageFile: string | undefine
     if (!route) throw new Error(`${request.method} ${url.pathname} is not an operation of the spec`);
     const text = await response.clone().text();
     const contentType = response.headers.get('content-type');
-    let body: unknown = undefined;
+    let body: unknown;
     if (text.length > 0 && /json/.test(contentType ?? '')) {
       try {
         body = JSON.parse(text);
