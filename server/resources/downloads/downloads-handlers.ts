@@ -1,4 +1,4 @@
-import type { Request, Response } from 'express';
+import type { NextFunction, Request, Response } from 'express';
 import type { Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import type { OperationHandlers } from '../../http/operations.ts';
@@ -7,6 +7,17 @@ import { downloadFile, fetchSignedDownload, getPeaksUrl } from './downloads-serv
 import type { Variant } from './signed-downloads.ts';
 import { DOWNLOAD_SAFETY_HEADERS } from './download-rules.ts';
 import type { Schemas } from '../../lib/api-types.ts';
+
+/**
+ * The download endpoint's headers (download-rules.ts) for answers made before
+ * its handler runs: a request the validator refuses (a malformed signature),
+ * one the rate limit refuses. Mount it on the download path after the global
+ * security headers, whose values it replaces there.
+ */
+export function downloadSafetyHeaders(_req: Request, res: Response, next: NextFunction) {
+  res.set(DOWNLOAD_SAFETY_HEADERS);
+  next();
+}
 
 export function downloadsHandlers(ctx: Context): OperationHandlers {
   return {
