@@ -335,8 +335,18 @@ export function storeConformance(backend: Backend) {
         expect((await t.store.projects.get(projectId))!.name).toBe('Listed');
       });
 
-      it('checks If-Match before the rules of the update: a stale box update is refused with 412, not 409, and nothing moves', async () => {
+      it('checks If-Match before the rules of the update: a stale update that also breaks a rule is refused with 412, not 409, and nothing changes', async () => {
         const { id: projectId, owner } = await project('box-if-match@example.com');
+        const playerId = `ply_p${projectId}`;
+        await t.store.players.insert({
+          id: playerId, projectId, ownerId: owner.id, name: 'P', color: '#000000', public: true, folderId: null, boxIds: null,
+          options: { ...FINAL_OPTION_DEFAULTS }, upload: null, payment: null, collaborators: [], timeCreated: 1, timeModified: 1,
+        });
+        // A paywall without a connected payment provider breaks a rule (409).
+        const payment = { price: 100, fulfillment: 'allow-download' as const, recipient: 'customer' as const };
+        expect(await problemOf(updatePlayer(ctx(), owner, playerId, { payment }, ifMatch('"2"')))).toMatchObject({ status: 412 });
+        expect(await problemOf(updatePlayer(ctx(), owner, playerId, { payment }, ifMatch('"1"')))).toMatchObject({ status: 409 });
+        expect((await t.store.players.get(playerId))!).toMatchObject({ payment: null, version: 1 });
         const file = newBox({ projectId, kind: 'file', name: 'f.wav', parentId: null, position: 0, status: 'ready', size: 3, mimeType: 'audio/wav' }, 1);
         await t.store.boxes.insert(file);
         // hidden on a file breaks a rule (409); with a stale If-Match the precondition answers first.

@@ -170,12 +170,13 @@ export async function updatePlayer(
   ifMatch?: IfMatch,
 ): Promise<Versioned<Schemas['Player']>> {
   await loadPlayer(ctx, caller, playerId, 'write');
-  if (body.payment) await requirePaymentProvider(ctx.store, caller);
   const now = ctx.clock.now();
   const updated = await ctx.store.transaction(async (store) => {
     const player = await store.players.getForUpdate(playerId);
     if (!player) throw notFound(`No player ${playerId} exists that you can see.`);
+    // The precondition first, then the rules of the change (RFC 9110 §13.2.2).
     requireIfMatch(ifMatch, player.version, `Player ${playerId}`, `GET /players/${playerId}`);
+    if (body.payment) await requirePaymentProvider(store, caller);
     const next: PlayerRecord = {
       ...player,
       name: body.name ?? player.name,
