@@ -50,6 +50,16 @@ describe('the ffmpeg adapter tells the machine\'s failures from the input\'s', (
     expect(error.message).not.toContain(tmpdir());
   });
 
+  it('an output cut off at its end, which ffmpeg 5.1 still exits 0 for ("Error writing trailer … File too large"), is a failure', async () => {
+    const ffmpeg = await toolWrapper('ffmpeg', 'trap "" XFSZ\nulimit -f 64\nexec ffmpeg "$@"');
+    const dir = scratch();
+    // Two outputs, as the analysis writes: ffmpeg reports both cut off, and exits with 0.
+    const args = [...encode(tone, join(dir, 'out.m4a')), '-map', '0:a:0', '-c:a', 'flac', '-f', 'flac', join(dir, 'out.flac')];
+    const error = await failure(new SystemMediaTools(ffmpeg).ffmpeg(args, () => {}));
+    expect(error).toBeInstanceOf(ToolEnvironmentError);
+    expect(error.message).toMatch(/could not write its output: Error writing trailer of out\.(m4a|flac): File too large|File too large/);
+  });
+
   it.runIf(canMountTmpfs)('a full file system (ENOSPC, "No space left on device") is the machine\'s', async () => {
     // ffmpeg runs in a mount namespace of its own, where a 64 KiB tmpfs covers the output's folder.
     const ffmpeg = await toolWrapper('ffmpeg', 'for last; do :; done\nexec unshare -rm sh -c \'mount -t tmpfs -o size=64k tmpfs "$(dirname "$0")" && exec ffmpeg "$@"\' "$last" "$@"');

@@ -130,8 +130,11 @@ function runTool(tool: string, args: string[], options: { inputs: string[]; sign
     child.once('close', (exitCode, exitSignal) => {
       if (signal?.aborted) fail(signal.reason);
       else if (spawnError) fail(new ToolEnvironmentError(`${tool} could not be run: ${spawnError.code ?? ''} ${spawnError.message}`.trim()));
-      else if (exitCode === 0) done();
-      else fail(classifyFailure(tool, { exitCode, exitSignal, stderr, inputs: options.inputs }));
+      else {
+        const failure = classifyFailure(tool, { exitCode, exitSignal, stderr, inputs: options.inputs });
+        if (failure) fail(failure);
+        else done();
+      }
     });
   });
 }
@@ -179,11 +182,24 @@ const INPUT_MESSAGES = [
 ];
 
 /**
- * Tells the input's fault from the machine's, on what the adapter saw:
+ * ffmpeg 5.1 reports a failed write of an output and still exits with 0
+ * when the output fails at its end: with a full disk or the file size limit
+ * it prints "Error writing trailer of out.m4a: File too large" and "Error
+ * closing file out.m4a: File too large", and the outputs are cut off. Such
+ * a run has failed, whatever its exit code.
+ */
+const OUTPUT_FAILURES = [/^Error writing trailer of /, /^Error closing file /, /^av_interleaved_write_frame\(\): /];
+
+/**
+ * Tells the input's fault from the machine's, on what the adapter saw;
+ * undefined when the run succeeded:
  *   1. Ended by a signal: SIGXFSZ (the file size limit, `ulimit -f`), SIGKILL
  *      (the OOM killer, an operator), SIGTERM…: the machine's.
- *   2. An operating-system error in ffmpeg's message (ENVIRONMENT_MESSAGES):
- *      the machine's, even if the input is named ("in.wav: Permission denied").
+ *   2. An operating-system error in ffmpeg's message (ENVIRONMENT_MESSAGES),
+ *      or an output that could not be written (OUTPUT_FAILURES), even with
+ *      exit code 0: the machine's, even if the input is named
+ *      ("in.wav: Permission denied"). Other messages with exit code 0 are
+ *      damage ffmpeg decoded past: the run succeeded with what the input holds.
  *   3. The input could not be opened for any other reason — ffmpeg prints
  *      "<input>: <reason>" — or a message of INPUT_MESSAGES: the input's.
  *   4. Anything else (exit code 255 without a word is ffmpeg stopped by
@@ -193,7 +209,7 @@ const INPUT_MESSAGES = [
 export function classifyFailure(
   tool: string,
   ended: { exitCode: number | null; exitSignal: NodeJS.Signals | null; stderr: string; inputs: string[] },
-): UndecodableError | ToolEnvironmentError {
+): UndecodableError | ToolEnvironmentError | undefined {
   const name = basename(tool);
   // The reason may reach API clients (a file's statusReason): they get no paths of the server's disk, only file names.
   const lines = ended.stderr
@@ -208,6 +224,9 @@ export function classifyFailure(
   }
   const environment = lines.find((line) => ENVIRONMENT_MESSAGES.some((message) => line.includes(message)));
   if (environment) return new ToolEnvironmentError(`${name} failed: ${environment}`);
+  const unwritten = lines.find((line) => OUTPUT_FAILURES.some((pattern) => pattern.test(line)));
+  if (unwritten) return new ToolEnvironmentError(`${name} could not write its output: ${unwritten}`);
+  if (ended.exitCode === 0) return undefined;
   const unopened = lines.find((line) => line.startsWith('the file: '));
   const input = unopened ?? lines.find((line) => INPUT_MESSAGES.some((pattern) => pattern.test(line)));
   if (input) return new UndecodableError(`${name} could not decode the file: ${describeInputError(input, inputs, lines)}`);

@@ -125,6 +125,8 @@ export type FromThread =
   | { type: 'done'; id: number; samples: number; samplesPerPixel: number; length: number; json: ArrayBuffer; dat: ArrayBuffer }
   | { type: 'failed'; id: number; message: string };
 
+const BATCH_BYTES = 256 * 1024;
+
 /**
  * The one thread that draws this process's waveforms, started on first use.
  * It keeps the process alive only while a drawing is under way.
@@ -144,16 +146,29 @@ class WaveformThread {
     this.open.set(id, { ...settle, finishing: false });
     thread.ref();
     this.send({ type: 'start', id, sampleRate });
+    // Chunks are gathered and sent BATCH_BYTES at a time: each message costs the sending thread far more than copying the bytes does.
+    let batch: Buffer[] = [];
+    let batched = 0;
+    const flush = () => {
+      if (batched === 0) return;
+      // A copy of its own (Buffer.concat allocates one this large outside the shared pool), which the thread takes over.
+      const copy = Buffer.concat(batch, batched);
+      const bytes = copy.buffer.byteLength === copy.length ? copy.buffer : copy.buffer.slice(copy.byteOffset, copy.byteOffset + copy.length);
+      batch = [];
+      batched = 0;
+      this.send({ type: 'push', id, bytes: bytes as ArrayBuffer }, [bytes as ArrayBuffer]);
+    };
     return {
       push: (chunk) => {
         if (!this.open.has(id)) return;
-        // A copy the thread can own: the chunk may share its memory with others.
-        const bytes = chunk.buffer.slice(chunk.byteOffset, chunk.byteOffset + chunk.byteLength) as ArrayBuffer;
-        this.send({ type: 'push', id, bytes }, [bytes]);
+        batch.push(chunk);
+        batched += chunk.length;
+        if (batched >= BATCH_BYTES) flush();
       },
       finish: () => {
         const entry = this.open.get(id);
         if (entry && !entry.finishing) {
+          flush();
           entry.finishing = true;
           this.send({ type: 'finish', id });
         }
