@@ -7,6 +7,7 @@ import { describe, expect, it } from 'vitest';
 import { useTestServer } from '../server/testing/harness.ts';
 import { backends } from '../server/testing/databases.ts';
 import { createApiClient } from '../generated/client.ts';
+import { PAGE_CSP } from './page-security.ts';
 import { SESSION_COOKIE, SESSION_TTL_MS } from '../server/auth/player-session.ts';
 
 const form = (token: string) => new URLSearchParams({ token }).toString();
@@ -136,6 +137,50 @@ describe.each(backends)('player page sessions on %s', (backend) => {
     const deletion = setCookie(response, 'as_token')!;
     expect(deletion.value).toBe('');
     expect(deletion.attributes).toEqual(expect.arrayContaining(['Path=/p/', 'Max-Age=0']));
+  });
+
+  it('asks the policy about a paywall: allow-access locks the page for listeners, allow-download only its downloads', async () => {
+    const { api, token } = await t.as('seller@example.com');
+    await api.POST('/me/payment-provider', { body: { provider: 'stripe', accountId: 'acct_Seller000001' } });
+    const { data: project } = await api.POST('/projects', { body: { name: 'Unreleased' } });
+    const { box } = await api.uploadFile(project!.id, { name: 'stems.txt', mimeType: 'text/plain' }, new TextEncoder().encode('stems'));
+    const paywalled = async (fulfillment: 'allow-access' | 'allow-download') =>
+      (await api.POST('/players', { body: { name: fulfillment, projectid: project!.id, payment: { price: 500, fulfillment, recipient: 'customer' } } })).data!;
+
+    const locked = await paywalled('allow-access');
+    const lockedPage = await page(locked.id);
+    expect(lockedPage.status).toBe(402);
+    expect(await lockedPage.text()).not.toContain(PROJECT_SHOWN);
+    // The owner, signed in, is a member: no paywall.
+    const value = setCookie(await signIn(locked.id, token), SESSION_COOKIE)!.value;
+    expect(await (await page(locked.id, `${SESSION_COOKIE}=${value}`)).text()).toContain(`/download/${box.id}?`);
+
+    const downloadsLocked = await page((await paywalled('allow-download')).id);
+    expect(downloadsLocked.status).toBe(200);
+    const html = await downloadsLocked.text();
+    expect(html).toContain(PROJECT_SHOWN);
+    expect(html).not.toContain(`/download/${box.id}`);
+  });
+
+  it('sends every page with its CSP, no referrer and no framing, and the assets as static files', async () => {
+    const { player } = await privatePlayer();
+    for (const response of [await page(player.id), await page('ply_missing'), await signIn(player.id, 'as_wrong')]) {
+      expect(response.headers.get('content-security-policy')).toBe(PAGE_CSP);
+      expect(response.headers.get('referrer-policy')).toBe('no-referrer');
+      expect(response.headers.get('cache-control')).toBe('private, no-store');
+      const html = await response.text();
+      expect(html).not.toMatch(/<script(?![^>]*\ssrc=)[^>]*>|<style|\sstyle=/i);
+      for (const [, href] of html.matchAll(/(?:href|src)="(\/assets\/[^"]+)"/g)) {
+        const asset = await fetch(`${t.server.address}${href.replaceAll('&amp;', '&')}`);
+        expect(asset.status, href).toBe(200);
+        expect(asset.headers.get('x-content-type-options')).toBe('nosniff');
+        expect(asset.headers.get('cache-control')).toBe('public, max-age=31536000, immutable');
+      }
+    }
+    const unversioned = await fetch(`${t.server.address}/assets/player.js`);
+    expect(unversioned.headers.get('content-type')).toMatch(/^text\/javascript|^application\/javascript/);
+    expect(unversioned.headers.get('cache-control')).toBe('no-cache');
+    expect((await fetch(`${t.server.address}/assets/..%2fplayer-page-routes.ts`)).status).toBe(404);
   });
 
   it('gives a session no access to the API', async () => {

@@ -35,7 +35,7 @@ export type Principal =
   /** An invited collaborator's (or a project member's) session on one player, with their role on its project. */
   | { kind: 'collaborator'; role: Role }
   /** A listener who gave the player's password. */
-  | { kind: 'password'; }
+  | { kind: 'password' }
   /** A listener for whom the player's paywall is paid. */
   | { kind: 'purchaser' };
 
