@@ -51,10 +51,12 @@ export interface PlayerFacts {
 type LinkKind = 'listener' | 'password' | 'purchaser';
 
 // ---------------------------------------------------------------------------
-// Projects: a user by role. The README's rule, as the spec's Collaborator
-// schema words it: "`admin` and `editor` may change the project and its
-// players, `viewer` may only read". No role at all is answered 404, as for a
-// project that does not exist (see requireProject).
+// Projects: a user by role. Interface 5: "Player collaborator roles are
+// `admin`, `editor`, `viewer`; what each role permits: … nothing further is
+// specified". Our rule, written in the spec's Collaborator schema: "`admin`
+// and `editor` may change the project and its players, `viewer` may only
+// read"; the owner may do everything. No role at all is answered 404, as for
+// a project that does not exist (see requireProjectAccess in access.ts).
 // ---------------------------------------------------------------------------
 const PROJECT_POLICY: Record<ProjectPermission, (role: Role) => boolean> = {
   'project:read': () => true,
@@ -88,7 +90,7 @@ type Rule = (player: PlayerFacts) => boolean;
 const PLAYER_POLICY: Record<PlayerPermission, Record<'member' | LinkKind, Rule>> = {
   // See the player's tracks, names and artwork.
   'player:view': {
-    // Collaborators, "invited … with a role" (4.1 `collaborators`), see the players of their project, paywall or not.
+    // Interface 4.1 `collaborators`: "Invited collaborators", each with a role on the project; they see its players, paywall or not.
     member: () => true,
     listener: (p) => openByLink(p) && !locks(p, 'allow-access'),
     password: (p) => openByPassword(p) && !locks(p, 'allow-access'),
