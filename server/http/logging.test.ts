@@ -121,6 +121,7 @@ describe('PostgreSQL pool failures', () => {
       const line = await out.next((l) => l.level === 'error');
       expect(line.message).toMatch(/PostgreSQL connection lost/);
       expect(line.err).toMatchObject({ message: expect.stringMatching(/terminat/i), stack: expect.any(String) });
+      expect(line.err).not.toHaveProperty('client');
     } finally {
       await db.close();
     }

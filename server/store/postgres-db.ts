@@ -36,7 +36,12 @@ export async function openPostgres(connectionString: string, migrations: Migrati
   const logger = options.logger ?? defaultLogger();
   const pool = new pg.Pool({ connectionString, max: 10 });
   // node-postgres emits 'error' on the pool for idle clients; without a listener it would be an uncaught exception with no context.
-  pool.on('error', options.onPoolError ?? exitOnPoolError(logger));
+  const onPoolError = options.onPoolError ?? exitOnPoolError(logger);
+  pool.on('error', (error: Error & { client?: unknown }) => {
+    // pg-pool hangs the dead client on the error; logged, it would be hundreds of lines of connection state.
+    delete error.client;
+    onPoolError(error);
+  });
   const db = new PostgresDb(pool, logger);
   await migrate(pool, migrations, logger);
   return db;
