@@ -73,7 +73,8 @@ describe('access policy: players', () => {
     expect(granted(password, guarded)).toEqual(ALL);
     expect(granted(password, player({ hasPassword: true, payment: { fulfillment: 'allow-access' } }))).toEqual([]);
     expect(granted(password, player({ hasPassword: true, payment: { fulfillment: 'allow-download' } }))).toEqual(['player:comment', 'player:stream', 'player:view']);
-    // A password session means nothing on a player without a password.
+    // A password session means nothing on a player without a password, nor a purchase on one without a paywall.
     expect(granted(password, player())).toEqual([]);
+    expect(granted(purchaser, player())).toEqual([]);
   });
 });

@@ -82,6 +82,8 @@ const openByPassword = (player: PlayerFacts) => player.public && !!player.hasPas
  * player and `allow-download` locks its downloads, until paid.
  */
 const locks = (player: PlayerFacts, fulfillment: Schemas['Payment']['fulfillment']) => player.payment?.fulfillment === fulfillment;
+/** A purchase counts on a public player with a paywall; it opens no collaborators-only player and means nothing without a paywall. */
+const paidFor = (player: PlayerFacts) => player.public && player.payment !== null;
 /** Interface 2.1 options: `downloads` "Allow downloads"; `comments` "Allow commenting". Off means off for everyone on the player. */
 const downloadsOn = (player: PlayerFacts) => player.options.downloads === true;
 const commentsOn = (player: PlayerFacts) => player.options.comments === true;
@@ -94,29 +96,29 @@ const PLAYER_POLICY: Record<PlayerPermission, Record<'member' | LinkKind, Rule>>
     member: () => true,
     listener: (p) => openByLink(p) && !locks(p, 'allow-access'),
     password: (p) => openByPassword(p) && !locks(p, 'allow-access'),
-    // Paying opens what `allow-access` locked; it never opens a collaborators-only player.
-    purchaser: (p) => p.public,
+    // Paying opens what `allow-access` locked.
+    purchaser: paidFor,
   },
   // Play the tracks inline: whoever may view may listen.
   'player:stream': {
     member: () => true,
     listener: (p) => openByLink(p) && !locks(p, 'allow-access'),
     password: (p) => openByPassword(p) && !locks(p, 'allow-access'),
-    purchaser: (p) => p.public,
+    purchaser: paidFor,
   },
   // Download the files: only when `downloads` is on, and for listeners only once an `allow-download` paywall is paid.
   'player:download': {
     member: downloadsOn,
     listener: (p) => openByLink(p) && downloadsOn(p) && !p.payment,
     password: (p) => openByPassword(p) && downloadsOn(p) && !p.payment,
-    purchaser: (p) => p.public && downloadsOn(p),
+    purchaser: (p) => paidFor(p) && downloadsOn(p),
   },
   // Comment: only when `comments` is on, for whoever may view.
   'player:comment': {
     member: commentsOn,
     listener: (p) => openByLink(p) && commentsOn(p) && !locks(p, 'allow-access'),
     password: (p) => openByPassword(p) && commentsOn(p) && !locks(p, 'allow-access'),
-    purchaser: (p) => p.public && commentsOn(p),
+    purchaser: (p) => paidFor(p) && commentsOn(p),
   },
 };
 
