@@ -88,9 +88,13 @@ export function createLogger(level: LogLevel, destination: DestinationStream = s
 }
 
 let fallback: PinoLogger | undefined;
-/** For code opened without a logger of its own (a store opened by the admin CLI): info and above on stdout. */
+/**
+ * For code opened without a logger of its own (a store opened by the admin
+ * CLI): info and above on stderr, written at once. Not stdout, which the CLI
+ * answers on (TOKEN=$(npm run --silent admin -- token create …)).
+ */
 export function defaultLogger(): PinoLogger {
-  return (fallback ??= createLogger('info'));
+  return (fallback ??= createLogger('info', pino.destination({ dest: 2, sync: true })));
 }
 
 /**
