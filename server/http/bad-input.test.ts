@@ -43,6 +43,12 @@ describe.each(backends)('bad input on %s', (backend) => {
     await expectProblem(await t.fetch('/projects/prj_x/files/box_x/download?quality=%00', { token }), 400);
   });
 
+  it('answers a malformed percent-encoding 400, on the API and on the pages around it', async () => {
+    const { token } = await t.as('percent@example.com');
+    for (const path of ['/players/%FF', '/players/%', '/players/%C0%80']) await expectProblem(await t.fetch(path, { token }), 400, path);
+    for (const path of ['/p/%FF', '/problems/%E0%A4%A']) await expectProblem(await fetch(`${t.server.address}${path}`), 400, path);
+  });
+
   it('answers a NUL character in any string of a JSON body 400, naming where it is', async () => {
     const { token, api } = await t.as('nul-body@example.com');
     const { data: project } = await api.POST('/projects', { body: { name: 'Fine' } });

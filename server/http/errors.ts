@@ -46,6 +46,12 @@ export function toProblem(error: unknown): HttpProblem | undefined {
   if (typeof validatorError?.status === 'number' && Array.isArray(validatorError.errors) && validatorError.status < 500) {
     return fromValidator(validatorError);
   }
+  // Express's router, decoding a route parameter such as /p/%FF, marks the URIError 400.
+  if (error instanceof URIError && (error as URIError & { status?: number }).status === 400) {
+    return new HttpProblem(400, 'validation-error', 'The URL holds a malformed percent-encoding (such as %FF or a lone %). Encode the path as UTF-8.', {
+      errors: [{ detail: 'the path must be valid percent-encoded UTF-8' }],
+    });
+  }
   return undefined;
 }
 
