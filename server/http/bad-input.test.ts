@@ -65,6 +65,15 @@ describe.each(backends)('bad input on %s', (backend) => {
     }
   });
 
+  it('answers a body nested a hundred thousand levels deep 400, and keeps serving', async () => {
+    const { token } = await t.as('deep@example.com');
+    for (const body of ['['.repeat(100_000) + ']'.repeat(100_000), `{"name":${'{"a":'.repeat(50_000)}1${'}'.repeat(50_000)}}`]) {
+      const problem = await expectProblem(await t.fetch('/projects', { method: 'POST', headers: { 'Content-Type': 'application/json' }, body, token }), 400);
+      expect(problem.detail).toMatch(/nests deeper than 32 levels/);
+    }
+    expect((await t.fetch('/me', { token })).status).toBe(200);
+  });
+
   it('answers a NUL character in a header 400 with a problem', async () => {
     const { port } = new URL(t.server.address);
     const answer = await rawRequest(

@@ -22,7 +22,12 @@ export function jsonBody() {
     if (req.headers['content-type'] === undefined) return next();
     parse(req, res, (error?: unknown) => {
       if (error) return next(isUndecodable(error, req) ? undecodable(req) : error);
-      refuseNulInBody(req, res, next);
+      // This callback runs from the body stream's events: anything thrown here would be uncaught and end the process.
+      try {
+        refuseNulInBody(req, res, next);
+      } catch (failure) {
+        next(failure);
+      }
     });
   };
 }

@@ -27,26 +27,40 @@ export function refuseNulInUrl(req: Request, _res: Response, next: NextFunction)
   );
 }
 
-/** Refuses a parsed JSON body with U+0000 in any string or key, naming each place by JSON pointer. */
+/**
+ * No body of this API nests deeper than a few levels. JSON.parse takes any
+ * depth, but code that walks a value recursively (this check, the validator,
+ * JSON.stringify) overflows the stack on a megabyte of "[[[[…": refused here.
+ */
+export const maxBodyDepth = 32;
+
+/**
+ * Refuses a parsed JSON body with U+0000 in any string or key, naming each
+ * place by JSON pointer, or one nested deeper than maxBodyDepth. The walk
+ * keeps its own stack, so no body can overflow the call stack.
+ */
 export function refuseNulInBody(req: Request, _res: Response, next: NextFunction) {
   const found: FieldError[] = [];
-  findNul(req.body, '#', found);
-  if (found.length === 0) return next();
-  next(new HttpProblem(400, 'validation-error', `The body holds a NUL character (U+0000) at ${found.map((field) => field.pointer).join(', ')}. Remove it.`, { errors: found }));
-}
-
-function findNul(value: unknown, pointer: string, found: FieldError[]): void {
-  if (found.length >= 20) return;
-  if (typeof value === 'string') {
-    if (value.includes('\u0000')) found.push({ pointer, detail: 'must not hold a NUL character (U+0000)' });
-  } else if (Array.isArray(value)) {
-    for (const [index, item] of value.entries()) findNul(item, `${pointer}/${index}`, found);
-  } else if (value !== null && typeof value === 'object') {
-    for (const [key, item] of Object.entries(value)) {
+  const pending: Array<{ value: unknown; pointer: string; depth: number }> = [{ value: req.body, pointer: '#', depth: 0 }];
+  while (pending.length > 0 && found.length < 20) {
+    const { value, pointer, depth } = pending.pop()!;
+    if (typeof value === 'string') {
+      if (value.includes('\u0000')) found.push({ pointer, detail: 'must not hold a NUL character (U+0000)' });
+      continue;
+    }
+    if (value === null || typeof value !== 'object') continue;
+    if (depth >= maxBodyDepth) {
+      return next(new HttpProblem(400, 'validation-error', `The body nests deeper than ${maxBodyDepth} levels, which no operation takes.`, { errors: [{ pointer, detail: 'is nested too deep' }] }));
+    }
+    const entries: Array<[string, unknown]> = Array.isArray(value) ? value.map((item, index) => [String(index), item]) : Object.entries(value);
+    for (const [key, item] of entries) {
       // RFC 6901 section 3: "~" is written "~0" and "/" is written "~1".
-      const escaped = key.replace(/~/g, '~0').replace(/\//g, '~1');
-      if (key.includes('\u0000')) found.push({ pointer: `${pointer}/${escaped}`, detail: 'the key must not hold a NUL character (U+0000)' });
-      findNul(item, `${pointer}/${escaped}`, found);
+      const child = `${pointer}/${key.replace(/~/g, '~0').replace(/\//g, '~1')}`;
+      if (key.includes('\u0000')) found.push({ pointer: child, detail: 'the key must not hold a NUL character (U+0000)' });
+      pending.push({ value: item, pointer: child, depth: depth + 1 });
     }
   }
+  if (found.length === 0) return next();
+  found.sort((a, b) => (a.pointer! < b.pointer! ? -1 : 1));
+  next(new HttpProblem(400, 'validation-error', `The body holds a NUL character (U+0000) at ${found.map((field) => field.pointer).join(', ')}. Remove it.`, { errors: found }));
 }
