@@ -9,7 +9,7 @@
  * alone (files 0600, folders 0700), set outright so the umask cannot widen
  * (or narrow) them.
  */
-import { createReadStream, createWriteStream } from 'node:fs';
+import { createReadStream, createWriteStream, type Dirent } from 'node:fs';
 import { chmod, mkdir, open, readdir, rename, rm, stat } from 'node:fs/promises';
 import { randomBytes } from 'node:crypto';
 import { basename, dirname, join, resolve, sep } from 'node:path';
@@ -194,7 +194,7 @@ export class LocalDiskBlobStore implements BlobStore {
 
   /** Every file under the folder `relative` (empty, or ending in a slash), temporary ones too, as keys. */
   private async *walk(relative: string): AsyncGenerator<string> {
-    let entries;
+    let entries: Dirent[];
     try {
       entries = await readdir(join(this.root, relative), { withFileTypes: true });
     } catch (error) {

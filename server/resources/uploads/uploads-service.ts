@@ -17,6 +17,7 @@ import { projectJson } from '../projects/projects-service.ts';
 import type { UploadKind, UploadRecord } from './upload-repository.ts';
 import { claimLost, seconds, UploadClaim } from './upload-claim.ts';
 import type { Store } from '../../store/store.ts';
+import type { BoxRecord } from '../boxes/box-repository.ts';
 import { sniffImageType, ARTWORK_TYPES } from './sniff.ts';
 import { isAudioFile, queueAnalysis } from '../../audio/processing.ts';
 
@@ -52,7 +53,7 @@ export async function requestUploadUrl(ctx: Context, caller: Caller, projectId: 
     // Every upload lands in a stack, as in the service this interface comes
     // from: into the stack named by parentid, or into a new stack of its own,
     // at the top level or inside the folder named by parentid.
-    let stack;
+    let stack: BoxRecord;
     const parent = body.parentid ? await store.boxes.get(projectId, body.parentid) : undefined;
     if (body.parentid && (!parent || parent.kind === 'file')) {
       throw conflict(`parentid ${body.parentid} is not a folder or stack of project ${projectId}.`);
