@@ -3,6 +3,11 @@
  * that keep processing apart from the API (set PROCESSING=external on the
  * servers). Several can run at once against PostgreSQL; WORKER_CONCURRENCY
  * sets how many jobs each runs in parallel.
+ *
+ * On SIGTERM or SIGINT it stops claiming jobs and lets those under way
+ * finish for up to SHUTDOWN_GRACE_SECONDS; then it kills their ffmpeg and
+ * hands them back to the queue, where another worker takes them at once. A
+ * second signal cuts the grace short.
  */
 import { loadConfigOrExit } from './config.ts';
 import { createContext } from './server.ts';
@@ -16,11 +21,25 @@ if (!worker) {
   process.exit(1);
 }
 console.error(`Audio worker ${worker.id} is running (${config.workerConcurrency} at a time) on ${config.databaseUrl ? 'PostgreSQL' : `SQLite in ${config.dataDir}`}.`);
+
+let stopping: Promise<void> | undefined;
 for (const signal of ['SIGINT', 'SIGTERM'] as const) {
-  process.once(signal, async () => {
-    console.error(`${signal}: finishing the jobs under way, then stopping.`);
-    await worker.stop();
-    await ctx.store.close();
-    process.exit(0);
+  process.on(signal, () => {
+    if (stopping) {
+      console.error(`${signal} again: handing the jobs under way back now.`);
+      void worker.stop(0);
+      return;
+    }
+    console.error(`${signal}: finishing the jobs under way (for up to ${config.shutdownGraceMs / 1000} s), then stopping.`);
+    stopping = (async () => {
+      try {
+        await worker.stop();
+        await ctx.store.close();
+        process.exit(0);
+      } catch (error) {
+        ctx.logger.error('stopping the worker failed', { err: error });
+        process.exit(1);
+      }
+    })();
   });
 }

@@ -138,6 +138,9 @@ async function jobOf(t: Harness, boxid: string) {
   return job;
 }
 
+/** The ffmpeg of an analysis (not the `ffmpeg -version` a worker runs as it starts), run by `parent`. */
+const analysisFfmpeg = (parent = process.pid) => childProcesses('ffmpeg', { parent, argument: '-map_metadata' });
+
 function capturingLogger(): Logger & { messages: string[] } {
   const messages: string[] = [];
   const log = (message: string) => void messages.push(message);
@@ -221,7 +224,7 @@ describe('audio pipeline, fenced jobs', () => {
     const { api, projectid, boxid } = await uploaded(t, name, 'audio/flac', long);
     const worker = (await startAudioWorker({ ...t.server.ctx, logger }))!;
     let pid: number | undefined;
-    await eventually(async () => (pid = (await childProcesses('ffmpeg'))[0]) !== undefined, 'ffmpeg runs');
+    await eventually(async () => (pid = (await analysisFfmpeg())[0]) !== undefined, 'ffmpeg analyses the file');
     return { api, projectid, boxid, worker, logger, pid: pid! };
   }
 
@@ -310,6 +313,28 @@ describe('audio pipeline, a worker that dies midway', () => {
       await worker?.stop();
     }
   }, 120_000);
+});
+
+describe('npm run worker, stopped', () => {
+  const t = useTestServer('sqlite', { PROCESSING: 'external', JOB_POLL_MS: '50' });
+
+  it('on SIGTERM, kills its ffmpeg once the grace period is over, hands the job back and exits', async () => {
+    const hour = await makeAudio('hour.flac', ['-f', 'lavfi', '-i', 'sine=frequency=440:sample_rate=8000', '-t', '3600', '-c:a', 'flac']);
+    const { api, projectid, boxid } = await uploaded(t, 'hour.flac', 'audio/flac', hour);
+    const env = { ...process.env, DATA_DIR: t.server.ctx.config.dataDir, DATABASE_URL: '', JOB_POLL_MS: '50', SHUTDOWN_GRACE_SECONDS: '1', LOG_LEVEL: 'silent' };
+    const worker = spawn(process.execPath, ['--import', 'tsx', 'server/worker-main.ts'], { cwd: root, env, stdio: 'ignore' });
+    const exited = new Promise<number | null>((resolve) => worker.once('exit', resolve));
+    let ffmpeg: number | undefined;
+    await eventually(async () => (ffmpeg = (await analysisFfmpeg(worker.pid))[0]) !== undefined, 'the worker analyses the file', { timeoutMs: 30_000 });
+    const signalled = Date.now();
+    worker.kill('SIGTERM');
+    expect(await exited).toBe(0);
+    // One second of grace, then the abort: well before the hour of audio is analysed.
+    expect(Date.now() - signalled).toBeLessThan(1000 + 2500);
+    expect(await isRunning(ffmpeg!)).toBe(false);
+    expect(await jobOf(t, boxid)).toMatchObject({ status: 'queued', attempts: 0, worker: null });
+    expect((await waitForStatus(api, projectid, boxid, ['pending', 'processing', 'ready', 'failed'])).status).toBe('pending');
+  }, 60_000);
 });
 
 describe('without ffmpeg', () => {

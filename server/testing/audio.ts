@@ -40,8 +40,12 @@ export function stereoSegments(segments: Array<[number, number]>): string[] {
   return [...inputs, '-filter_complex', filter, '-map', '[out]'];
 }
 
-/** The processes this process started that run `command` (by name), from /proc; Linux only. */
-export async function childProcesses(command: string): Promise<number[]> {
+/**
+ * The processes `parent` (this process by default) started that run
+ * `command` (by name), and have `argument` among their arguments if given,
+ * from /proc; Linux only.
+ */
+export async function childProcesses(command: string, { parent = process.pid, argument }: { parent?: number; argument?: string } = {}): Promise<number[]> {
   const pids: number[] = [];
   for (const entry of await readdir('/proc')) {
     if (!/^\d+$/.test(entry)) continue;
@@ -51,7 +55,15 @@ export async function childProcesses(command: string): Promise<number[]> {
     });
     // "pid (comm) state ppid …": comm may hold spaces and parentheses, so split after its last ")".
     const match = stat && /^\d+ \((.*)\) \S+ (\d+) /s.exec(stat);
-    if (match && match[1] === command && Number(match[2]) === process.pid) pids.push(Number(entry));
+    if (!match || match[1] !== command || Number(match[2]) !== parent) continue;
+    if (argument !== undefined) {
+      const args = await readFile(`/proc/${entry}/cmdline`, 'utf8').catch((error: NodeJS.ErrnoException) => {
+        if (error.code === 'ENOENT' || error.code === 'ESRCH') return ''; // it ended while we looked
+        throw error;
+      });
+      if (!args.split('\0').includes(argument)) continue;
+    }
+    pids.push(Number(entry));
   }
   return pids;
 }
