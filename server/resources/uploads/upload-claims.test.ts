@@ -159,6 +159,23 @@ describe.each(backends)('upload claims on %s', (backend) => {
       expect((await put(artwork!, Buffer.from(onePixelPng))).status).toBe(200);
       expect((await api.GET('/projects/{projectid}', { params: { path: { projectid } } })).data!.artwork).toMatchObject({ contentType: 'image/png' });
     });
+
+    it('keeps the bytes when the commit landed but its answer was lost, since the file now points at them', async () => {
+      const { projectid } = await newProject();
+      const upload = await requestUpload(projectid, 10);
+      const store = t.server.ctx.store;
+      const transaction = Store.prototype.transaction;
+      store.transaction = function committedThenLost<T>(work: (tx: Store) => Promise<T>): Promise<T> {
+        delete (store as Partial<Store>).transaction;
+        return transaction.call(store, work).then(() => {
+          throw new Error('the connection was lost after COMMIT was sent');
+        }) as Promise<T>;
+      };
+      expect((await put(upload, '0123456789')).status).toBe(500);
+      expect(await stored(fileBlobKey(projectid, upload.boxid))).toBe('0123456789');
+      expect(await fileStatus(projectid, upload.boxid)).toBe('ready');
+      expect((await put(upload, '0123456789')).status).toBe(409);
+    });
   });
 
   describe('the sweep', () => {

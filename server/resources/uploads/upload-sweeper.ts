@@ -22,6 +22,7 @@ import type { Context } from '../../context.ts';
 import { ALL_PROJECTS_PREFIX, artworkBlobKey, fileBlobKey, parseBlobKey, renditionBlobKey, type ParsedBlobKey } from '../../blobs/keys.ts';
 import { deleteIfEmptyStack } from '../boxes/boxes-service.ts';
 import type { BoxRecord } from '../boxes/box-repository.ts';
+import type { Store } from '../../store/store.ts';
 
 export interface UploadSweep {
   /** Uploads whose URL expired unused or cut off, removed with their file. */
@@ -70,8 +71,10 @@ class Sweeper {
     private readonly now: number,
   ) {}
 
-  private claim(uploadId: string): Promise<boolean> {
-    return this.ctx.store.uploads.claim(uploadId, this.token, this.now, this.now + this.ctx.config.uploadClaimMs);
+  /** Claims an upload for a whole deadline from now (not from the start of a sweep that may have taken a while). */
+  private claim(store: Store, uploadId: string): Promise<boolean> {
+    const now = this.ctx.clock.now();
+    return store.uploads.claim(uploadId, this.token, now, now + this.ctx.config.uploadClaimMs);
   }
 
   async abandonedUploads(): Promise<number> {
@@ -79,7 +82,7 @@ class Sweeper {
     for (const upload of await this.ctx.store.uploads.listAbandoned(this.now)) {
       const leftover = await this.ctx.store.transaction(async (store) => {
         // Claiming it first means a PUT that starts now loses the race cleanly, with a 409.
-        if (!(await store.uploads.claim(upload.id, this.token, this.now, this.now + this.ctx.config.uploadClaimMs))) return undefined;
+        if (!(await this.claim(store, upload.id))) return undefined;
         await store.uploads.delete(upload.id);
         // An unfinished artwork upload has no artwork record yet: its bytes, if any, are nobody's.
         if (upload.kind === 'artwork') return artworkBlobKey(upload.projectId, upload.objectId);
@@ -151,7 +154,7 @@ class Sweeper {
     const upload = await this.ctx.store.uploads.findByObject(objectId);
     // No upload: nothing can ever complete these bytes.
     if (!upload) return this.remove(key);
-    if (!(await this.claim(upload.id))) return false;
+    if (!(await this.claim(this.ctx.store, upload.id))) return false;
     try {
       return await this.remove(key);
     } finally {

@@ -238,8 +238,10 @@ class UploadGone extends Error {}
  * Completes the upload and runs `work` in one transaction, once its bytes
  * are stored under `key`. Should that transaction fail, the bytes are taken
  * away again and the claim given back: nothing is half done, and the URL
- * can be used again. Only a lost claim leaves the bytes, which may then be
- * the new holder's; the sweep judges them later.
+ * can be used again. The bytes stay only where they may be in use: when the
+ * claim was lost (they may be the new holder's), or when it cannot be told
+ * whether the commit landed (the database went away during COMMIT); the
+ * sweep judges those later, by the records.
  */
 async function commit<T>(ctx: Context, upload: UploadRecord, claim: UploadClaim, key: string, work: (store: Store) => Promise<T>): Promise<T> {
   let lost = false;
@@ -253,12 +255,25 @@ async function commit<T>(ctx: Context, upload: UploadRecord, claim: UploadClaim,
       return await work(store);
     });
   } catch (error) {
-    if (!lost) await deleteBlob(ctx, key, upload.id);
+    if (error instanceof UploadGone) {
+      await deleteBlob(ctx, key, upload.id);
+      throw notFound(`The project ${upload.projectId} was deleted during the upload.`);
+    }
+    if (!lost && (await rolledBack(ctx, upload.id))) await deleteBlob(ctx, key, upload.id);
     await claim.release();
-    if (error instanceof UploadGone) throw notFound(`The project ${upload.projectId} was deleted during the upload.`);
     throw error;
   } finally {
     claim.stop();
+  }
+}
+
+/** Whether a failed commit surely left the upload incomplete; false when the database cannot say. */
+async function rolledBack(ctx: Context, uploadId: string): Promise<boolean> {
+  try {
+    return (await ctx.store.uploads.get(uploadId))?.timeCompleted === null;
+  } catch (error) {
+    ctx.logger.error('after a failed upload commit, its outcome could not be read; the sweep judges the bytes later', { err: error, uploadId });
+    return false;
   }
 }
 
