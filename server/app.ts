@@ -29,7 +29,7 @@ import { accountHandlers } from './resources/account/account-handlers.ts';
 import { projectsHandlers } from './resources/projects/projects-handlers.ts';
 import { boxesHandlers } from './resources/boxes/boxes-handlers.ts';
 import { uploadsHandlers } from './resources/uploads/uploads-handlers.ts';
-import { downloadsHandlers } from './resources/downloads/downloads-handlers.ts';
+import { downloadsHandlers, downloadSafetyHeaders } from './resources/downloads/downloads-handlers.ts';
 import { playersHandlers } from './resources/players/players-handlers.ts';
 import { playerPageRoutes } from '../web/player-page-routes.ts';
 
@@ -50,6 +50,9 @@ export function createApp(ctx: Context): Express {
   app.set('trust proxy', ctx.config.trustProxy);
   app.use(requestContext(ctx.logger));
   app.use(securityHeaders(ctx.config));
+  // The signed downloads' own CSP (sandbox) and CORP (cross-origin, for <audio> on other sites), also on answers made
+  // before their handler: a refused signature, a rate limit.
+  app.use('/api/v1/download', downloadSafetyHeaders);
   app.use(cors);
   app.use(refuseNulInUrl);
 

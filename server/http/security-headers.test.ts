@@ -35,6 +35,14 @@ describe('security headers', () => {
     }
   });
 
+  it("gives the signed downloads' own CSP and CORP to their answers made before the handler (a refused signature)", async () => {
+    const refused = await t.fetch(`/download/box_x?expires=1&signature=${'a'.repeat(64)}`);
+    expect(refused.status).toBeGreaterThanOrEqual(400);
+    expect(refused.headers.get('content-security-policy')).toBe("sandbox; default-src 'none'");
+    expect(refused.headers.get('cross-origin-resource-policy')).toBe('cross-origin');
+    expect(refused.headers.get('x-content-type-options')).toBe('nosniff');
+  });
+
   it('gives the docs page a CSP that runs only its own inline scripts, by hash, and loads nothing from elsewhere', async () => {
     const docs = await fetch(`${t.server.address}/docs`);
     expect(docs.status).toBe(200);
