@@ -12,9 +12,15 @@
  *            end of its upload to `ready`, against the fastest single
  *            ffmpeg command that makes the same outputs; and as a multiple
  *            of realtime.
+ *   latency  the API's p99 latency (GET /players/:id, 50 connections) while
+ *            the server analyses a 10-minute WAV in-process, against its p99
+ *            at idle, in the same run; the server and its ffmpeg share one
+ *            core. Then the event loop of a thread that analyses the same
+ *            file (in this process): its longest delay, its p99, and the
+ *            longest stretch it was busy.
  */
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { request } from 'node:http';
@@ -22,6 +28,9 @@ import autocannon from 'autocannon';
 import { freePort } from '../contract-tests/support/ports.ts';
 import { createApiClient, uploadHeaders } from '../generated/client.ts';
 import { waitForStatus } from '../server/testing/files.ts';
+import { measureEventLoop } from '../server/testing/audio.ts';
+import { analyseAudio } from '../server/audio/analyse.ts';
+import { SystemMediaTools } from '../server/audio/media-tools.ts';
 
 const root = resolve(import.meta.dirname, '..');
 const seconds = Number(process.env.BENCH_SECONDS ?? 10);
@@ -135,8 +144,8 @@ const say = (line: string) => {
 spawnSync('taskset', ['-pc', '0', String(process.pid)]);
 say(`# Bench, ${new Date().toISOString()}, node ${process.version}, median of ${process.env.BENCH_ROUNDS ?? 3} rounds of ${seconds} s per read run, ${uploadBytes / 1024 ** 2} MiB upload`);
 
-// BENCH_PARTS picks what runs: reads, upload, audio (all by default).
-const parts = new Set((process.env.BENCH_PARTS ?? 'reads,upload,audio').split(','));
+// BENCH_PARTS picks what runs: reads, upload, audio, latency (all by default).
+const parts = new Set((process.env.BENCH_PARTS ?? 'reads,upload,audio,latency').split(','));
 
 if (parts.has('reads')) {
   // The three servers run side by side (idle while another is measured), and
@@ -245,4 +254,56 @@ if (parts.has('audio')) {
   const pipeline = Math.min(...pipelineTimes);
   for (const baseline of baselineTimes) say(`ffmpeg alone (${baseline.name}): ${baseline.seconds.toFixed(2)} s`);
   say(`audio pipeline, ${wavSeconds} s 48 kHz / 24-bit stereo WAV: ${pipeline.toFixed(2)} s (${ratio(pipeline, fastest.seconds)}× the fastest ffmpeg command), ${(wavSeconds / pipeline).toFixed(0)}× realtime`);
+}
+
+if (parts.has('latency')) {
+  // --- API latency while audio is analysed -------------------------------------
+  // One server, pinned to core 1 as for the reads, analysing in-process: its ffmpeg inherits the pinning, so the
+  // analysis competes with the API for that one core (the load generator has core 0). The same load runs at idle,
+  // then while the job runs, then at idle again.
+  spawnSync('taskset', ['-pc', '0', String(process.pid)]);
+  const wavSeconds = Number(process.env.BENCH_LATENCY_AUDIO_SECONDS ?? 600);
+  const audioDir = mkdtempSync(join(tmpdir(), 'bench-latency-'));
+  const wav = join(audioDir, 'mix.wav');
+  spawnSync('ffmpeg', ['-v', 'error', '-y', '-f', 'lavfi', '-i', `anoisesrc=color=pink:amplitude=0.3:sample_rate=48000:duration=${wavSeconds}`, '-af', 'pan=stereo|c0=c0|c1=0.8*c0', '-c:a', 'pcm_s24le', wav]);
+  // The event loop of a thread that runs an analysis, here, with nothing else to do: what requests would wait for.
+  spawnSync('taskset', ['-pc', '0,1', String(process.pid)]);
+  const loop = measureEventLoop();
+  await analyseAudio(new SystemMediaTools(), wav, mkdtempSync(join(audioDir, 'analyse-')), statSync(wav).size);
+  const stalls = loop.stop();
+  say(
+    `event loop while this thread analyses the ${wavSeconds} s WAV: longest delay ${stalls.maxMs.toFixed(1)} ms, p99 ${stalls.p99Ms.toFixed(1)} ms, ` +
+      `longest busy stretch ${stalls.maxBusyMs?.toFixed(1) ?? '(Linux only)'} ms`,
+  );
+  spawnSync('taskset', ['-pc', '0', String(process.pid)]);
+
+  const server = await start('server/main.ts', { PROCESSING: 'in-process', JOB_POLL_MS: '20' });
+  const token = await new Promise<string>((done, fail) => {
+    const admin = spawn(process.execPath, ['--import', 'tsx', 'server/admin/cli.ts', 'token', 'create', '--email', 'bench@example.com'], { cwd: root, env: { ...process.env, DATA_DIR: server.dataDir, DATABASE_URL: '' } });
+    let out = '';
+    admin.stdout.on('data', (d) => (out += d));
+    admin.on('exit', (code) => (code === 0 ? done(out.trim()) : fail(new Error('admin failed'))));
+  });
+  const api = createApiClient({ baseUrl: server.url + '/api/v1', token });
+  const { data: project } = await api.POST('/projects', { body: { name: 'Latency' } });
+  const { data: player } = await api.POST('/players', { body: { name: 'Latency', projectid: project!.id } });
+  const target = `${server.url}/api/v1/players/${player!.id}`;
+  const headers = { Authorization: `Bearer ${token}` };
+
+  const idleBefore = await load(target, headers);
+  const { box } = await api.uploadFile(project!.id, { name: 'mix.wav', mimeType: 'audio/wav' }, readFileSync(wav));
+  await waitForStatus(api, project!.id, box.id, ['processing'], { intervalMs: 20 });
+  const busy = await load(target, headers);
+  // The figure counts only if the job ran for the whole run.
+  const stillRunning = (await waitForStatus(api, project!.id, box.id, ['pending', 'processing', 'ready', 'failed'])).status === 'processing';
+  const done = await waitForStatus(api, project!.id, box.id, ['ready', 'failed'], { timeoutMs: 600_000, intervalMs: 100 });
+  const idleAfter = await load(target, headers);
+  await server.stop();
+  rmSync(audioDir, { recursive: true, force: true });
+  if (done.status !== 'ready') throw new Error(`the bench file failed to process: ${done.statusReason}`);
+  if (!stillRunning) throw new Error(`the analysis ended before the ${seconds} s run under load did; set BENCH_LATENCY_AUDIO_SECONDS higher`);
+  say(
+    `API while a ${wavSeconds} s WAV is analysed (server and ffmpeg on one core): GET /players/:id p99 ${busy.p99} ms (${busy.rps.toFixed(0)} req/s), ` +
+      `at idle ${idleBefore.p99} ms (${idleBefore.rps.toFixed(0)} req/s); ${ratio(busy.p99, idleBefore.p99)}× the idle p99 (goal ≤ 1.5×); idle again afterwards ${idleAfter.p99} ms`,
+  );
 }
