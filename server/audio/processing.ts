@@ -41,7 +41,7 @@ export function analyseFileHandler(ctx: Context, tools: MediaTools): JobHandler<
     async run({ job, signal, complete }) {
       const { projectId, boxId } = target(job);
       const box = await ctx.store.boxes.get(projectId, boxId);
-      if (!box || box.kind !== 'file' || box.status === 'awaiting-upload') return; // deleted, or never uploaded: nothing to do
+      if (box?.kind !== 'file' || box.status === 'awaiting-upload') return; // deleted, or never uploaded: nothing to do
       await setStatus(ctx.store, job, 'processing');
       let workDir: string | undefined;
       let original: { path: string; release(): Promise<void> } | undefined;

@@ -31,7 +31,7 @@ export function sineWav(seconds: number, frequency = 1000, sampleRate = 48000): 
 }
 
 /** A 1 kHz sine at a peak level in dBFS, as an aevalsrc expression (EBU Tech 3341 signals). */
-export const sineAt = (dbfs: number) => `${Math.pow(10, dbfs / 20)}*sin(2*PI*1000*t)`;
+export const sineAt = (dbfs: number) => `${10 ** (dbfs / 20)}*sin(2*PI*1000*t)`;
 
 /** ffmpeg arguments for a stereo 48 kHz 1 kHz sine made of segments of [dBFS, seconds], joined with concat. */
 export function stereoSegments(segments: Array<[number, number]>): string[] {
