@@ -127,23 +127,25 @@ export type FromThread =
 
 const BATCH_BYTES = 256 * 1024;
 
+/** A drawing the thread works on: who waits for its result, or the failure to give them when they ask. */
+interface Open {
+  waiting?: { resolve(waveform: Waveform): void; reject(error: Error): void };
+  failure?: Error;
+}
+
 /**
  * The one thread that draws this process's waveforms, started on first use.
  * It keeps the process alive only while a drawing is under way.
  */
 class WaveformThread {
   private thread: Worker | undefined;
-  private open = new Map<number, { resolve(waveform: Waveform): void; reject(error: Error): void; finishing: boolean }>();
+  private open = new Map<number, Open>();
   private nextId = 1;
 
   draw(sampleRate: number): WaveformDrawing {
     const id = this.nextId++;
-    let settle = { resolve: (_: Waveform) => {}, reject: (_: Error) => {} };
-    const result = new Promise<Waveform>((resolve, reject) => (settle = { resolve, reject }));
-    // Nobody may ask for the result (a cancelled drawing); a failure then must not be an unhandled rejection.
-    result.catch(() => {});
     const thread = this.ensure();
-    this.open.set(id, { ...settle, finishing: false });
+    this.open.set(id, {});
     thread.ref();
     this.send({ type: 'start', id, sampleRate });
     // Chunks are gathered and sent BATCH_BYTES at a time: each message costs the sending thread far more than copying the bytes does.
@@ -153,10 +155,10 @@ class WaveformThread {
       if (batched === 0) return;
       // A copy of its own (Buffer.concat allocates one this large outside the shared pool), which the thread takes over.
       const copy = Buffer.concat(batch, batched);
-      const bytes = copy.buffer.byteLength === copy.length ? copy.buffer : copy.buffer.slice(copy.byteOffset, copy.byteOffset + copy.length);
+      const bytes = (copy.buffer.byteLength === copy.length ? copy.buffer : copy.buffer.slice(copy.byteOffset, copy.byteOffset + copy.length)) as ArrayBuffer;
       batch = [];
       batched = 0;
-      this.send({ type: 'push', id, bytes: bytes as ArrayBuffer }, [bytes as ArrayBuffer]);
+      this.send({ type: 'push', id, bytes }, [bytes]);
     };
     return {
       push: (chunk) => {
@@ -165,20 +167,24 @@ class WaveformThread {
         batched += chunk.length;
         if (batched >= BATCH_BYTES) flush();
       },
-      finish: () => {
-        const entry = this.open.get(id);
-        if (entry && !entry.finishing) {
+      finish: () =>
+        new Promise<Waveform>((resolve, reject) => {
+          const entry = this.open.get(id);
+          if (!entry || entry.waiting) return reject(new Error('This waveform was already finished or cancelled.'));
+          if (entry.failure) {
+            this.settled(id);
+            return reject(entry.failure);
+          }
+          entry.waiting = { resolve, reject };
           flush();
-          entry.finishing = true;
           this.send({ type: 'finish', id });
-        }
-        return result;
-      },
+        }),
       cancel: () => {
-        if (!this.open.has(id)) return;
+        const entry = this.open.get(id);
+        // A drawing someone waits for ends with the thread's answer; one nobody waits for is dropped.
+        if (!entry || entry.waiting) return;
         this.settled(id);
         this.send({ type: 'cancel', id });
-        settle.reject(new Error('The waveform was cancelled.'));
       },
     };
   }
@@ -192,6 +198,16 @@ class WaveformThread {
     if (this.open.size === 0) this.thread?.unref();
   }
 
+  private fail(id: number, entry: Open, error: Error) {
+    if (entry.waiting) {
+      this.settled(id);
+      entry.waiting.reject(error);
+    } else {
+      // Given to whoever asks for the result; cancel() drops it.
+      entry.failure = error;
+    }
+  }
+
   private ensure(): Worker {
     if (this.thread) return this.thread;
     const thread = new Worker(new URL('./waveform-thread.mjs', import.meta.url));
@@ -199,16 +215,14 @@ class WaveformThread {
     thread.on('message', (message: FromThread) => {
       const entry = this.open.get(message.id);
       if (!entry) return;
+      if (message.type === 'failed') return this.fail(message.id, entry, new Error(`Drawing the waveform failed: ${message.message}`));
       this.settled(message.id);
-      if (message.type === 'failed') entry.reject(new Error(`Drawing the waveform failed: ${message.message}`));
-      else entry.resolve({ ...message, json: Buffer.from(message.json), dat: Buffer.from(message.dat) });
+      entry.waiting?.resolve({ ...message, json: Buffer.from(message.json), dat: Buffer.from(message.dat) });
     });
     const lost = (error: Error) => {
-      if (this.thread === thread) this.thread = undefined;
-      for (const [id, entry] of this.open) {
-        this.open.delete(id);
-        entry.reject(error);
-      }
+      if (this.thread !== thread) return;
+      this.thread = undefined;
+      for (const [id, entry] of this.open) this.fail(id, entry, error);
     };
     thread.on('error', lost);
     thread.on('exit', (code) => lost(new Error(`The waveform thread exited with code ${code}.`)));
