@@ -137,9 +137,12 @@ export class Worker<Tx extends { jobs: JobQueue } = Store> {
       this.abortTimer = setTimeout(() => this.abortAll(), graceMs);
     }
     return (this.stopped ??= (async () => {
-      await this.loop;
-      const allDone = Promise.allSettled([...this.running].map((entry) => entry.done));
-      await Promise.race([allDone, this.abortedAll.then(() => Promise.race([allDone, delay(ABORT_WIND_DOWN_MS)]))]);
+      // The loop ends at once, or after a claim under way (which it hands back); then the jobs it started wind down.
+      const finished = (async () => {
+        await this.loop;
+        await Promise.allSettled([...this.running].map((entry) => entry.done));
+      })();
+      await Promise.race([finished, this.abortedAll.then(() => Promise.race([finished, delay(ABORT_WIND_DOWN_MS)]))]);
       clearTimeout(this.abortTimer);
       for (const entry of this.running) {
         this.logger.error('job did not wind down after the worker aborted it; its lease will run out', { jobId: entry.job.id, workerId: this.id });
