@@ -523,15 +523,27 @@ export interface paths {
          * Fetch a signed download
          * @description **Extension.** The endpoint behind `DownloadResponse.url` and
          *     `Project.artwork.url`. It needs no Authorization header: the signature
-         *     authorizes it until `expires`. It sends the stored bytes with their
-         *     content type, an `ETag`, and a `Content-Disposition` naming the
-         *     original file (RFC 6266, with `filename*` for non-ASCII names):
-         *     `attachment` for downloads, `inline` for streaming URLs.
+         *     authorizes it until `expires`. It sends the stored bytes with an
+         *     `ETag` and a `Content-Disposition` naming the original file (RFC 6266,
+         *     with `filename*` for non-ASCII names; path separators, control
+         *     characters and leading dots are removed): `attachment` for downloads,
+         *     `inline` for streaming URLs.
+         *
+         *     Uploads are untrusted, so the bytes decide what may be shown inline,
+         *     never the declared type: it serves `inline` only audio and images
+         *     recognised by their bytes (sent with the type the bytes show), and the
+         *     renditions and JSON peaks the server makes itself. Anything else is
+         *     sent as an `attachment` with `Content-Type: application/octet-stream`,
+         *     whatever the URL's `disposition`. Every answer carries
+         *     `X-Content-Type-Options: nosniff`,
+         *     `Content-Security-Policy: sandbox; default-src 'none'` and
+         *     `Cross-Origin-Resource-Policy: cross-origin`.
          *
          *     Range requests follow RFC 9110: one range or a suffix range answers 206
-         *     with `Content-Range`; a range that cannot be satisfied answers 416 with
-         *     `Content-Range: bytes *\/<size>`. `If-None-Match` with the current ETag
-         *     answers 304.
+         *     with `Content-Range` (overlapping ranges are merged; several separate
+         *     ranges get the whole file); a range that cannot be satisfied answers
+         *     416 with `Content-Range: bytes *\/<size>`. `If-None-Match` with the
+         *     current ETag answers 304.
          */
         get: operations["fetchSignedDownload"];
         put?: never;
@@ -2120,6 +2132,21 @@ export interface components {
          * @example "7"
          */
         VersionETag: string;
+        /**
+         * @description Always `nosniff`, so a browser never guesses a type from the bytes.
+         * @example nosniff
+         */
+        XContentTypeOptions: "nosniff";
+        /**
+         * @description Always `sandbox; default-src 'none'`, so whatever a browser renders from a download runs no script and loads nothing.
+         * @example sandbox; default-src 'none'
+         */
+        DownloadContentSecurityPolicy: string;
+        /**
+         * @description Always `cross-origin`, so players on other sites can load audio and artwork; the signed, expiring URL is the credential.
+         * @example cross-origin
+         */
+        CrossOriginResourcePolicy: "cross-origin";
     };
     pathItems: never;
 }
@@ -2170,6 +2197,7 @@ export interface operations {
                     "application/json": components["schemas"]["Player"][];
                 };
             };
+            400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
             429: components["responses"]["TooManyRequests"];
         };
@@ -2293,6 +2321,7 @@ export interface operations {
                     "application/json": components["schemas"]["Player"];
                 };
             };
+            400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
             404: components["responses"]["NotFound"];
             429: components["responses"]["TooManyRequests"];
@@ -2569,6 +2598,7 @@ export interface operations {
                     "application/json": components["schemas"]["Box"];
                 };
             };
+            400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
             404: components["responses"]["NotFound"];
             429: components["responses"]["TooManyRequests"];
@@ -2676,6 +2706,7 @@ export interface operations {
                     "application/json": components["schemas"]["EmptyObject"];
                 };
             };
+            400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
@@ -2840,6 +2871,7 @@ export interface operations {
                     "application/json": components["schemas"]["Box"][];
                 };
             };
+            400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
             404: components["responses"]["NotFound"];
             429: components["responses"]["TooManyRequests"];
@@ -2888,6 +2920,7 @@ export interface operations {
                     "application/json": components["schemas"]["FolderBox"][];
                 };
             };
+            400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
             404: components["responses"]["NotFound"];
             429: components["responses"]["TooManyRequests"];
@@ -3098,6 +3131,7 @@ export interface operations {
             404: components["responses"]["NotFound"];
             409: components["responses"]["UploadUsed"];
             413: components["responses"]["PayloadTooLarge"];
+            429: components["responses"]["TooManyRequests"];
         };
     };
     uploadArtwork: {
@@ -3188,6 +3222,7 @@ export interface operations {
             409: components["responses"]["UploadUsed"];
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
+            429: components["responses"]["TooManyRequests"];
         };
     };
     fetchSignedDownload: {
@@ -3247,6 +3282,9 @@ export interface operations {
                     ETag: components["headers"]["ETag"];
                     "Content-Disposition": components["headers"]["ContentDisposition"];
                     "Accept-Ranges": components["headers"]["AcceptRanges"];
+                    "X-Content-Type-Options": components["headers"]["XContentTypeOptions"];
+                    "Content-Security-Policy": components["headers"]["DownloadContentSecurityPolicy"];
+                    "Cross-Origin-Resource-Policy": components["headers"]["CrossOriginResourcePolicy"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -3261,6 +3299,9 @@ export interface operations {
                     ETag: components["headers"]["ETag"];
                     "Content-Disposition": components["headers"]["ContentDisposition"];
                     "Accept-Ranges": components["headers"]["AcceptRanges"];
+                    "X-Content-Type-Options": components["headers"]["XContentTypeOptions"];
+                    "Content-Security-Policy": components["headers"]["DownloadContentSecurityPolicy"];
+                    "Cross-Origin-Resource-Policy": components["headers"]["CrossOriginResourcePolicy"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -3271,6 +3312,9 @@ export interface operations {
             304: {
                 headers: {
                     ETag: components["headers"]["ETag"];
+                    "X-Content-Type-Options": components["headers"]["XContentTypeOptions"];
+                    "Content-Security-Policy": components["headers"]["DownloadContentSecurityPolicy"];
+                    "Cross-Origin-Resource-Policy": components["headers"]["CrossOriginResourcePolicy"];
                     [name: string]: unknown;
                 };
                 content?: never;
@@ -3298,6 +3342,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
+            429: components["responses"]["TooManyRequests"];
         };
     };
     listProjects: {
@@ -3331,6 +3376,7 @@ export interface operations {
                     "application/json": components["schemas"]["Project"][];
                 };
             };
+            400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
             429: components["responses"]["TooManyRequests"];
         };
@@ -3428,6 +3474,7 @@ export interface operations {
                     "application/json": components["schemas"]["Project"];
                 };
             };
+            400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
             404: components["responses"]["NotFound"];
             429: components["responses"]["TooManyRequests"];
@@ -3525,6 +3572,7 @@ export interface operations {
                     "application/json": components["schemas"]["User"];
                 };
             };
+            400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
             429: components["responses"]["TooManyRequests"];
         };
@@ -3558,6 +3606,7 @@ export interface operations {
                     "application/json": components["schemas"]["PlayerPreferences"];
                 };
             };
+            400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
             429: components["responses"]["TooManyRequests"];
         };
@@ -3644,6 +3693,7 @@ export interface operations {
                     "application/json": components["schemas"]["PaymentProvider"];
                 };
             };
+            400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
             429: components["responses"]["TooManyRequests"];
         };
@@ -3714,6 +3764,7 @@ export interface operations {
                     "application/json": components["schemas"]["PaymentProvider"];
                 };
             };
+            400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
             429: components["responses"]["TooManyRequests"];
         };

@@ -81,6 +81,12 @@ writeFileSync(join(out, 'client.ts'), header + renderClient(operations));
 
 // 4. The docs page, from the bundle just written.
 redocly(['build-docs', join(out, 'openapi.json'), '--inlineBundle', '--title', 'Audio Share API', '--output', join(out, 'docs.html')]);
+// Redoc's bundle shows a "Redocly" logo fetched from its CDN. The page must
+// make no third-party request (its CSP forbids them, and a refused image is
+// still a reference to a third party), so the logo becomes an empty image,
+// which Redoc's own onError handler then hides.
+const docsFile = join(out, 'docs.html');
+writeFileSync(docsFile, readFileSync(docsFile, 'utf8').replace(/https:\/\/cdn\.redoc\.ly\/redoc\/logo-mini(?:-full)?\.svg/g, 'data:,'));
 
 const files = ['openapi.json', 'schema.d.ts', 'client.ts', 'docs.html'];
 if (check) {

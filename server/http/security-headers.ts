@@ -51,8 +51,8 @@ export function securityHeaders({ publicUrl }: { publicUrl: string }) {
  * could run), its styles inline (styled-components writes <style> elements
  * at run time, which no hash can name), images and fonts from the page
  * itself and data: URIs, and requests to this origin only. Nothing from a
- * third party: Redoc's "API docs by Redocly" logo from cdn.redoc.ly is
- * refused (the page hides it when it fails to load). No eval either: the
+ * third party: the build replaces Redoc's "API docs by Redocly" logo from
+ * cdn.redoc.ly with an empty image (scripts/generate.ts). No eval either: the
  * search index tries to build a worker with Function() and, refused, indexes
  * on the page instead (tested in Chromium, docs.test.ts).
  */
