@@ -1,16 +1,27 @@
-import { mkdtempSync } from 'node:fs';
+import { mkdtempSync, rmSync } from 'node:fs';
 import { chmod, mkdir, readdir, stat, utimes, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { dirname, join, relative, sep } from 'node:path';
 import { Readable } from 'node:stream';
-import { afterEach, describe, expect, it } from 'vitest';
+import { afterAll, afterEach, describe, expect, it } from 'vitest';
 import { FILE_MODE, FOLDER_MODE, LocalDiskBlobStore, TEMPORARY_PREFIX } from './local-disk-blob-store.ts';
 import { blobStoreConformance } from './blob-store.conformance.ts';
+
+/** Every folder a test makes, removed at the end. */
+const made: string[] = [];
+const scratch = (prefix: string) => {
+  const path = mkdtempSync(join(tmpdir(), prefix));
+  made.push(path);
+  return path;
+};
+afterAll(() => {
+  for (const path of made) rmSync(path, { recursive: true, force: true });
+});
 
 const temporaryFiles = async (root: string) => (await readdir(root, { recursive: true })).filter((name) => name.split(sep).pop()!.startsWith(TEMPORARY_PREFIX));
 
 blobStoreConformance('local disk', async () => {
-  const root = mkdtempSync(join(tmpdir(), 'blobs-'));
+  const root = scratch('blobs-');
   return {
     store: new LocalDiskBlobStore(root),
     // Temporary files of failed writes must not stay behind.
@@ -32,7 +43,7 @@ describe('local disk blob store', () => {
     ['277', 0o277],
   ])('makes blobs 0600 and their folders 0700 under umask %s', async (_label, mask) => {
     process.umask(mask);
-    const root = join(mkdtempSync(join(tmpdir(), 'blobs-modes-')), 'blobs');
+    const root = join(scratch('blobs-modes-'), 'blobs');
     const store = new LocalDiskBlobStore(root);
     await store.write('projects/p/files/written', Readable.from([Buffer.from('bytes')]), { expectedSize: 5 });
     // A write under way is never readable by others either (its exact mode is set before it becomes the blob).
@@ -47,7 +58,7 @@ describe('local disk blob store', () => {
     source.push(Buffer.from('b'));
     source.push(null);
     await pending;
-    const rendition = join(mkdtempSync(join(tmpdir(), 'ffmpeg-scratch-')), 'out.m4a');
+    const rendition = join(scratch('ffmpeg-scratch-'), 'out.m4a');
     await writeFile(rendition, 'rendition', { mode: 0o644 });
     await chmod(rendition, 0o644);
     await store.adopt('projects/p/renditions/b/compressed', rendition);
@@ -61,14 +72,14 @@ describe('local disk blob store', () => {
   });
 
   it('closes up a root an older version made with the umask\'s mode', async () => {
-    const root = mkdtempSync(join(tmpdir(), 'blobs-old-'));
+    const root = scratch('blobs-old-');
     await chmod(root, 0o755);
     await new LocalDiskBlobStore(root).write('a/b', Readable.from([Buffer.from('x')]), { expectedSize: 1 });
     expect(await mode(root)).toBe(FOLDER_MODE);
   });
 
   it('sweeps a temporary file a crashed write left once it is older than the cutoff, and keeps a younger one', async () => {
-    const root = mkdtempSync(join(tmpdir(), 'blobs-crash-'));
+    const root = scratch('blobs-crash-');
     const store = new LocalDiskBlobStore(root);
     await store.write('projects/p/files/kept', Readable.from([Buffer.from('kept')]), { expectedSize: 4 });
     // What a process killed mid-write leaves: a temporary file beside where its blob would have gone.
