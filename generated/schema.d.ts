@@ -427,9 +427,11 @@ export interface paths {
          *     The request is refused, and nothing is stored, when: the URL has expired
          *     or was altered (403), a header differs from what was signed (403) or is
          *     missing (400), the body is shorter (400) or longer (413) than the
-         *     declared `size`, or the URL was used before (409). The bytes are
-         *     streamed to disk, fsynced and appear atomically; the file's `status`
-         *     leaves `awaiting-upload` only then.
+         *     declared `size`, the URL was used before or another PUT to it is under
+         *     way (409), or the body stalls: a PUT that sends no byte for the
+         *     server's claim deadline is given up (408). The bytes are streamed to
+         *     disk, fsynced and appear atomically; the file's `status` leaves
+         *     `awaiting-upload` only then.
          */
         put: operations["uploadFile"];
         post?: never;
@@ -2009,7 +2011,13 @@ export interface components {
                 "application/problem+json": components["schemas"]["Problem"];
             };
         };
-        /** @description The signed upload URL has been used already. Each upload URL works once; request a new one. */
+        /**
+         * @description The signed upload URL has been used already (each upload URL works once;
+         *     request a new one), or another PUT to it is under way. A PUT under way
+         *     holds the URL with a claim it renews while bytes flow; the claim of a PUT
+         *     whose server died lapses after the server's claim deadline
+         *     (`UPLOAD_CLAIM_SECONDS`, 60 s by default), and the URL works again.
+         */
         UploadUsed: {
             headers: {
                 [name: string]: unknown;
@@ -2044,6 +2052,24 @@ export interface components {
                  *       "title": "Precondition failed",
                  *       "status": 412,
                  *       "detail": "Project prj_7h2kq9xw4m has changed since the version your If-Match names; it is now at ETag \"8\". Nothing was changed. GET /projects/prj_7h2kq9xw4m again, apply your change to what it returns, and retry with its ETag in If-Match.",
+                 *       "instance": "req_5f1c2a9d"
+                 *     }
+                 */
+                "application/problem+json": components["schemas"]["Problem"];
+            };
+        };
+        /** @description No bytes arrived for the server's claim deadline (`UPLOAD_CLAIM_SECONDS`, 60 s by default), so the PUT was given up. Nothing was stored and the URL works again. */
+        UploadStalled: {
+            headers: {
+                [name: string]: unknown;
+            };
+            content: {
+                /**
+                 * @example {
+                 *       "type": "/problems/request-timeout",
+                 *       "title": "Request timeout",
+                 *       "status": 408,
+                 *       "detail": "No bytes arrived for 60 seconds, so the upload was given up. PUT the whole file again.",
                  *       "instance": "req_5f1c2a9d"
                  *     }
                  */
@@ -3129,6 +3155,7 @@ export interface operations {
             400: components["responses"]["BadRequest"];
             403: components["responses"]["SignatureRefused"];
             404: components["responses"]["NotFound"];
+            408: components["responses"]["UploadStalled"];
             409: components["responses"]["UploadUsed"];
             413: components["responses"]["PayloadTooLarge"];
             429: components["responses"]["TooManyRequests"];
@@ -3219,6 +3246,7 @@ export interface operations {
             400: components["responses"]["BadRequest"];
             403: components["responses"]["SignatureRefused"];
             404: components["responses"]["NotFound"];
+            408: components["responses"]["UploadStalled"];
             409: components["responses"]["UploadUsed"];
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];

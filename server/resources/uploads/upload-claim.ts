@@ -10,7 +10,7 @@
  */
 import { randomBytes } from 'node:crypto';
 import type { Context } from '../../context.ts';
-import { badRequest, HttpProblem } from '../../http/problem.ts';
+import { HttpProblem } from '../../http/problem.ts';
 import type { UploadRecord } from './upload-repository.ts';
 
 export const seconds = (ms: number) => {
@@ -64,7 +64,7 @@ export class UploadClaim {
   private tick() {
     if (this.renewing || this.signal.aborted) return;
     if (this.receiving && this.ctx.clock.now() - this.lastByteAt > this.ctx.config.uploadClaimMs) {
-      this.aborter.abort(badRequest(`No bytes arrived for ${seconds(this.ctx.config.uploadClaimMs)}, so the upload was given up. PUT the whole file again.`));
+      this.aborter.abort(new HttpProblem(408, 'request-timeout', `No bytes arrived for ${seconds(this.ctx.config.uploadClaimMs)}, so the upload was given up. PUT the whole file again.`));
       return;
     }
     this.renewing = this.renew()

@@ -113,7 +113,7 @@ describe.each(backends)('upload claims on %s', (backend) => {
     await stalled.send(Buffer.alloc(100, 1));
     await until(async () => (await temporaryFiles(blobRoot())).length > 0 && (await uploads().get(upload.id))?.claimToken, 'the PUT to be under way');
     t.server.clock.advance(CLAIM_MS + 1);
-    expect(await stalled.outcome).toMatchObject({ status: 400, body: { detail: expect.stringMatching(/No bytes arrived for 1 second\b/) } });
+    expect(await stalled.outcome).toMatchObject({ status: 408, body: { type: "/problems/request-timeout", detail: expect.stringMatching(/No bytes arrived for 1 second\b/) } });
     await until(async () => (await uploads().get(upload.id))?.claimToken === null, 'the claim to be given back');
     expect(await temporaryFiles(blobRoot())).toEqual([]);
     expect(await t.server.ctx.blobs.stat(fileBlobKey(projectid, upload.boxid))).toBeUndefined();

@@ -50,6 +50,9 @@ export async function requestUploadUrl(ctx: Context, caller: Caller, projectId: 
   const size = declaredSize(body.size, ctx.config.maxUploadBytes, 'upload');
   const now = ctx.clock.now();
   return ctx.store.transaction(async (store) => {
+    // The project's row first, as every box write takes it: two uploads into
+    // one folder or stack must not read the same next position.
+    await store.boxes.lockProject(projectId);
     // Every upload lands in a stack, as in the service this interface comes
     // from: into the stack named by parentid, or into a new stack of its own,
     // at the top level or inside the folder named by parentid.
@@ -323,7 +326,8 @@ export async function putArtwork(ctx: Context, put: PutRequest): Promise<Schemas
   });
   const now = ctx.clock.now();
   const previous = await commit(ctx, upload, claim, key, async (store) => {
-    const project = await store.projects.get(upload.projectId);
+    // Locked, so that two artwork uploads at once cannot both see the same previous image and leave one behind.
+    const project = await store.projects.getForUpdate(upload.projectId);
     await store.projects.insertArtwork({ id: upload.objectId, projectId: upload.projectId, contentType: upload.contentType, size: upload.size, timeCreated: now });
     // Interface 3: "The uploaded image is set as the project artwork".
     await store.projects.update(upload.projectId, { artworkId: upload.objectId }, now);
