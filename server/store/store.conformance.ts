@@ -15,7 +15,7 @@ import { createFolder, getBox, newBox, updateBox } from '../resources/boxes/boxe
 import { getProject, updateProject } from '../resources/projects/projects-service.ts';
 import { FINAL_OPTION_DEFAULTS, getPlayer, updatePlayer } from '../resources/players/players-service.ts';
 import { getPreferences, updatePreferences } from '../resources/account/account-service.ts';
-import { parseIfMatch } from '../resources/projects/preconditions.ts';
+import { parseIfMatch } from '../http/preconditions.ts';
 import { HttpProblem } from '../http/problem.ts';
 import { BoxListCache } from '../resources/boxes/box-list-cache.ts';
 import { createLogger } from '../http/logger.ts';

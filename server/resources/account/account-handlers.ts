@@ -1,7 +1,7 @@
 import type { OperationHandlers } from '../../http/operations.ts';
 import type { Context } from '../../context.ts';
 import * as account from './account-service.ts';
-import { ifMatchOf, sendVersioned } from '../projects/preconditions.ts';
+import { ifMatchOf, sendVersioned } from '../../http/preconditions.ts';
 
 export function accountHandlers(ctx: Context): OperationHandlers {
   return {

@@ -2,7 +2,7 @@ import type { Context } from '../../context.ts';
 import type { Schemas } from '../../lib/api-types.ts';
 import type { Caller } from '../../auth/access.ts';
 import type { UserRecord } from './user-repository.ts';
-import { requireIfMatch, type IfMatch, type Versioned } from '../projects/preconditions.ts';
+import { requireIfMatch, type IfMatch, type Versioned } from '../../http/preconditions.ts';
 
 async function load(ctx: Context, caller: Caller): Promise<UserRecord> {
   return (await ctx.store.users.get(caller.id))!;

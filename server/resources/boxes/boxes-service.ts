@@ -11,7 +11,7 @@ import { accessProject, type Caller } from '../../auth/access.ts';
 import { conflict, notFound } from '../../http/problem.ts';
 import { fileBlobKeys } from '../../blobs/keys.ts';
 import type { BoxRecord } from './box-repository.ts';
-import { requireIfMatch, type IfMatch, type Versioned } from '../projects/preconditions.ts';
+import { requireIfMatch, type IfMatch, type Versioned } from '../../http/preconditions.ts';
 
 export const DEFAULT_BOX_COLOR = '#64748b';
 

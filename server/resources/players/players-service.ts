@@ -8,7 +8,7 @@ import { normalizeEmail } from '../account/user-repository.ts';
 import { DEFAULT_PROJECT_COLOR } from '../projects/projects-service.ts';
 import type { PlayerRecord } from './player-repository.ts';
 import type { Store } from '../../store/store.ts';
-import { requireIfMatch, type IfMatch, type Versioned } from '../projects/preconditions.ts';
+import { requireIfMatch, type IfMatch, type Versioned } from '../../http/preconditions.ts';
 
 type Options = Schemas['PlayerOptions'];
 

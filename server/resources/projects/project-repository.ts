@@ -167,5 +167,3 @@ export class ProjectRepository {
     return row && { id: row.id, projectId: row.project_id, contentType: row.content_type, size: row.size, timeCreated: row.time_created };
   }
 }
-
-export const canWrite = (role: Role) => role !== 'viewer';

@@ -1,7 +1,7 @@
 import type { OperationHandlers } from '../../http/operations.ts';
 import type { Context } from '../../context.ts';
 import { createProject, getProject, listProjects, updateProject } from './projects-service.ts';
-import { ifMatchOf, sendVersioned } from './preconditions.ts';
+import { ifMatchOf, sendVersioned } from '../../http/preconditions.ts';
 
 export function projectsHandlers(ctx: Context): OperationHandlers {
   return {

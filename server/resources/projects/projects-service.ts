@@ -5,7 +5,7 @@ import { accessProject, type Caller } from '../../auth/access.ts';
 import { notFound } from '../../http/problem.ts';
 import { signDownload } from '../downloads/signed-downloads.ts';
 import type { ProjectRecord } from './project-repository.ts';
-import { requireIfMatch, type IfMatch, type Versioned } from './preconditions.ts';
+import { requireIfMatch, type IfMatch, type Versioned } from '../../http/preconditions.ts';
 
 export const DEFAULT_PROJECT_COLOR = '#3b82f6';
 
