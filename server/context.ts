@@ -8,7 +8,7 @@ import type { Store } from './store/store.ts';
 import type { BlobStore } from './blobs/blob-store.ts';
 import type { Clock } from './lib/clock.ts';
 import type { UrlSigner } from './signing/url-signer.ts';
-import type { Logger } from './http/logger.ts';
+import type { Logger } from './lib/logger.ts';
 import type { BoxListCache } from './resources/boxes/box-list-cache.ts';
 import type { Schemas } from './lib/api-types.ts';
 import type { MediaTools } from './audio/media-tools.ts';

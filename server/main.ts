@@ -3,7 +3,7 @@ import { join } from 'node:path';
 import { type DestinationStream, pino } from 'pino';
 import { adminTokenCommand, describeDatabase } from './admin/admin-command.ts';
 import { loadConfigOrExit } from './config.ts';
-import { createLogger } from './http/logger.ts';
+import { createLogger } from './lib/logger.ts';
 import { startServer } from './server.ts';
 
 /**

@@ -9,7 +9,7 @@ import { startTestServer, type TestServer } from './testing/test-server.ts';
 import { createApiClient, uploadHeaders } from '../generated/client.ts';
 import { loadConfig } from './config.ts';
 import { startServer } from './server.ts';
-import { createLogger } from './http/logger.ts';
+import { createLogger } from './lib/logger.ts';
 
 const graceSeconds = 10;
 

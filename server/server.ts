@@ -14,7 +14,7 @@ import { openStore } from './store/store.ts';
 import { LocalDiskBlobStore } from './blobs/local-disk-blob-store.ts';
 import { UrlSigner } from './signing/url-signer.ts';
 import { systemClock, type Clock } from './lib/clock.ts';
-import { createLogger, type Logger } from './http/logger.ts';
+import { createLogger, type Logger } from './lib/logger.ts';
 import { HttpProblem } from './http/problem.ts';
 import { requestIds } from './http/request-context.ts';
 import { apiContentSecurityPolicy } from './http/security-headers.ts';

@@ -9,7 +9,7 @@ import { childProcesses, eventually, isRunning, makeAudio, measureEventLoop, sin
 import { waitForStatus } from '../testing/files.ts';
 import { SystemMediaTools } from './media-tools.ts';
 import { startAudioWorker } from './audio-worker.ts';
-import type { Logger } from '../http/logger.ts';
+import type { Logger } from '../lib/logger.ts';
 import { fileBlobKey, renditionBlobKey, VARIANT_NAMES } from '../blobs/keys.ts';
 
 const root = resolve(import.meta.dirname, '../..');

@@ -2,7 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import pg from 'pg';
 import { loadConfig } from '../config.ts';
 import { startServer, type RunningServer } from '../server.ts';
-import { createLogger } from './logger.ts';
+import { createLogger } from '../lib/logger.ts';
 import { createTestDatabase, postgresAdminUrl, type TestDatabase } from '../testing/databases.ts';
 import { exitOnPoolError, openPostgres } from '../store/postgres-db.ts';
 

@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { loadConfig } from '../config.ts';
 import { startServer, type RunningServer } from '../server.ts';
-import { createLogger } from '../http/logger.ts';
+import { createLogger } from '../lib/logger.ts';
 import { backends, createTestDatabase, type Backend, type TestDatabase } from '../testing/databases.ts';
 import { addressKey } from './rate-limit.ts';
 

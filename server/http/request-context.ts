@@ -9,7 +9,7 @@ import { randomBytes } from 'node:crypto';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Request } from 'express';
 import { pinoHttp } from 'pino-http';
-import { pinoOf, type Logger } from './logger.ts';
+import { pinoOf, type Logger } from '../lib/logger.ts';
 
 declare global {
   // eslint-disable-next-line @typescript-eslint/no-namespace

@@ -19,7 +19,7 @@
 import { hostname } from 'node:os';
 import { randomBytes } from 'node:crypto';
 import type { Clock } from '../lib/clock.ts';
-import type { Logger } from '../http/logger.ts';
+import type { Logger } from '../lib/logger.ts';
 import type { Job, JobQueue } from './job-queue.ts';
 import type { Store } from '../store/store.ts';
 

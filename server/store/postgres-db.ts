@@ -6,7 +6,7 @@ import pg from 'pg';
 import { RateLimiterPostgres, type RateLimiterAbstract } from 'rate-limiter-flexible';
 import { checkParameters, rateLimitTable, type Db, type Migration, type RateLimiterOptions, type Row, type SqlValue } from './db.ts';
 import { postgresMigrations } from './migrations/postgres.ts';
-import { defaultLogger, type Logger } from '../http/logger.ts';
+import { defaultLogger, type Logger } from '../lib/logger.ts';
 
 // BIGINT (int8) columns hold millisecond timestamps and byte sizes. They fit
 // in a double below 2^53, so read them as numbers, not strings.

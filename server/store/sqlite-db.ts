@@ -9,7 +9,7 @@ import { RateLimiterSQLite, type RateLimiterAbstract } from 'rate-limiter-flexib
 import { checkParameters, rateLimitTable, type Db, type Migration, type RateLimiterOptions, type Row, type SqlValue } from './db.ts';
 import { Mutex } from '../lib/mutex.ts';
 import { sqliteMigrations } from './migrations/sqlite.ts';
-import { defaultLogger, type Logger } from '../http/logger.ts';
+import { defaultLogger, type Logger } from '../lib/logger.ts';
 
 /** The database holds every user's data and token hashes: only the server's user may read it. */
 export const databaseFileMode = 0o600;

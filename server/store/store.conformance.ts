@@ -18,7 +18,7 @@ import { getPreferences, updatePreferences } from '../resources/account/account-
 import { parseIfMatch } from '../http/preconditions.ts';
 import { HttpProblem } from '../http/problem.ts';
 import { BoxListCache } from '../resources/boxes/box-list-cache.ts';
-import { createLogger } from '../http/logger.ts';
+import { createLogger } from '../lib/logger.ts';
 import { systemClock } from '../lib/clock.ts';
 import type { Context } from '../context.ts';
 import type { Config } from '../config.ts';

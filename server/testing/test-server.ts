@@ -5,7 +5,7 @@
  */
 import { loadConfig, type Config } from '../config.ts';
 import { startServer, type RunningServer } from '../server.ts';
-import { createLogger } from '../http/logger.ts';
+import { createLogger } from '../lib/logger.ts';
 import type { Clock } from '../lib/clock.ts';
 import type { MediaTools } from '../audio/media-tools.ts';
 import { createTestDatabase, type Backend } from './databases.ts';

@@ -6,7 +6,7 @@ import { makeAudio } from '../../testing/audio.ts';
 import { onePixelPng } from '../../testing/fixtures.ts';
 import { waitForStatus } from '../../testing/files.ts';
 import type { BlobStore } from '../../../server/blobs/blob-store.ts';
-import type { Logger } from '../../http/logger.ts';
+import type { Logger } from '../../lib/logger.ts';
 import { byteRange, dispositionHeader, isNotModified, presentation } from './download-rules.ts';
 import { signDownload } from './signed-downloads.ts';
 import { hostilePage, hostileSvg, hostileXhtml } from './hostile-files.ts';

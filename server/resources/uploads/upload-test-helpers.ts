@@ -2,7 +2,7 @@
 import { request } from 'node:http';
 import { readdir } from 'node:fs/promises';
 import { sep } from 'node:path';
-import type { Logger } from '../../http/logger.ts';
+import type { Logger } from '../../lib/logger.ts';
 import { TEMPORARY_PREFIX } from '../../blobs/local-disk-blob-store.ts';
 
 /** Polls `check` until it answers something truthy, and answers that; fails after `timeoutMs`. */
