@@ -4,7 +4,7 @@
  * configuration.
  */
 import type { Config } from './config.ts';
-import type { Store } from './store/store.ts';
+import type { Store } from './repositories.ts';
 import type { BlobStore } from './blobs/blob-store.ts';
 import type { Clock } from './lib/clock.ts';
 import type { UrlSigner } from './signing/url-signer.ts';

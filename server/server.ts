@@ -10,7 +10,7 @@ import { mkdirSync } from 'node:fs';
 import { dataDirMode, type Config } from './config.ts';
 import type { Context } from './context.ts';
 import { createApp } from './app.ts';
-import { openStore } from './store/store.ts';
+import { openStore } from './repositories.ts';
 import { LocalDiskBlobStore } from './blobs/local-disk-blob-store.ts';
 import { UrlSigner } from './signing/url-signer.ts';
 import { systemClock, type Clock } from './lib/clock.ts';
@@ -47,13 +47,15 @@ export async function createContext(
   jobQueued: () => void = () => {},
 ): Promise<Context> {
   mkdirSync(config.dataDir, { recursive: true, mode: dataDirMode });
+  const logger = overrides.logger ?? createLogger(config.logLevel);
   return {
     config,
-    store: await openStore({ databaseUrl: config.databaseUrl, dataDir: config.dataDir }),
+    // The repositories are registered here, at the composition root (server/repositories.ts), not by the store.
+    store: await openStore({ databaseUrl: config.databaseUrl, dataDir: config.dataDir, logger }),
     blobs: new LocalDiskBlobStore(join(config.dataDir, 'blobs')),
     clock: overrides.clock ?? systemClock,
     signer: new UrlSigner(config.signingSecret),
-    logger: overrides.logger ?? createLogger(config.logLevel),
+    logger,
     boxListCache: new BoxListCache(),
     media: overrides.media ?? new SystemMediaTools(),
     jobQueued,

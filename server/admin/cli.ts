@@ -13,7 +13,7 @@
  */
 import { parseArgs } from 'node:util';
 import { type Config, ConfigError, loadConfig } from '../config.ts';
-import { openStore } from '../store/store.ts';
+import { openStore } from '../repositories.ts';
 import { describeDatabase } from './admin-command.ts';
 
 const usage = `Usage:

@@ -6,7 +6,7 @@
  * analyses cut off by a crash left behind.
  */
 import type { Context } from '../context.ts';
-import type { Store } from '../store/store.ts';
+import type { Store } from '../repositories.ts';
 import { Worker } from '../jobs/worker.ts';
 import { ANALYSE_FILE, analyseFileHandler, sweepStaleScratch } from './processing.ts';
 

@@ -58,7 +58,7 @@ export interface MediaTools {
  * ffmpeg runs below the server's CPU priority (nice 10), so that on a busy
  * machine requests are served first and the analysis takes what is left.
  */
-const TOOL_NICENESS = 10;
+export const TOOL_NICENESS = 10;
 const STDERR_LIMIT = 64 * 1024;
 
 export class SystemMediaTools implements MediaTools {

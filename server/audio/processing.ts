@@ -11,12 +11,15 @@ import { mkdir, mkdtemp, readdir, rm, stat } from 'node:fs/promises';
 import { join } from 'node:path';
 import { Readable } from 'node:stream';
 import type { Context } from '../context.ts';
-import type { Store } from '../store/store.ts';
+import type { Store } from '../repositories.ts';
 import type { Job } from '../jobs/job-queue.ts';
 import { PermanentJobError, type JobHandler } from '../jobs/worker.ts';
 import { fileBlobKey, renditionBlobKey } from '../blobs/keys.ts';
 import { analyseAudio } from './analyse.ts';
 import { UndecodableError, type MediaTools } from './media-tools.ts';
+
+/** The ports this service uses, and nothing more. */
+type Ports = Pick<Context, 'store' | 'blobs' | 'clock' | 'config' | 'logger'>;
 
 export const ANALYSE_FILE = 'analyse-file';
 
@@ -32,7 +35,7 @@ export async function queueAnalysis(store: Store, projectId: string, boxId: stri
   await store.jobs.enqueue(ANALYSE_FILE, { projectId, boxId }, { now, maxAttempts: 5 });
 }
 
-export function analyseFileHandler(ctx: Context, tools: MediaTools): JobHandler<Store> {
+export function analyseFileHandler(ctx: Ports, tools: MediaTools): JobHandler<Store> {
   const target = (job: Job) => job.payload as { projectId: string; boxId: string };
   const setStatus = (store: Store, job: Job, status: 'pending' | 'processing' | 'failed', statusReason: string | null = null) =>
     store.boxes.setProcessing(target(job).projectId, target(job).boxId, { status, statusReason }, ctx.clock.now());

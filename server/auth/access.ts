@@ -10,6 +10,9 @@ import { forbidden, notFound } from '../http/problem.ts';
 import type { ProjectRecord } from '../resources/projects/project-repository.ts';
 import { canOnProject, type Principal, type ProjectPermission } from './policy.ts';
 
+/** The ports this service uses, and nothing more. */
+type Ports = Pick<Context, 'store'>;
+
 export interface Caller {
   id: string;
   email: string;
@@ -42,6 +45,6 @@ export async function requireProjectAccess(
 }
 
 /** The services' entry point: `read` or `write` on a project, through the policy. */
-export function accessProject(ctx: Context, caller: Caller, projectId: string, need: 'read' | 'write'): Promise<{ project: ProjectRecord; role: Role }> {
+export function accessProject(ctx: Ports, caller: Caller, projectId: string, need: 'read' | 'write'): Promise<{ project: ProjectRecord; role: Role }> {
   return requireProjectAccess(ctx.store.projects, caller, projectId, need === 'read' ? 'project:read' : 'project:write');
 }

@@ -5,7 +5,7 @@
  * their authority.
  */
 import type { NextFunction, Request, Response } from 'express';
-import type { Store } from '../store/store.ts';
+import type { Store } from '../repositories.ts';
 import { HttpProblem } from './problem.ts';
 
 const howToGetOne = 'Create a token with: npm run --silent admin -- token create --email you@example.com';

@@ -8,7 +8,7 @@ import { describe, expect, it } from 'vitest';
 import { backends, useTestStore } from '../testing/databases.ts';
 import { systemClock } from '../lib/clock.ts';
 import type { Logger } from '../lib/logger.ts';
-import type { Store } from '../store/store.ts';
+import type { Store } from '../repositories.ts';
 import { LeaseLostError, PermanentJobError, Worker, WorkerStoppingError, type JobHandler, type JobRun, type WorkerOptions } from './worker.ts';
 import { eventually } from '../testing/audio.ts';
 

@@ -21,7 +21,7 @@ import { randomBytes } from 'node:crypto';
 import type { Clock } from '../lib/clock.ts';
 import type { Logger } from '../lib/logger.ts';
 import type { Job, JobQueue } from './job-queue.ts';
-import type { Store } from '../store/store.ts';
+import type { Store } from '../repositories.ts';
 
 export class PermanentJobError extends Error {}
 

@@ -4,7 +4,7 @@
  * SQLite and PostgreSQL.
  */
 import { describe, expect, it } from 'vitest';
-import { openStore, type Store } from './store.ts';
+import { openStore, type Store } from '../repositories.ts';
 import { createTestDatabase, useTestStore, type Backend } from '../testing/databases.ts';
 import { openSqlite } from './sqlite-db.ts';
 import { openPostgres } from './postgres-db.ts';

@@ -1,53 +1,48 @@
 /**
- * The store: every repository over one database. `openStore` picks the
- * backend: PostgreSQL when a DATABASE_URL is given, SQLite otherwise.
+ * The store: one database (SQLite or PostgreSQL, behind the `Db` seam) and
+ * the repositories registered over it. This layer knows nothing of the
+ * resources: the composition root (server/repositories.ts) says which
+ * repositories exist, and `storeOver` builds them over a database, or over
+ * one transaction of it.
  */
 import { join } from 'node:path';
 import type { Db } from './db.ts';
 import { openSqlite } from './sqlite-db.ts';
 import { openPostgres } from './postgres-db.ts';
-import { UserRepository } from '../resources/account/user-repository.ts';
-import { TokenRepository } from '../resources/account/token-repository.ts';
-import { ProjectRepository } from '../resources/projects/project-repository.ts';
-import { BoxRepository } from '../resources/boxes/box-repository.ts';
-import { PlayerRepository } from '../resources/players/player-repository.ts';
-import { UploadRepository } from '../resources/uploads/upload-repository.ts';
-import { JobQueue } from '../jobs/job-queue.ts';
+import type { Logger } from '../lib/logger.ts';
 
-export class Store {
-  readonly users: UserRepository;
-  readonly tokens: TokenRepository;
-  readonly projects: ProjectRepository;
-  readonly boxes: BoxRepository;
-  readonly players: PlayerRepository;
-  readonly uploads: UploadRepository;
-  readonly jobs: JobQueue;
+/** The repositories `R`, plus the database they share and a way to share one transaction. */
+export type StoreOf<R> = R & {
+  readonly db: Db;
+  /** Runs `work` with a store whose repositories share one transaction: all of its changes land, or none do. */
+  transaction<T>(work: (store: StoreOf<R>) => Promise<T>): Promise<T>;
+  ping(): Promise<void>;
+  close(): Promise<void>;
+};
 
-  constructor(readonly db: Db) {
-    this.users = new UserRepository(db);
-    this.tokens = new TokenRepository(db);
-    this.projects = new ProjectRepository(db);
-    this.boxes = new BoxRepository(db);
-    this.players = new PlayerRepository(db);
-    this.uploads = new UploadRepository(db);
-    this.jobs = new JobQueue(db);
-  }
-
-  /** Runs `work` with a store whose repositories share one transaction. */
-  transaction<T>(work: (store: Store) => Promise<T>): Promise<T> {
-    return this.db.transaction((tx) => work(new Store(tx)));
-  }
-
-  async ping(): Promise<void> {
-    await this.db.query('SELECT 1 AS ok');
-  }
-
-  close(): Promise<void> {
-    return this.db.close();
-  }
+/** Builds the repositories `register` names over `db`; a transaction gets its own set, over the transaction. */
+export function storeOver<R extends object>(db: Db, register: (db: Db) => R): StoreOf<R> {
+  return Object.assign(register(db), {
+    db,
+    transaction: <T>(work: (store: StoreOf<R>) => Promise<T>) => db.transaction((tx) => work(storeOver(tx, register))),
+    ping: async () => {
+      await db.query('SELECT 1 AS ok');
+    },
+    close: () => db.close(),
+  });
 }
 
-export async function openStore(options: { databaseUrl?: string; dataDir: string }): Promise<Store> {
-  const db = options.databaseUrl ? await openPostgres(options.databaseUrl) : await openSqlite(join(options.dataDir, 'audio-share.sqlite'));
-  return new Store(db);
+export interface DatabaseOptions {
+  /** A postgres:// URL: PostgreSQL. Without one, SQLite in `dataDir`. */
+  databaseUrl?: string;
+  dataDir: string;
+  /** Where the backend reports what it cannot throw (a failed ROLLBACK, a pool error). */
+  logger?: Logger;
+}
+
+/** Opens the database, applying migrations: PostgreSQL when a DATABASE_URL is given, SQLite otherwise. */
+export function openDatabase(options: DatabaseOptions): Promise<Db> {
+  return options.databaseUrl
+    ? openPostgres(options.databaseUrl, undefined, { logger: options.logger })
+    : openSqlite(join(options.dataDir, 'audio-share.sqlite'), undefined, { logger: options.logger });
 }

@@ -9,7 +9,7 @@ import { join } from 'node:path';
 import { randomBytes } from 'node:crypto';
 import pg from 'pg';
 import { afterAll, beforeAll, beforeEach } from 'vitest';
-import { openStore, type Store } from '../store/store.ts';
+import { openStore, type Store } from '../repositories.ts';
 
 export type Backend = 'sqlite' | 'postgres';
 export const backends: Backend[] = ['sqlite', 'postgres'];

@@ -4,16 +4,19 @@ import type { Caller } from '../../auth/access.ts';
 import type { UserRecord } from './user-repository.ts';
 import { requireIfMatch, type IfMatch, type Versioned } from '../../http/preconditions.ts';
 
-async function load(ctx: Context, caller: Caller): Promise<UserRecord> {
+/** The ports this service uses, and nothing more. */
+type Ports = Pick<Context, 'store' | 'clock'>;
+
+async function load(ctx: Ports, caller: Caller): Promise<UserRecord> {
   return (await ctx.store.users.get(caller.id))!;
 }
 
-export async function getCurrentUser(ctx: Context, caller: Caller): Promise<Schemas['User']> {
+export async function getCurrentUser(ctx: Ports, caller: Caller): Promise<Schemas['User']> {
   const user = await load(ctx, caller);
   return { id: user.id, object: 'user', email: user.email, timeCreated: user.timeCreated };
 }
 
-export async function getPreferences(ctx: Context, caller: Caller): Promise<Versioned<Schemas['PlayerPreferences']>> {
+export async function getPreferences(ctx: Ports, caller: Caller): Promise<Versioned<Schemas['PlayerPreferences']>> {
   const user = await load(ctx, caller);
   return { body: user.preferences, version: user.preferencesVersion };
 }
@@ -24,7 +27,7 @@ export async function getPreferences(ctx: Context, caller: Caller): Promise<Vers
  * so two changes to different preferences that race both land.
  */
 export async function updatePreferences(
-  ctx: Context,
+  ctx: Ports,
   caller: Caller,
   body: Schemas['UpdatePlayerPreferencesRequest'],
   ifMatch?: IfMatch,
@@ -48,16 +51,16 @@ export function paymentProviderJson(user: UserRecord): Schemas['PaymentProvider'
   return user.paymentProvider ? { connected: true, ...user.paymentProvider } : { connected: false };
 }
 
-export async function getPaymentProvider(ctx: Context, caller: Caller) {
+export async function getPaymentProvider(ctx: Ports, caller: Caller) {
   return paymentProviderJson(await load(ctx, caller));
 }
 
-export async function connectPaymentProvider(ctx: Context, caller: Caller, body: Schemas['ConnectPaymentProviderRequest']) {
+export async function connectPaymentProvider(ctx: Ports, caller: Caller, body: Schemas['ConnectPaymentProviderRequest']) {
   await ctx.store.users.setPaymentProvider(caller.id, { provider: body.provider, accountId: body.accountId, timeConnected: ctx.clock.now() });
   return paymentProviderJson(await load(ctx, caller));
 }
 
-export async function disconnectPaymentProvider(ctx: Context, caller: Caller) {
+export async function disconnectPaymentProvider(ctx: Ports, caller: Caller) {
   await ctx.store.users.setPaymentProvider(caller.id, null);
   return paymentProviderJson(await load(ctx, caller));
 }

@@ -5,13 +5,16 @@
  */
 import type { Context } from '../../context.ts';
 import type { Schemas } from '../../lib/api-types.ts';
-import type { Store } from '../../store/store.ts';
+import type { Store } from '../../repositories.ts';
 import { newId } from '../../lib/ids.ts';
 import { accessProject, type Caller } from '../../auth/access.ts';
 import { conflict, notFound } from '../../http/problem.ts';
 import { fileBlobKeys } from '../../blobs/keys.ts';
 import type { BoxRecord } from './box-repository.ts';
 import { requireIfMatch, type IfMatch, type Versioned } from '../../http/preconditions.ts';
+
+/** The ports this service uses, and nothing more. */
+type Ports = Pick<Context, 'store' | 'blobs' | 'clock' | 'logger' | 'boxListCache'>;
 
 export const DEFAULT_BOX_COLOR = '#64748b';
 
@@ -75,7 +78,7 @@ export async function boxWithChildren(store: Store, box: BoxRecord): Promise<Sch
   return boxJson(box, box.kind === 'file' ? [] : await store.boxes.children(box.id));
 }
 
-export async function getBox(ctx: Context, caller: Caller, projectId: string, boxId: string): Promise<Versioned<Schemas['Box']>> {
+export async function getBox(ctx: Ports, caller: Caller, projectId: string, boxId: string): Promise<Versioned<Schemas['Box']>> {
   await accessProject(ctx, caller, projectId, 'read');
   const box = await loadBox(ctx.store, projectId, boxId);
   return { body: await boxWithChildren(ctx.store, box), version: box.version };
@@ -92,7 +95,7 @@ async function reread(store: Store, projectId: string, boxId: string): Promise<V
  * stacks); hidden boxes excluded". The listing is the same for every caller
  * who may read it, so it is cached by the project's box version.
  */
-export async function listAll(ctx: Context, caller: Caller, projectId: string) {
+export async function listAll(ctx: Ports, caller: Caller, projectId: string) {
   const { project } = await accessProject(ctx, caller, projectId, 'read');
   return ctx.boxListCache.get(projectId, project.boxVersion, async () => {
     const all = await ctx.store.boxes.listProject(projectId);
@@ -103,7 +106,7 @@ export async function listAll(ctx: Context, caller: Caller, projectId: string) {
   });
 }
 
-export async function listFolders(ctx: Context, caller: Caller, projectId: string) {
+export async function listFolders(ctx: Ports, caller: Caller, projectId: string) {
   await accessProject(ctx, caller, projectId, 'read');
   const all = await ctx.store.boxes.listProject(projectId);
   return boxesJson(
@@ -133,7 +136,7 @@ export function newBox(fields: Pick<BoxRecord, 'projectId' | 'kind' | 'name' | '
   };
 }
 
-export async function createFolder(ctx: Context, caller: Caller, projectId: string, body: Schemas['CreateFolderRequest']): Promise<Versioned<Schemas['FolderBox']>> {
+export async function createFolder(ctx: Ports, caller: Caller, projectId: string, body: Schemas['CreateFolderRequest']): Promise<Versioned<Schemas['FolderBox']>> {
   await accessProject(ctx, caller, projectId, 'write');
   return ctx.store.transaction(async (store) => {
     await lockBoxes(store, projectId);
@@ -146,7 +149,7 @@ export async function createFolder(ctx: Context, caller: Caller, projectId: stri
   });
 }
 
-export async function createStack(ctx: Context, caller: Caller, projectId: string, body: Schemas['CreateStackRequest']): Promise<Versioned<Schemas['StackBox']>> {
+export async function createStack(ctx: Ports, caller: Caller, projectId: string, body: Schemas['CreateStackRequest']): Promise<Versioned<Schemas['StackBox']>> {
   await accessProject(ctx, caller, projectId, 'write');
   return ctx.store.transaction(async (store) => {
     await lockBoxes(store, projectId);
@@ -171,7 +174,7 @@ export async function createStack(ctx: Context, caller: Caller, projectId: strin
  * under the same lock, before any rule.
  */
 export async function updateBox(
-  ctx: Context,
+  ctx: Ports,
   caller: Caller,
   projectId: string,
   boxId: string,
@@ -226,7 +229,7 @@ export async function updateBox(
   });
 }
 
-export async function deleteFile(ctx: Context, caller: Caller, projectId: string, boxId: string) {
+export async function deleteFile(ctx: Ports, caller: Caller, projectId: string, boxId: string) {
   await accessProject(ctx, caller, projectId, 'write');
   const deleted = await ctx.store.transaction(async (store) => {
     await lockBoxes(store, projectId);

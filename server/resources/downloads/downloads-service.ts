@@ -15,7 +15,10 @@ import { downloadBinding, downloadPath, signDownload, VARIANTS, type Disposition
 import { byteRange, dispositionHeader, isNotModified, presentation } from './download-rules.ts';
 import { SNIFF_HEAD_BYTES, sniffInlineMediaType } from '../../lib/content-sniffing.ts';
 
-async function downloadableFile(ctx: Context, caller: Caller, projectId: string, boxId: string) {
+/** The ports this service uses, and nothing more. */
+type Ports = Pick<Context, 'store' | 'blobs' | 'clock' | 'config' | 'signer'>;
+
+async function downloadableFile(ctx: Ports, caller: Caller, projectId: string, boxId: string) {
   await accessProject(ctx, caller, projectId, 'read');
   const box = await ctx.store.boxes.get(projectId, boxId);
   if (!box) throw notFound(`Project ${projectId} has no file ${boxId}.`);
@@ -24,7 +27,7 @@ async function downloadableFile(ctx: Context, caller: Caller, projectId: string,
   return box;
 }
 
-export async function downloadFile(ctx: Context, caller: Caller, projectId: string, boxId: string, quality: Schemas['Quality'] = 'original'): Promise<Schemas['DownloadResponse']> {
+export async function downloadFile(ctx: Ports, caller: Caller, projectId: string, boxId: string, quality: Schemas['Quality'] = 'original'): Promise<Schemas['DownloadResponse']> {
   const box = await downloadableFile(ctx, caller, projectId, boxId);
   if (quality === 'original') return signDownload(ctx, box.id);
   if (!box.audio?.renditions.includes(quality)) {
@@ -34,7 +37,7 @@ export async function downloadFile(ctx: Context, caller: Caller, projectId: stri
   return signDownload(ctx, box.id, 'attachment', quality);
 }
 
-export async function getPeaksUrl(ctx: Context, caller: Caller, projectId: string, boxId: string, format: 'json' | 'dat' = 'json'): Promise<Schemas['DownloadResponse']> {
+export async function getPeaksUrl(ctx: Ports, caller: Caller, projectId: string, boxId: string, format: 'json' | 'dat' = 'json'): Promise<Schemas['DownloadResponse']> {
   const box = await downloadableFile(ctx, caller, projectId, boxId);
   if (!box.audio) throw conflict(`${boxId} has no waveform peaks: it is not an analysed audio file (status ${box.status}).`);
   // The JSON peaks are fetched by waveform players, inline; the binary ones are served as an attachment whatever the URL says.
@@ -57,7 +60,7 @@ export interface Delivery {
   body?: Readable;
 }
 
-export async function fetchSignedDownload(ctx: Context, get: SignedGet): Promise<Delivery> {
+export async function fetchSignedDownload(ctx: Ports, get: SignedGet): Promise<Delivery> {
   const fields = { method: 'GET' as const, path: downloadPath(get.objectId), expires: get.expires, bound: downloadBinding(get.disposition, get.variant) };
   if (!ctx.signer.verify(fields, get.signature)) throw signatureRefused('The download URL was altered: its signature does not match. Use the URL exactly as it was returned.');
   if (ctx.clock.now() > get.expires) throw signatureRefused(`The download URL expired at ${new Date(get.expires).toISOString()}. Ask for a new one.`);
@@ -109,7 +112,7 @@ interface StoredObject {
   knownType?: { contentType: string; inline: boolean };
 }
 
-async function findObject(ctx: Context, objectId: string, variant: Variant | undefined): Promise<StoredObject | undefined> {
+async function findObject(ctx: Ports, objectId: string, variant: Variant | undefined): Promise<StoredObject | undefined> {
   if (objectId.startsWith('art_')) {
     if (variant) return undefined;
     const artwork = await ctx.store.projects.getArtwork(objectId);
@@ -130,7 +133,7 @@ async function findObject(ctx: Context, objectId: string, variant: Variant | und
  * one small ranged read, whatever the size of the blob; the type the uploader
  * declared plays no part.
  */
-async function allowListedType(ctx: Context, object: StoredObject, size: number): Promise<string | undefined> {
+async function allowListedType(ctx: Ports, object: StoredObject, size: number): Promise<string | undefined> {
   if (object.knownType) return object.knownType.inline ? object.knownType.contentType : undefined;
   if (size === 0) return undefined;
   const chunks: Buffer[] = [];

@@ -8,6 +8,9 @@
 import { apiRoot, type Context } from '../../context.ts';
 import type { Variant } from '../../blobs/keys.ts';
 
+/** The ports this service uses, and nothing more. */
+type Ports = Pick<Context, 'clock' | 'config' | 'signer'>;
+
 export type { Variant };
 
 export type Disposition = 'attachment' | 'inline';
@@ -16,7 +19,7 @@ export function downloadPath(objectId: string) {
   return `/download/${objectId}`;
 }
 
-export function signDownload(ctx: Context, objectId: string, disposition: Disposition = 'attachment', variant?: Variant): { url: string; expires: number } {
+export function signDownload(ctx: Ports, objectId: string, disposition: Disposition = 'attachment', variant?: Variant): { url: string; expires: number } {
   const expires = ctx.clock.now() + ctx.config.downloadUrlTtlMs;
   const path = downloadPath(objectId);
   const signature = ctx.signer.sign({ method: 'GET', path, expires, bound: downloadBinding(disposition, variant) });

@@ -7,8 +7,11 @@ import { badRequest, conflict, HttpProblem, notFound } from '../../http/problem.
 import { normalizeEmail } from '../account/user-repository.ts';
 import { DEFAULT_PROJECT_COLOR } from '../projects/projects-service.ts';
 import type { PlayerRecord } from './player-repository.ts';
-import type { Store } from '../../store/store.ts';
+import type { Store } from '../../repositories.ts';
 import { requireIfMatch, type IfMatch, type Versioned } from '../../http/preconditions.ts';
+
+/** The ports this service uses, and nothing more. */
+type Ports = Pick<Context, 'store' | 'clock' | 'config'>;
 
 type Options = Schemas['PlayerOptions'];
 
@@ -45,9 +48,9 @@ export function resolveOptions(requested: Schemas['PlayerOptionsInput'] = {}, pr
   return resolved as Options;
 }
 
-export const playerUrl = (ctx: Context, playerId: string) => `${ctx.config.publicUrl}/p/${playerId}`;
+export const playerUrl = (ctx: Ports, playerId: string) => `${ctx.config.publicUrl}/p/${playerId}`;
 
-export function playerJson(ctx: Context, player: PlayerRecord): Schemas['Player'] {
+export function playerJson(ctx: Ports, player: PlayerRecord): Schemas['Player'] {
   return {
     name: player.name,
     id: player.id,
@@ -75,7 +78,7 @@ async function requirePaymentProvider(store: Store, caller: Caller) {
   }
 }
 
-export async function createPlayer(ctx: Context, caller: Caller, body: Schemas['CreatePlayerRequest']): Promise<Versioned<Schemas['Player']>> {
+export async function createPlayer(ctx: Ports, caller: Caller, body: Schemas['CreatePlayerRequest']): Promise<Versioned<Schemas['Player']>> {
   // Interface 4.1: folderid and boxids each need projectid, and exclude each other.
   if (body.folderid !== undefined && body.projectid === undefined) {
     throw badRequest('folderid needs projectid: give the project the folder belongs to.', [{ pointer: '#/projectid', detail: 'is required when folderid is given' }]);
@@ -133,7 +136,7 @@ export async function createPlayer(ctx: Context, caller: Caller, body: Schemas['
   });
 }
 
-async function loadPlayer(ctx: Context, caller: Caller, playerId: string, need: 'read' | 'write'): Promise<PlayerRecord> {
+async function loadPlayer(ctx: Ports, caller: Caller, playerId: string, need: 'read' | 'write'): Promise<PlayerRecord> {
   const player = await ctx.store.players.get(playerId);
   if (!player) throw notFound(`No player ${playerId} exists that you can see.`);
   try {
@@ -145,13 +148,13 @@ async function loadPlayer(ctx: Context, caller: Caller, playerId: string, need: 
   return player;
 }
 
-export async function getPlayer(ctx: Context, caller: Caller, playerId: string): Promise<Versioned<Schemas['Player']>> {
+export async function getPlayer(ctx: Ports, caller: Caller, playerId: string): Promise<Versioned<Schemas['Player']>> {
   const player = await loadPlayer(ctx, caller, playerId, 'read');
   return { body: playerJson(ctx, player), version: player.version };
 }
 
 /** Interface 4.1: "List owned players … array of all player objects the caller owns". */
-export async function listPlayers(ctx: Context, caller: Caller) {
+export async function listPlayers(ctx: Ports, caller: Caller) {
   return (await ctx.store.players.listOwnedBy(caller.id)).map((player) => playerJson(ctx, player));
 }
 
@@ -163,7 +166,7 @@ export async function listPlayers(ctx: Context, caller: Caller) {
  * wrote, and both land.
  */
 export async function updatePlayer(
-  ctx: Context,
+  ctx: Ports,
   caller: Caller,
   playerId: string,
   body: Schemas['UpdatePlayerRequest'],

@@ -7,9 +7,12 @@ import { signDownload } from '../downloads/signed-downloads.ts';
 import type { ProjectRecord } from './project-repository.ts';
 import { requireIfMatch, type IfMatch, type Versioned } from '../../http/preconditions.ts';
 
+/** The ports this service uses, and nothing more. */
+type Ports = Pick<Context, 'store' | 'clock' | 'config' | 'signer'>;
+
 export const DEFAULT_PROJECT_COLOR = '#3b82f6';
 
-export async function createProject(ctx: Context, caller: Caller, body: Schemas['CreateProjectRequest']): Promise<Versioned<Schemas['Project']>> {
+export async function createProject(ctx: Ports, caller: Caller, body: Schemas['CreateProjectRequest']): Promise<Versioned<Schemas['Project']>> {
   const now = ctx.clock.now();
   const project: ProjectRecord = {
     boxVersion: 0,
@@ -27,12 +30,12 @@ export async function createProject(ctx: Context, caller: Caller, body: Schemas[
   return { body: await projectJson(ctx, project, 'owner'), version: project.version };
 }
 
-export async function getProject(ctx: Context, caller: Caller, projectId: string): Promise<Versioned<Schemas['Project']>> {
+export async function getProject(ctx: Ports, caller: Caller, projectId: string): Promise<Versioned<Schemas['Project']>> {
   const { project, role } = await accessProject(ctx, caller, projectId, 'read');
   return { body: await projectJson(ctx, project, role), version: project.version };
 }
 
-export async function listProjects(ctx: Context, caller: Caller): Promise<Schemas['Project'][]> {
+export async function listProjects(ctx: Ports, caller: Caller): Promise<Schemas['Project'][]> {
   const projects = await ctx.store.projects.listForUser(caller);
   return Promise.all(projects.map((project) => projectJson(ctx, project, project.role)));
 }
@@ -43,7 +46,7 @@ export async function listProjects(ctx: Context, caller: Caller): Promise<Schema
  * with the project's row locked, so nothing lands in between.
  */
 export async function updateProject(
-  ctx: Context,
+  ctx: Ports,
   caller: Caller,
   projectId: string,
   body: Schemas['UpdateProjectRequest'],
@@ -59,7 +62,7 @@ export async function updateProject(
   return { body: await projectJson(ctx, project, role), version: project.version };
 }
 
-export async function projectJson(ctx: Context, project: ProjectRecord, role: Role): Promise<Schemas['Project']> {
+export async function projectJson(ctx: Ports, project: ProjectRecord, role: Role): Promise<Schemas['Project']> {
   const artwork = project.artworkId ? await ctx.store.projects.getArtwork(project.artworkId) : undefined;
   return {
     id: project.id,

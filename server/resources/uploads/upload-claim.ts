@@ -13,6 +13,9 @@ import type { Context } from '../../context.ts';
 import { HttpProblem } from '../../http/problem.ts';
 import type { UploadRecord } from './upload-repository.ts';
 
+/** The ports this service uses, and nothing more. */
+type Ports = Pick<Context, 'store' | 'clock' | 'config' | 'logger'>;
+
 export const seconds = (ms: number) => {
   const count = Math.ceil(ms / 1000);
   return `${count} ${count === 1 ? 'second' : 'seconds'}`;
@@ -34,14 +37,14 @@ export class UploadClaim {
   private timer: NodeJS.Timeout | undefined;
 
   private constructor(
-    private readonly ctx: Context,
+    private readonly ctx: Ports,
     private readonly upload: UploadRecord,
   ) {
     this.lastByteAt = ctx.clock.now();
   }
 
   /** Claims the upload for a PUT and starts renewing the claim; undefined when a live claim holds it or it has completed. */
-  static async take(ctx: Context, upload: UploadRecord): Promise<UploadClaim | undefined> {
+  static async take(ctx: Ports, upload: UploadRecord): Promise<UploadClaim | undefined> {
     const claim = new UploadClaim(ctx, upload);
     const now = ctx.clock.now();
     if (!(await ctx.store.uploads.claim(upload.id, claim.token, now, now + ctx.config.uploadClaimMs))) return undefined;

@@ -13,7 +13,7 @@ import { json, useTestServer } from '../../testing/harness.ts';
 import { onePixelPng } from '../../testing/fixtures.ts';
 import { uploadHeaders } from '../../../generated/client.ts';
 import { artworkBlobKey, fileBlobKey, renditionBlobKey } from '../../blobs/keys.ts';
-import { Store } from '../../store/store.ts';
+import type { Store } from '../../repositories.ts';
 import { sweepUploads } from './upload-sweeper.ts';
 import { recordingLogger, streamedPut, temporaryFiles, until } from './upload-test-helpers.ts';
 
@@ -124,10 +124,10 @@ describe.each(backends)('upload claims on %s', (backend) => {
     /** Makes the next transaction fail after its work ran, as a commit that fails does (everything it did is rolled back). */
     function failNextCommit() {
       const store = t.server.ctx.store;
-      const transaction = Store.prototype.transaction;
+      const transaction = store.transaction;
       store.transaction = function failing<T>(work: (tx: Store) => Promise<T>): Promise<T> {
-        delete (store as Partial<Store>).transaction;
-        return transaction.call(store, async (tx) => {
+        store.transaction = transaction;
+        return transaction(async (tx) => {
           await work(tx as Store);
           throw new Error('the database connection was lost during COMMIT');
         }) as Promise<T>;
@@ -164,10 +164,10 @@ describe.each(backends)('upload claims on %s', (backend) => {
       const { projectid } = await newProject();
       const upload = await requestUpload(projectid, 10);
       const store = t.server.ctx.store;
-      const transaction = Store.prototype.transaction;
+      const transaction = store.transaction;
       store.transaction = function committedThenLost<T>(work: (tx: Store) => Promise<T>): Promise<T> {
-        delete (store as Partial<Store>).transaction;
-        return transaction.call(store, work).then(() => {
+        store.transaction = transaction;
+        return transaction(work).then(() => {
           throw new Error('the connection was lost after COMMIT was sent');
         }) as Promise<T>;
       };

@@ -15,7 +15,7 @@ import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
 import { uploadHeaders } from '../../../generated/client.ts';
 import { fileBlobKey } from '../../blobs/keys.ts';
-import { openStore } from '../../store/store.ts';
+import { openStore } from '../../repositories.ts';
 import { backends, createTestDatabase } from '../../testing/databases.ts';
 import { streamedPut, temporaryFiles, until } from './upload-test-helpers.ts';
 

@@ -22,7 +22,10 @@ import type { Context } from '../../context.ts';
 import { ALL_PROJECTS_PREFIX, artworkBlobKey, fileBlobKey, parseBlobKey, renditionBlobKey, type ParsedBlobKey } from '../../blobs/keys.ts';
 import { deleteIfEmptyStack } from '../boxes/boxes-service.ts';
 import type { BoxRecord } from '../boxes/box-repository.ts';
-import type { Store } from '../../store/store.ts';
+import type { Store } from '../../repositories.ts';
+
+/** The ports this service uses, and nothing more. */
+type Ports = Pick<Context, 'store' | 'blobs' | 'clock' | 'config' | 'logger'>;
 
 export interface UploadSweep {
   /** Uploads whose URL expired unused or cut off, removed with their file. */
@@ -35,12 +38,12 @@ export interface UploadSweep {
 }
 
 /** The sweep as server.ts runs it; answers how many abandoned uploads it removed. */
-export async function sweepAbandonedUploads(ctx: Context): Promise<number> {
+export async function sweepAbandonedUploads(ctx: Ports): Promise<number> {
   return (await sweepUploads(ctx)).abandonedUploads;
 }
 
 /** Runs every step of the sweep; a step that fails is logged, and the others still run. */
-export async function sweepUploads(ctx: Context): Promise<UploadSweep> {
+export async function sweepUploads(ctx: Ports): Promise<UploadSweep> {
   const now = ctx.clock.now();
   const sweeper = new Sweeper(ctx, now);
   const result: UploadSweep = { abandonedUploads: 0, staleClaims: 0, orphanedBlobs: 0, unfinishedWrites: 0 };
@@ -67,7 +70,7 @@ class Sweeper {
   private readonly token = `sweep-${randomBytes(12).toString('base64url')}`;
 
   constructor(
-    private readonly ctx: Context,
+    private readonly ctx: Ports,
     private readonly now: number,
   ) {}
 

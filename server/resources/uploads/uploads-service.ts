@@ -16,10 +16,13 @@ import { boxJson, newBox } from '../boxes/boxes-service.ts';
 import { projectJson } from '../projects/projects-service.ts';
 import type { UploadKind, UploadRecord } from './upload-repository.ts';
 import { claimLost, seconds, UploadClaim } from './upload-claim.ts';
-import type { Store } from '../../store/store.ts';
+import type { Store } from '../../repositories.ts';
 import type { BoxRecord } from '../boxes/box-repository.ts';
 import { sniffImageType, ARTWORK_TYPES } from './sniff.ts';
 import { isAudioFile, queueAnalysis } from '../../audio/processing.ts';
+
+/** The ports this service uses, and nothing more. */
+type Ports = Pick<Context, 'store' | 'blobs' | 'clock' | 'config' | 'signer' | 'logger' | 'jobQueued'>;
 
 /** Interface 2.3: size is "number or string"; a string must be decimal digits (the schema checked that). */
 function declaredSize(size: number | string, limit: number, what: string): number {
@@ -40,12 +43,12 @@ function signedFields(upload: Pick<UploadRecord, 'id' | 'kind' | 'expires' | 'co
   };
 }
 
-function signedUrl(ctx: Context, upload: UploadRecord): string {
+function signedUrl(ctx: Ports, upload: UploadRecord): string {
   const signature = ctx.signer.sign(signedFields(upload));
   return `${apiRoot(ctx.config)}${uploadPath(upload.kind, upload.id)}?${new URLSearchParams({ expires: String(upload.expires), signature })}`;
 }
 
-export async function requestUploadUrl(ctx: Context, caller: Caller, projectId: string, body: Schemas['UploadUrlRequest']): Promise<Schemas['UploadUrlResponse']> {
+export async function requestUploadUrl(ctx: Ports, caller: Caller, projectId: string, body: Schemas['UploadUrlRequest']): Promise<Schemas['UploadUrlResponse']> {
   await accessProject(ctx, caller, projectId, 'write');
   const size = declaredSize(body.size, ctx.config.maxUploadBytes, 'upload');
   const now = ctx.clock.now();
@@ -113,7 +116,7 @@ export async function requestUploadUrl(ctx: Context, caller: Caller, projectId: 
 }
 
 export async function requestArtworkUploadUrl(
-  ctx: Context,
+  ctx: Ports,
   caller: Caller,
   projectId: string,
   body: Schemas['ArtworkUploadUrlRequest'],
@@ -166,7 +169,7 @@ export interface PutRequest {
 }
 
 /** Checks a PUT against its upload before a byte is read, and claims the upload for it. Every refusal stores nothing. */
-async function admit(ctx: Context, put: PutRequest): Promise<{ upload: UploadRecord; claim: UploadClaim }> {
+async function admit(ctx: Ports, put: PutRequest): Promise<{ upload: UploadRecord; claim: UploadClaim }> {
   const upload = await ctx.store.uploads.get(put.uploadId);
   if (!upload || upload.kind !== put.kind) throw notFound(`There is no upload ${put.uploadId}. Request a new upload URL.`);
   // Checked against the URL's own expiry: the signature was made over the upload's, so any other fails.
@@ -216,7 +219,7 @@ const alreadyUsed = () => new HttpProblem(409, 'upload-already-used', 'This uplo
  * (a refused body, a dropped connection, a lost or stalled claim) nothing is
  * kept and the claim is given back.
  */
-async function receive(ctx: Context, upload: UploadRecord, claim: UploadClaim, put: PutRequest, key: string, inspectHead?: (head: Buffer) => void) {
+async function receive(ctx: Ports, upload: UploadRecord, claim: UploadClaim, put: PutRequest, key: string, inspectHead?: (head: Buffer) => void) {
   try {
     await ctx.blobs.write(key, put.body, {
       expectedSize: upload.size,
@@ -246,7 +249,7 @@ class UploadGone extends Error {}
  * whether the commit landed (the database went away during COMMIT); the
  * sweep judges those later, by the records.
  */
-async function commit<T>(ctx: Context, upload: UploadRecord, claim: UploadClaim, key: string, work: (store: Store) => Promise<T>): Promise<T> {
+async function commit<T>(ctx: Ports, upload: UploadRecord, claim: UploadClaim, key: string, work: (store: Store) => Promise<T>): Promise<T> {
   let lost = false;
   try {
     return await ctx.store.transaction(async (store) => {
@@ -271,7 +274,7 @@ async function commit<T>(ctx: Context, upload: UploadRecord, claim: UploadClaim,
 }
 
 /** Whether a failed commit surely left the upload incomplete; false when the database cannot say. */
-async function rolledBack(ctx: Context, uploadId: string): Promise<boolean> {
+async function rolledBack(ctx: Ports, uploadId: string): Promise<boolean> {
   try {
     return (await ctx.store.uploads.get(uploadId))?.timeCompleted === null;
   } catch (error) {
@@ -281,7 +284,7 @@ async function rolledBack(ctx: Context, uploadId: string): Promise<boolean> {
 }
 
 /** Removes bytes nothing points at; if that fails, the sweep finds them later. */
-async function deleteBlob(ctx: Context, key: string, uploadId: string) {
+async function deleteBlob(ctx: Ports, key: string, uploadId: string) {
   try {
     await ctx.blobs.delete(key);
   } catch (error) {
@@ -289,7 +292,7 @@ async function deleteBlob(ctx: Context, key: string, uploadId: string) {
   }
 }
 
-export async function putFile(ctx: Context, put: PutRequest): Promise<Schemas['FileBox']> {
+export async function putFile(ctx: Ports, put: PutRequest): Promise<Schemas['FileBox']> {
   const { upload, claim } = await admit(ctx, put);
   const key = fileBlobKey(upload.projectId, upload.objectId);
   await receive(ctx, upload, claim, put, key);
@@ -315,7 +318,7 @@ export async function putFile(ctx: Context, put: PutRequest): Promise<Schemas['F
   return boxJson(box) as Schemas['FileBox'];
 }
 
-export async function putArtwork(ctx: Context, put: PutRequest): Promise<Schemas['Project']> {
+export async function putArtwork(ctx: Ports, put: PutRequest): Promise<Schemas['Project']> {
   const { upload, claim } = await admit(ctx, put);
   const key = artworkBlobKey(upload.projectId, upload.objectId);
   await receive(ctx, upload, claim, put, key, (head) => {

@@ -1,0 +1,37 @@
+/**
+ * The composition root of the data layer: which repositories the server has.
+ * `server/store/` only knows how to open a database and build a registry over
+ * it; this module registers the resources' repositories, so that no lower
+ * layer imports a resource. Services take the `Store` type from here.
+ */
+import type { Db } from './store/db.ts';
+import { openDatabase, storeOver, type DatabaseOptions, type StoreOf } from './store/store.ts';
+import { UserRepository } from './resources/account/user-repository.ts';
+import { TokenRepository } from './resources/account/token-repository.ts';
+import { ProjectRepository } from './resources/projects/project-repository.ts';
+import { BoxRepository } from './resources/boxes/box-repository.ts';
+import { PlayerRepository } from './resources/players/player-repository.ts';
+import { UploadRepository } from './resources/uploads/upload-repository.ts';
+import { JobQueue } from './jobs/job-queue.ts';
+
+export function registerRepositories(db: Db) {
+  return {
+    users: new UserRepository(db),
+    tokens: new TokenRepository(db),
+    projects: new ProjectRepository(db),
+    boxes: new BoxRepository(db),
+    players: new PlayerRepository(db),
+    uploads: new UploadRepository(db),
+    jobs: new JobQueue(db),
+  };
+}
+
+export type Repositories = ReturnType<typeof registerRepositories>;
+
+/** Every repository over one database, and transactions over all of them. */
+export type Store = StoreOf<Repositories>;
+
+/** Opens the database (applying migrations) with every repository over it. */
+export async function openStore(options: DatabaseOptions): Promise<Store> {
+  return storeOver(await openDatabase(options), registerRepositories);
+}
