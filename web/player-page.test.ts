@@ -3,12 +3,12 @@
  * strict CSP with no violation, its sign-in, and what it offers for files that
  * are not audio. Every wait is for an event or a condition, never for time.
  */
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it } from 'vitest';
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { Browser, Page } from 'playwright-core';
 import { useTestServer } from '../server/testing/harness.ts';
-import { launchBrowser } from '../server/testing/browser.ts';
+import { useBrowser } from '../server/testing/browser.ts';
 import { makeAudio, sineWav } from '../server/testing/audio.ts';
 import { onePixelPng } from '../server/testing/fixtures.ts';
 import { waitForStatus } from '../server/testing/files.ts';
@@ -83,13 +83,10 @@ function playAndReport(page: Page, index: number, seekTo?: number) {
 
 describe('player page in Chromium', () => {
   const t = useTestServer('sqlite');
-  let browser: Browser;
+  const chromium = useBrowser();
   let tone: Buffer;
   beforeAll(async () => {
-    [browser, tone] = await Promise.all([launchBrowser(), sineWav(3)]);
-  });
-  afterAll(async () => {
-    await browser?.close();
+    tone = await sineWav(3);
   });
 
   /** A project with artwork and a stack of two versions, and a player on it. */
@@ -109,7 +106,7 @@ describe('player page in Chromium', () => {
 
   it('lists the tracks with the artwork, plays them and offers downloads, under a strict CSP with no violation', async () => {
     const { player } = await playerWith({ options: { stacks: true } });
-    const { page, problems } = await watchedPage(browser);
+    const { page, problems } = await watchedPage(chromium.browser);
     const response = await page.goto(player.playerUrl!);
     expect(response!.status()).toBe(200);
     const headers = await response!.allHeaders();
@@ -134,7 +131,7 @@ describe('player page in Chromium', () => {
 
   it('shows only the most recent version when stacks is off, and no downloads when they are off', async () => {
     const { player } = await playerWith({ options: { downloads: false } });
-    const page = await browser.newPage();
+    const page = await chromium.browser.newPage();
     await page.goto(player.playerUrl!);
     expect(await page.locator('.track-name').allTextContents()).toEqual(['night-drive-v2.wav']);
     expect(await page.locator('a.download').count()).toBe(0);
@@ -150,7 +147,7 @@ describe('player page in Chromium', () => {
     };
     for (const downloads of [true, false]) {
       const { player } = await playerWith({ options: { downloads } }, addHtml);
-      const { page, problems } = await watchedPage(browser);
+      const { page, problems } = await watchedPage(chromium.browser);
       await page.goto(player.playerUrl!);
       const track = page.locator(`li.track[data-box-id="${htmlId}"]`);
       expect(await track.locator('.track-name').textContent()).toBe('liner-notes.html');
@@ -173,7 +170,7 @@ describe('player page in Chromium', () => {
 
   it('shows no part of the uploader\'s email as the artist of a file without an artist tag', async () => {
     const { player } = await playerWith({});
-    const page = await browser.newPage();
+    const page = await chromium.browser.newPage();
     await page.goto(player.playerUrl!);
     expect(await page.locator('.subtitle').count()).toBe(0);
     expect(await page.content()).not.toContain('artist.private.name');
@@ -182,7 +179,7 @@ describe('player page in Chromium', () => {
 
   it('asks collaborators of a collaborators-only player to sign in, opens for an invited one only, and keeps the session HttpOnly', async () => {
     const { player } = await playerWith({ public: false, collaborators: [{ email: 'label@example.com', role: 'viewer' }] });
-    const { page, problems } = await watchedPage(browser);
+    const { page, problems } = await watchedPage(chromium.browser);
     const first = await page.goto(player.playerUrl!);
     expect(first!.status()).toBe(401);
     expect((await first!.allHeaders())['content-security-policy']).toBe(PAGE_CSP);
@@ -214,7 +211,7 @@ describe('player page in Chromium', () => {
 <iframe src="${player.playerUrl}"></iframe>`;
     const attacker = createServer((_req, res) => res.writeHead(200, { 'Content-Type': 'text/html' }).end(attackerPage));
     await new Promise<void>((resolve) => attacker.listen(0, '127.0.0.1', resolve));
-    const context = await browser.newContext();
+    const context = await chromium.browser.newContext();
     const page = await context.newPage();
     await page.goto(`http://localhost:${(attacker.address() as AddressInfo).port}/`);
     const framed = page.frames().find((frame) => frame !== page.mainFrame())!;
@@ -230,7 +227,7 @@ describe('player page in Chromium', () => {
   });
 
   it('answers an unknown player with a 404 page', async () => {
-    const page = await browser.newPage();
+    const page = await chromium.browser.newPage();
     const response = await page.goto(`${t.server.address}/p/ply_nothing`);
     expect(response!.status()).toBe(404);
     expect(await page.locator('h1').textContent()).toBe('Player not found');
@@ -240,20 +237,14 @@ describe('player page in Chromium', () => {
 
 describe('player page streams the renditions of analysed files', () => {
   const t = useTestServer('sqlite', { PROCESSING: 'in-process', JOB_POLL_MS: '50' });
-  let browser: Browser;
-  beforeAll(async () => {
-    browser = await launchBrowser();
-  });
-  afterAll(async () => {
-    await browser?.close();
-  });
+  const chromium = useBrowser();
 
   it('plays the quality the player sets, or the best the connection carries when it sets none', async () => {
     const { api } = await t.as('mastering@example.com');
     const { data: project } = await api.POST('/projects', { body: { name: 'Masters' } });
     const { box } = await api.uploadFile(project!.id, { name: 'master.wav', mimeType: 'audio/wav' }, await sineWav(3));
     await waitForStatus(api, project!.id, box.id, ['ready']);
-    const { page, problems } = await watchedPage(browser);
+    const { page, problems } = await watchedPage(chromium.browser);
     // The connection the page sees, as the Network Information API reports it (Mbit/s); each case sets it anew.
     await page.addInitScript(() => {
       Object.defineProperty(navigator, 'connection', { get: () => ({ downlink: (window as unknown as { __downlink: number }).__downlink }) });
@@ -290,7 +281,7 @@ describe('player page streams the renditions of analysed files', () => {
     ];
     for (const box of boxes) await waitForStatus(api, project!.id, box.id, ['ready']);
     const { data: player } = await api.POST('/players', { body: { name: 'Credits', projectid: project!.id, options: { boxSubtitle: 'artist' } } });
-    const page = await browser.newPage();
+    const page = await chromium.browser.newPage();
     await page.goto(player!.playerUrl!);
     expect(await page.locator(`li[data-box-id="${boxes[0].id}"] .subtitle`).textContent()).toBe('The Night Drivers');
     expect(await page.locator(`li[data-box-id="${boxes[1].id}"] .subtitle`).count()).toBe(0);

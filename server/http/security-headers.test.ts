@@ -1,9 +1,8 @@
 import { createServer, type Server } from 'node:http';
 import express from 'express';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { Browser } from 'playwright-core';
+import { describe, expect, it } from 'vitest';
 import { useTestServer } from '../testing/harness.ts';
-import { launchBrowser } from '../testing/browser.ts';
+import { useBrowser } from '../testing/browser.ts';
 import { securityHeaders } from './security-headers.ts';
 
 const apiPolicy = "default-src 'none'; frame-ancestors 'none'";
@@ -91,16 +90,10 @@ describe('security headers: a route that sets its own', () => {
 
 describe('security headers in Chromium', () => {
   const t = useTestServer('sqlite');
-  let browser: Browser;
-  beforeAll(async () => {
-    browser = await launchBrowser();
-  });
-  afterAll(async () => {
-    await browser?.close();
-  });
+  const chromium = useBrowser();
 
   it('renders the Redoc docs under their CSP: no script blocked but the search worker probe, nothing fetched from a third party', async () => {
-    const page = await browser.newPage();
+    const page = await chromium.browser.newPage();
     try {
       await page.addInitScript(() => {
         const seen: string[] = [];
@@ -137,7 +130,7 @@ describe('security headers in Chromium', () => {
     const other = await new Promise<Server>((ready) => {
       const listening = createServer((_req, res) => res.end('<!doctype html><title>partner</title>')).listen(0, '127.0.0.1', () => ready(listening));
     });
-    const page = await browser.newPage();
+    const page = await chromium.browser.newPage();
     try {
       await page.goto(`http://127.0.0.1:${(other.address() as { port: number }).port}/`);
       const called = await page.evaluate(

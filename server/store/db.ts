@@ -66,6 +66,21 @@ export function checkParameters(params: readonly SqlValue[]): void {
  */
 export const rateLimitTable = 'rate_limits';
 
+/** What both backends' limiters share: the table (created by the migrate step), the limit, and how a flood is refused. */
+export function rateLimiterSettings({ keyPrefix, points, durationSeconds }: RateLimiterOptions) {
+  return {
+    tableName: rateLimitTable,
+    tableCreated: true,
+    // Its own timer swallows errors and outlives close(); each backend deletes expired counters itself, and logs.
+    clearExpiredByTimeout: false,
+    keyPrefix,
+    points,
+    duration: durationSeconds,
+    // Once a key is over its limit, refuse it from memory until its window ends: a flood costs no queries.
+    inMemoryBlockOnConsumed: points + 1,
+  };
+}
+
 export interface Migration {
   version: number;
   name: string;

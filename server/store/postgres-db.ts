@@ -4,7 +4,7 @@
  */
 import pg from 'pg';
 import { RateLimiterPostgres, type RateLimiterAbstract } from 'rate-limiter-flexible';
-import { checkParameters, rateLimitTable, type Db, type Migration, type RateLimiterOptions, type Row, type SqlValue } from './db.ts';
+import { checkParameters, rateLimiterSettings, rateLimitTable, type Db, type Migration, type RateLimiterOptions, type Row, type SqlValue } from './db.ts';
 import { postgresMigrations } from './migrations/postgres.ts';
 import { defaultLogger, type Logger } from '../lib/logger.ts';
 
@@ -92,21 +92,9 @@ class PostgresDb implements Db {
     }
   }
 
-  rateLimiter({ keyPrefix, points, durationSeconds }: RateLimiterOptions): RateLimiterAbstract {
+  rateLimiter(options: RateLimiterOptions): RateLimiterAbstract {
     this.scheduleRateLimitCleanup();
-    return new RateLimiterPostgres({
-      storeClient: this.client,
-      storeType: 'pool',
-      tableName: rateLimitTable,
-      tableCreated: true,
-      // Its own timer swallows errors and outlives close(); ours logs and stops (scheduleRateLimitCleanup).
-      clearExpiredByTimeout: false,
-      keyPrefix,
-      points,
-      duration: durationSeconds,
-      // Once a key is over its limit, refuse it from memory until its window ends: a flood costs no queries.
-      inMemoryBlockOnConsumed: points + 1,
-    });
+    return new RateLimiterPostgres({ storeClient: this.client, storeType: 'pool', ...rateLimiterSettings(options) });
   }
 
   private scheduleRateLimitCleanup(): void {

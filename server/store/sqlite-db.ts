@@ -6,7 +6,7 @@
 import { chmodSync, closeSync, existsSync, openSync } from 'node:fs';
 import Database from 'better-sqlite3';
 import { RateLimiterSQLite, type RateLimiterAbstract } from 'rate-limiter-flexible';
-import { checkParameters, rateLimitTable, type Db, type Migration, type RateLimiterOptions, type Row, type SqlValue } from './db.ts';
+import { checkParameters, rateLimiterSettings, rateLimitTable, type Db, type Migration, type RateLimiterOptions, type Row, type SqlValue } from './db.ts';
 import { Mutex } from '../lib/mutex.ts';
 import { sqliteMigrations } from './migrations/sqlite.ts';
 import { defaultLogger, type Logger } from '../lib/logger.ts';
@@ -146,7 +146,7 @@ class SqliteDb implements Db {
    * statements; this one holds the connection's mutex between the two, so
    * the limiter's statements wait their turn like every other.
    */
-  rateLimiter({ keyPrefix, points, durationSeconds }: RateLimiterOptions): RateLimiterAbstract {
+  rateLimiter(options: RateLimiterOptions): RateLimiterAbstract {
     const lock = this.lock;
     // The limiter prepares its statement on every call; a statement is compiled once here instead (a third of its cost).
     const statements = new Map<string, Database.Statement>();
@@ -179,18 +179,7 @@ class SqliteDb implements Db {
       },
     };
     this.scheduleRateLimitCleanup();
-    return new RateLimiterSQLite({
-      storeClient: client,
-      storeType: 'knex',
-      tableName: rateLimitTable,
-      tableCreated: true,
-      clearExpiredByTimeout: false,
-      keyPrefix,
-      points,
-      duration: durationSeconds,
-      // Once a key is over its limit, refuse it from memory until its window ends: a flood costs no queries.
-      inMemoryBlockOnConsumed: points + 1,
-    });
+    return new RateLimiterSQLite({ storeClient: client, storeType: 'knex', ...rateLimiterSettings(options) });
   }
 
   private scheduleRateLimitCleanup(): void {

@@ -5,22 +5,15 @@
  * the fix it rendered and its script ran; now the browser downloads it. Every
  * wait is for an event: the download, or the script reporting that it ran.
  */
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { Browser } from 'playwright-core';
+import { describe, expect, it } from 'vitest';
 import { useTestServer } from '../../testing/harness.ts';
-import { launchBrowser } from '../../testing/browser.ts';
+import { useBrowser } from '../../testing/browser.ts';
 import { signDownload } from './signed-downloads.ts';
 import { hostilePage, hostileSvg } from './hostile-files.ts';
 
 describe('stored XSS through downloads, in Chromium', () => {
   const t = useTestServer('sqlite');
-  let browser: Browser;
-  beforeAll(async () => {
-    browser = await launchBrowser();
-  });
-  afterAll(async () => {
-    await browser?.close();
-  });
+  const chromium = useBrowser();
 
   it.each([
     ['mix.html', 'text/html', hostilePage],
@@ -31,7 +24,7 @@ describe('stored XSS through downloads, in Chromium', () => {
     const { box } = await api.uploadFile(project!.id, { name, mimeType }, Buffer.from(body));
     const url = signDownload(t.server.ctx, box.id, 'inline').url;
 
-    const context = await browser.newContext({ acceptDownloads: true });
+    const context = await chromium.browser.newContext({ acceptDownloads: true });
     try {
       const page = await context.newPage();
       let scriptRuns = 0;
