@@ -96,6 +96,8 @@ export async function startServer(config: Config, overrides: { clock?: Clock; lo
   const close = () =>
     (closing ??= (async () => {
       draining = true;
+      // The worker's grace runs alongside the HTTP drain, so both end within SHUTDOWN_GRACE_SECONDS, not one after the other.
+      const workerStopped = worker?.stop();
       const closed = new Promise<void>((done) => http.close(() => done()));
       for (const res of underWay) {
         // RFC 9112 section 9.6: a server that sends "close" closes the connection after that response.
@@ -111,7 +113,7 @@ export async function startServer(config: Config, overrides: { clock?: Clock; lo
       await closed;
       clearTimeout(grace);
       clearInterval(sweeper);
-      await worker?.stop();
+      await workerStopped;
       await store.close();
     })());
   return { ctx, worker, http, address: `http://${host}:${port}`, close };
