@@ -35,7 +35,9 @@ let stdout: DestinationStream | undefined;
  * when the process exits. One per process, shared by every logger.
  */
 function stdoutDestination(): DestinationStream {
-  return (stdout ??= pino.destination({ dest: 1, sync: false }));
+  // minLength: lines gather up to 4 KiB before a write, so a busy server makes one system call per few dozen lines,
+  // not one per request (which cost a tenth of small reads' throughput).
+  return (stdout ??= pino.destination({ dest: 1, sync: false, minLength: 4096 }));
 }
 
 /** A `Logger` over a pino instance; `pino` is there for pino-http and child loggers. */
