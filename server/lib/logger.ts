@@ -40,7 +40,7 @@ function stdoutDestination(): DestinationStream {
   return (stdout ??= pino.destination({ dest: 1, sync: false, minLength: 4096 }));
 }
 
-/** A `Logger` over a pino instance; `pino` is there for pino-http and child loggers. */
+/** A `Logger` over a pino instance; `pino` is there for child loggers. */
 export class PinoLogger implements Logger {
   constructor(readonly pino: PinoInstance) {}
 
@@ -97,21 +97,4 @@ let fallback: PinoLogger | undefined;
  */
 export function defaultLogger(): PinoLogger {
   return (fallback ??= createLogger('info', pino.destination({ dest: 2, sync: true })));
-}
-
-/**
- * The pino instance behind a logger: its own for a PinoLogger; for any other
- * Logger (a test's), a pino instance whose lines are handed to it by level.
- */
-export function pinoOf(logger: Logger): PinoInstance {
-  if (logger instanceof PinoLogger) return logger.pino;
-  return pino(
-    { ...options, level: 'debug' },
-    {
-      write(line: string) {
-        const { level, message, time: _time, ...fields } = JSON.parse(line) as LogFields & { level: WrittenLevel; message: string };
-        if (logger.enabled(level)) logger[level](message, fields);
-      },
-    },
-  );
 }
