@@ -117,13 +117,18 @@ function put(url: string, headers: Record<string, string>, pid: number): Promise
   });
 }
 
-async function seed(server: Started) {
-  const token = await new Promise<string>((done, fail) => {
+/** A token for the bench user, minted by the admin CLI in the server's data folder, as a newcomer would. */
+function benchToken(server: Started): Promise<string> {
+  return new Promise<string>((done, fail) => {
     const admin = spawn(process.execPath, ['--import', 'tsx', 'server/admin/cli.ts', 'token', 'create', '--email', 'bench@example.com'], { cwd: root, env: { ...process.env, DATA_DIR: server.dataDir, DATABASE_URL: '' } });
     let out = '';
     admin.stdout.on('data', (d) => (out += d));
     admin.on('exit', (code) => (code === 0 ? done(out.trim()) : fail(new Error('admin failed'))));
   });
+}
+
+async function seed(server: Started) {
+  const token = await benchToken(server);
   const api = createApiClient({ baseUrl: server.url + '/api/v1', token });
   const { data: project } = await api.POST('/projects', { body: { name: 'Bench' } });
   // 500 uploads make 500 stacks holding 500 files: 1,000 boxes.
@@ -292,12 +297,7 @@ if (parts.has('latency')) {
   spawnSync('taskset', ['-pc', '0', String(process.pid)]);
 
   const server = await start('server/main.ts', { PROCESSING: 'in-process', JOB_POLL_MS: '20' });
-  const token = await new Promise<string>((done, fail) => {
-    const admin = spawn(process.execPath, ['--import', 'tsx', 'server/admin/cli.ts', 'token', 'create', '--email', 'bench@example.com'], { cwd: root, env: { ...process.env, DATA_DIR: server.dataDir, DATABASE_URL: '' } });
-    let out = '';
-    admin.stdout.on('data', (d) => (out += d));
-    admin.on('exit', (code) => (code === 0 ? done(out.trim()) : fail(new Error('admin failed'))));
-  });
+  const token = await benchToken(server);
   const api = createApiClient({ baseUrl: server.url + '/api/v1', token });
   const { data: project } = await api.POST('/projects', { body: { name: 'Latency' } });
   const { data: player } = await api.POST('/players', { body: { name: 'Latency', projectid: project!.id } });
