@@ -45,6 +45,15 @@ export async function createTestDatabase(backend: Backend): Promise<TestDatabase
       const client = new pg.Client({ connectionString: postgresAdminUrl });
       await client.connect();
       try {
+        // A pool closed a moment ago may still have a connection winding down. Forcing the drop would terminate it, and
+        // a pool that sees its connection terminated takes the process down, by design (postgres-db.ts): so wait,
+        // with a deadline, until the test's own connections are gone, and only then force what is left.
+        const deadline = Date.now() + 5000;
+        while (Date.now() < deadline) {
+          const [{ open }] = (await client.query('SELECT count(*)::int AS open FROM pg_stat_activity WHERE datname = $1', [name])).rows;
+          if (open === 0) break;
+          await new Promise((resolve) => setTimeout(resolve, 20));
+        }
         await client.query(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`);
       } finally {
         await client.end();
