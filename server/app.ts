@@ -79,7 +79,10 @@ export function createApp(ctx: Context): Express {
   api.use(
     OpenApiValidator.middleware({
       apiSpec: specPath,
-      validateRequests: { allowUnknownQueryParameters: false },
+      // allErrors: a request with several faults (an upload PUT missing three
+      // headers, a body with two typos) is told about all of them at once,
+      // instead of one per attempt.
+      validateRequests: { allowUnknownQueryParameters: false, allErrors: true },
       validateResponses: ctx.config.validateResponses ? { onError: responseViolation(ctx) } : false,
       // Bearer tokens are checked by bearerAuth, which also knows they are valid.
       validateSecurity: false,

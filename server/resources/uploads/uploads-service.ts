@@ -34,12 +34,22 @@ function declaredSize(size: number | string, limit: number, what: string): numbe
 
 const uploadPath = (kind: UploadKind, uploadId: string) => `/upload/${kind === 'file' ? 'files' : 'artwork'}/${uploadId}`;
 
+/** The x-storage-meta-<key> headers of an upload. Interface 4.2: "The metadata headers use the prefix x-storage-meta-". */
+const metadataHeaders = (metadata: Record<string, string>) =>
+  Object.fromEntries(Object.entries(metadata).map(([key, value]) => [`x-storage-meta-${key}`, value]));
+
+/** Every header the PUT must carry, ready to send: what the upload URL response gives as `headers`. */
+const putHeaders = (upload: Pick<UploadRecord, 'contentType' | 'metadata'>): Schemas['UploadHeaders'] => ({
+  'Content-Type': upload.contentType,
+  ...metadataHeaders(upload.metadata),
+});
+
 function signedFields(upload: Pick<UploadRecord, 'id' | 'kind' | 'expires' | 'contentType' | 'size' | 'metadata'>) {
   return {
     method: 'PUT' as const,
     path: uploadPath(upload.kind, upload.id),
     expires: upload.expires,
-    bound: { contentType: upload.contentType, size: upload.size, ...Object.fromEntries(Object.entries(upload.metadata).map(([key, value]) => [`x-storage-meta-${key}`, value])) },
+    bound: { contentType: upload.contentType, size: upload.size, ...metadataHeaders(upload.metadata) },
   };
 }
 
@@ -108,6 +118,7 @@ export async function requestUploadUrl(ctx: Ports, caller: Caller, projectId: st
       boxid: file.id,
       contentType: upload.contentType,
       metadata: upload.metadata as Schemas['UploadUrlResponse']['metadata'],
+      headers: putHeaders(upload),
       stackid: stack.id,
       url: signedUrl(ctx, upload),
       expires: upload.expires,
@@ -151,6 +162,7 @@ export async function requestArtworkUploadUrl(
     boxid: artworkId,
     contentType: upload.contentType,
     metadata: upload.metadata as Schemas['ArtworkUploadUrlResponse']['metadata'],
+    headers: putHeaders(upload),
     url: signedUrl(ctx, upload),
     expires: upload.expires,
   };

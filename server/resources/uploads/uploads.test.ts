@@ -36,12 +36,18 @@ describe.each(backends)('uploads on %s', (backend) => {
     expect(await t.server.ctx.blobs.stat(fileBlobKey(projectid, boxid))).toBeUndefined();
   }
 
-  it('answers with boxid, contentType, metadata, stackid and a signed url on this server', async () => {
+  it('answers with boxid, contentType, metadata, the headers to send, stackid and a signed url on this server', async () => {
     const { upload, projectid } = await requestUpload({ size: '10' });
     expect(upload).toEqual({
       boxid: expect.stringMatching(/^box_/),
       contentType: 'audio/wav',
       metadata: { boxpath: `projects/${projectid}/boxes/${upload.boxid}`, destination: 'file', projectid },
+      headers: {
+        'Content-Type': 'audio/wav',
+        'x-storage-meta-boxpath': `projects/${projectid}/boxes/${upload.boxid}`,
+        'x-storage-meta-destination': 'file',
+        'x-storage-meta-projectid': projectid,
+      },
       stackid: expect.stringMatching(/^box_/),
       url: expect.stringMatching(new RegExp(`^${t.server.apiUrl}/upload/files/upl_\\w+\\?expires=\\d+&signature=[0-9a-f]{64}$`)),
       expires: expect.any(Number),
@@ -78,6 +84,20 @@ describe.each(backends)('uploads on %s', (backend) => {
     await expectNothingStored(projectid, upload.boxid);
     // The URL still works after refusals that stored nothing.
     expect((await fetch(upload.url, { method: 'PUT', headers: signedHeaders(upload), body: '0123456789' })).status).toBe(200);
+  });
+
+  it('stores a PUT that sends exactly the headers given, and names every missing header at once', async () => {
+    const { upload, projectid } = await requestUpload();
+    const bare = await fetch(upload.url, { method: 'PUT', headers: { 'Content-Type': upload.contentType }, body: '0123456789' });
+    expect(bare.status).toBe(400);
+    const problem = await bare.json();
+    expect(problem.type).toBe('/problems/validation-error');
+    const named = problem.errors.map((error: { header?: string }) => error.header).sort();
+    expect(named).toEqual(['x-storage-meta-boxpath', 'x-storage-meta-destination', 'x-storage-meta-projectid']);
+    for (const header of named) expect(problem.detail).toContain(header);
+    await expectNothingStored(projectid, upload.boxid);
+    const sent = await fetch(upload.url, { method: 'PUT', headers: upload.headers, body: '0123456789' });
+    expect(sent.status).toBe(200);
   });
 
   it('refuses bodies longer or shorter than declared, with or without Content-Length', async () => {
