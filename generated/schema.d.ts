@@ -1465,10 +1465,11 @@ export interface components {
         };
         /**
          * @description Where and how to upload a file's bytes (interface 2.3). Send them with
-         *     `PUT url`, with `Content-Type: <contentType>` and the headers
-         *     `x-storage-meta-destination`, `x-storage-meta-projectid` and
-         *     `x-storage-meta-boxpath` set to the values in `metadata`. No Authorization
-         *     header: the URL is signed. It expires at `expires` and works once.
+         *     `PUT url` and exactly the `headers` given: `Content-Type: <contentType>`
+         *     and the headers `x-storage-meta-destination`, `x-storage-meta-projectid`
+         *     and `x-storage-meta-boxpath` set to the values in `metadata`. No
+         *     Authorization header: the URL is signed. It expires at `expires` and
+         *     works once.
          * @example {
          *       "boxid": "box_f1le4n8q7r",
          *       "contentType": "audio/wav",
@@ -1478,7 +1479,13 @@ export interface components {
          *         "projectid": "prj_7h2kq9xw4m"
          *       },
          *       "stackid": "box_s7ack2b4c6",
-         *       "url": "http://127.0.0.1:4010/upload/files/upl_9d2m4k7q1z?expires=1795318800000&signature=0d4c9a3f1b7e2a6c8d5f0b1e3a7c9d2f4b6e8a0c1d3f5b7e9a2c4d6f8b0e1a3c",
+         *       "headers": {
+         *         "Content-Type": "audio/wav",
+         *         "x-storage-meta-boxpath": "projects/prj_7h2kq9xw4m/boxes/box_f1le4n8q7r",
+         *         "x-storage-meta-destination": "file",
+         *         "x-storage-meta-projectid": "prj_7h2kq9xw4m"
+         *       },
+         *       "url": "http://localhost:8080/api/v1/upload/files/upl_9d2m4k7q1z?expires=1795318800000&signature=0d4c9a3f1b7e2a6c8d5f0b1e3a7c9d2f4b6e8a0c1d3f5b7e9a2c4d6f8b0e1a3c",
          *       "expires": 1795318800000
          *     }
          */
@@ -1498,6 +1505,7 @@ export interface components {
             };
             /** @description The stack the file is uploaded to. Every file uploaded lands in a stack. */
             stackid: components["schemas"]["Id"];
+            headers: components["schemas"]["UploadHeaders"];
             /**
              * Format: uri
              * @description The signed upload URL. PUT the bytes here.
@@ -1519,7 +1527,14 @@ export interface components {
          *         "projectid": "prj_7h2kq9xw4m",
          *         "writeback": "project.artwork"
          *       },
-         *       "url": "http://127.0.0.1:4010/upload/artwork/upl_2w8e5r1t6y?expires=1795318800000&signature=7a1c3e5f9b2d4f6a8c0e1b3d5f7a9c2e4b6d8f0a1c3e5b7d9f2a4c6e8b0d1f3a",
+         *       "headers": {
+         *         "Content-Type": "image/jpeg",
+         *         "x-storage-meta-boxpath": "projects/prj_7h2kq9xw4m/artwork/art_3k8d1m5p9w",
+         *         "x-storage-meta-destination": "artwork",
+         *         "x-storage-meta-projectid": "prj_7h2kq9xw4m",
+         *         "x-storage-meta-writeback": "project.artwork"
+         *       },
+         *       "url": "http://localhost:8080/api/v1/upload/artwork/upl_2w8e5r1t6y?expires=1795318800000&signature=7a1c3e5f9b2d4f6a8c0e1b3d5f7a9c2e4b6d8f0a1c3e5b7d9f2a4c6e8b0d1f3a",
          *       "expires": 1795318800000
          *     }
          */
@@ -1539,6 +1554,7 @@ export interface components {
                 /** @description An internal indicator that this upload sets the project artwork. */
                 writeback: string;
             };
+            headers: components["schemas"]["UploadHeaders"];
             /**
              * Format: uri
              * @description The signed upload URL. PUT the image here.
@@ -1546,6 +1562,17 @@ export interface components {
             url: string;
             /** @description **Extension.** When the upload URL stops working, in milliseconds since the epoch. */
             expires?: components["schemas"]["Timestamp"];
+        };
+        /**
+         * @description **Extension.** Every header the upload PUT must carry, with its exact
+         *     value: `Content-Type` (equal to `contentType`) and one
+         *     `x-storage-meta-<key>` header for each key of `metadata`. Send them as
+         *     they are, and no Authorization header.
+         */
+        UploadHeaders: {
+            "Content-Type": string;
+        } & {
+            [key: string]: string;
         };
         /**
          * @description A signed download URL for a file (interface 2.5). `expires` is in
