@@ -11,7 +11,7 @@ declare module 'vitest' {
   export interface ProvidedContext {
     baseUrl: string;
     token: string;
-    /** `mock` for the Prism mock; otherwise the name of the real server's store. */
+    /** `mock` for the partner mock; otherwise the name of the real server's store. */
     target: string;
     coverageFile: string;
   }
@@ -20,7 +20,7 @@ declare module 'vitest' {
 export const baseUrl = inject('baseUrl');
 export const token = inject('token');
 export const target = inject('target');
-/** The Prism mock answers with the spec's examples and keeps no state. */
+/** The mock answers with the spec's examples and keeps no state. */
 export const onMock = target === 'mock';
 export const checkedFetch = validatingFetch(baseUrl, inject('coverageFile'));
 
@@ -37,19 +37,17 @@ export function raw(path: string, init: RequestInit & { token?: string | null } 
 }
 
 /**
- * The signed URLs in the mock's examples point at a real server's address;
- * against the mock, send them to the mock instead. Against a real server the
- * URL is used exactly as returned.
+ * @deprecated Signed URLs are used exactly as returned, against the mock too:
+ * the mock's answers lead back to the mock. Kept, as the identity, until no
+ * test calls it.
  */
 export function resolveSignedUrl(url: string): string {
-  if (!onMock) return url;
-  const parsed = new URL(url);
-  return baseUrl + parsed.pathname.replace(/^\/api\/v1/, '') + parsed.search;
+  return url;
 }
 
 /** A request to a signed URL: no bearer token, checked against the spec like every other call. */
 export function fetchSigned(url: string, init: RequestInit = {}): Promise<Response> {
-  return checkedFetch(resolveSignedUrl(url), init);
+  return checkedFetch(url, init);
 }
 
 export { onePixelPng } from '../../server/testing/fixtures.ts';

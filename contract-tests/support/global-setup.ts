@@ -1,7 +1,8 @@
 /**
  * Starts the target the contract suite runs against and hands its address
  * to the tests. CONTRACT_TARGET picks it:
- *   mock      the Prism mock of generated/openapi.json (the default)
+ *   mock      the partner mock (mock/, Prism behind the server's front), in this
+ *             process, at http://127.0.0.1:4010/api/v1 (the default)
  *   sqlite    the real server, in this process, on a fresh SQLite file
  *   postgres  the real server, in this process, on a fresh PostgreSQL database
  * The real server runs with response validation on, so a response that
@@ -14,7 +15,7 @@
  */
 import type { TestProject } from 'vitest/node';
 import { resetCoverage } from './coverage.ts';
-import { startPrismMock } from './prism.ts';
+import { startContractMock } from './mock.ts';
 import { startTestServer } from '../../server/testing/test-server.ts';
 
 export default async function setup(project: TestProject) {
@@ -27,9 +28,9 @@ export default async function setup(project: TestProject) {
     project.provide('baseUrl', process.env.CONTRACT_BASE_URL.replace(/\/$/, ''));
     project.provide('token', process.env.CONTRACT_TOKEN ?? '');
   } else if (target === 'mock') {
-    const mock = await startPrismMock();
-    project.provide('baseUrl', mock.baseUrl);
-    // Prism checks that a bearer token is present, not what it is.
+    const mock = await startContractMock();
+    project.provide('baseUrl', mock.apiUrl);
+    // The mock checks that a bearer token is present and well-formed, not what it is.
     project.provide('token', 'mock-token');
     stop = mock.stop;
   } else if (target === 'sqlite' || target === 'postgres') {
