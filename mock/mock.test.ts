@@ -15,6 +15,8 @@ import { freePort } from '../contract-tests/support/ports.ts';
 import { startTestServer, type TestServer } from '../server/testing/test-server.ts';
 import { onePixelPng } from '../server/testing/fixtures.ts';
 import { startMock, type RunningMock } from './mock-server.ts';
+import { parsePrefer } from './prefer.ts';
+import { rewriteApiUrls } from './signed-urls.ts';
 
 let server: TestServer;
 let serverToken: string;
@@ -302,10 +304,38 @@ describe('the mock on its own', () => {
   });
 });
 
+describe('the pieces', () => {
+  it('moves only absolute /api/v1/ URLs onto the mock, keeping path and query', () => {
+    const body = {
+      url: 'http://localhost:8080/api/v1/upload/files/upl_1?expires=1&signature=ab',
+      playerUrl: 'http://localhost:8080/p/ply_1',
+      nested: [{ url: 'https://api.example.test/api/v1/download/box_1?variant=peaks-json' }],
+      name: '/api/v1/not-a-url',
+      api: 'http://localhost:8080/api/v1',
+    };
+    expect(rewriteApiUrls(body, 'http://127.0.0.1:4010')).toEqual({
+      url: 'http://127.0.0.1:4010/api/v1/upload/files/upl_1?expires=1&signature=ab',
+      playerUrl: 'http://localhost:8080/p/ply_1',
+      nested: [{ url: 'http://127.0.0.1:4010/api/v1/download/box_1?variant=peaks-json' }],
+      name: '/api/v1/not-a-url',
+      api: 'http://localhost:8080/api/v1',
+    });
+  });
+
+  it('reads Prefer as RFC 7240 writes it, ignoring preferences meant for others', () => {
+    expect(parsePrefer('return=minimal, code=404; example="with space"')).toEqual({ code: 404, exampleKey: 'with space' });
+    expect(parsePrefer('dynamic=true, seed=7')).toEqual({ dynamic: true, seed: '7' });
+    expect(parsePrefer(undefined)).toEqual({});
+    expect(parsePrefer('code=four')).toMatchObject({ status: 400, type: 'validation-error' });
+    expect(parsePrefer('dynamic=yes')).toMatchObject({ status: 400 });
+  });
+});
+
 describe('npm run mock (mock/main.ts)', () => {
   it('serves the API under /api/v1 on PORT, says where, and stops on SIGTERM', async () => {
     const port = await freePort();
-    const child = spawn(process.execPath, ['--import', 'tsx', resolve(import.meta.dirname, 'main.ts')], {
+    // What package.json's "mock" script runs: tsx mock/main.ts.
+    const child = spawn(resolve(import.meta.dirname, '../node_modules/.bin/tsx'), [resolve(import.meta.dirname, 'main.ts')], {
       env: { ...process.env, PORT: String(port), HOST: '127.0.0.1' },
       stdio: ['ignore', 'pipe', 'pipe'],
     });
@@ -328,5 +358,18 @@ describe('npm run mock (mock/main.ts)', () => {
       child.kill('SIGTERM');
     }
     expect(await exited).toBe(0);
+  });
+
+  it('says which port is taken, and how to choose another, when PORT is in use', async () => {
+    const child = spawn(resolve(import.meta.dirname, '../node_modules/.bin/tsx'), [resolve(import.meta.dirname, 'main.ts')], {
+      env: { ...process.env, PORT: String(mock.port), HOST: '127.0.0.1' },
+      stdio: ['ignore', 'ignore', 'pipe'],
+    });
+    let stderr = '';
+    child.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
+    const code = await new Promise<number | null>((done) => child.once('exit', (exitCode) => done(exitCode)));
+    expect(code).toBe(1);
+    expect(stderr).toContain(`Port ${mock.port} on 127.0.0.1 is in use`);
+    expect(stderr).toContain('PORT=');
   });
 });
