@@ -8,7 +8,7 @@ export default defineConfig({
       {
         test: {
           name: 'server',
-          include: ['server/**/*.test.ts', 'web/**/*.test.ts', 'scripts/**/*.test.ts', 'mock/**/*.test.ts'],
+          include: ['server/**/*.test.ts', 'web/**/*.test.ts', 'scripts/**/*.test.ts', 'mock/**/*.test.ts', 'examples/**/*.test.ts'],
           testTimeout: 30_000,
           hookTimeout: 60_000,
         },
