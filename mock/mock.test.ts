@@ -123,6 +123,7 @@ const badRequests: BadRequest[] = [
   { name: 'a path outside /api/v1', path: '/players', from: 'origin' },
   { name: 'a method the path does not take', path: '/players', init: { method: 'DELETE' } },
   { name: 'an encoded NUL in the URL', path: '/players/ply_%00' },
+  { name: 'request headers over 16 KiB', path: '/players', init: { headers: { 'X-Padding': 'a'.repeat(20 * 1024) } } },
 ];
 
 interface Refusal {
