@@ -47,8 +47,8 @@ interface ValidatorFieldError {
   message: string;
 }
 
-function asProblem(status: number, errors: ValidatorFieldError[]): HttpProblem {
-  const problem = toProblem({ status, message: '', errors });
+function asProblem(status: number, errors: ValidatorFieldError[], accepts: string[] = []): HttpProblem {
+  const problem = toProblem({ status, message: '', errors }, accepts);
   if (!problem) throw new Error(`server/http/errors.ts toProblem gave no problem for a validator error of status ${status}`);
   return problem;
 }
@@ -74,7 +74,7 @@ export function contentTypeFault(operation: MockOperation, contentType: string |
   if (sent === undefined && operation.request?.body?.required === false) return undefined;
   const expressRoute = '/api/v1' + operation.path.replace(/\{([^}]+)\}/g, ':$1');
   // The validator writes an absent type as "undefined"; so does the mock, to say the same as the server.
-  return asProblem(415, [{ path: expressRoute, message: `unsupported media type ${sent}` }]);
+  return asProblem(415, [{ path: expressRoute, message: `unsupported media type ${sent}` }], contents.map(({ mediaType }) => mediaType));
 }
 
 /** The media type without parameters, lower case: what a declared type is compared with. */

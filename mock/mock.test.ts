@@ -145,7 +145,7 @@ async function refusal(target: { url: string; apiUrl: string }, token: string, r
   } catch {
     throw new Error(`${base}${request.path} answered ${response.status} with a body that is not JSON: ${text.slice(0, 200)}`);
   }
-  return { status: response.status, contentType: response.headers.get('content-type'), wwwAuthenticate: response.headers.get('www-authenticate'), body };
+  return { status: response.status, contentType: response.headers.get('content-type'), wwwAuthenticate: response.headers.get('www-authenticate'), allow: response.headers.get('allow'), body };
 }
 
 /** What must be the same: everything but `instance`, which is each server's own request id. */

@@ -7,6 +7,7 @@
 import type { NextFunction, Request, Response } from 'express';
 import { NulCharacterError } from '../store/db.ts';
 import { HttpProblem, type FieldError, type ProblemType } from './problem.ts';
+import { operations } from '../../generated/client.ts';
 
 interface ValidatorError {
   status: number;
@@ -21,7 +22,11 @@ interface BodyParserError {
   encoding?: string;
 }
 
-export function toProblem(error: unknown): HttpProblem | undefined {
+/**
+ * `accepts` is the media types the matched operation's body takes, when known;
+ * a 415 then says which to send instead of a generic "application/json".
+ */
+export function toProblem(error: unknown, accepts: string[] = []): HttpProblem | undefined {
   if (error instanceof HttpProblem) return error;
   // Defence in depth: the HTTP layer refuses NUL characters before they reach a query (http/nul-characters.ts).
   if (error instanceof NulCharacterError) return new HttpProblem(400, 'validation-error', 'The request holds a NUL character (U+0000), which no identifier or text field may hold. Remove it.');
@@ -44,7 +49,7 @@ export function toProblem(error: unknown): HttpProblem | undefined {
   }
   const validatorError = error as ValidatorError;
   if (typeof validatorError?.status === 'number' && Array.isArray(validatorError.errors) && validatorError.status < 500) {
-    return fromValidator(validatorError);
+    return fromValidator(validatorError, accepts);
   }
   // Express's router, decoding a route parameter such as /p/%FF, marks the URIError 400.
   if (error instanceof URIError && (error as URIError & { status?: number }).status === 400) {
@@ -55,7 +60,7 @@ export function toProblem(error: unknown): HttpProblem | undefined {
   return undefined;
 }
 
-function fromValidator({ status, errors = [] }: ValidatorError): HttpProblem {
+function fromValidator({ status, errors = [] }: ValidatorError, accepts: string[]): HttpProblem {
   const fields = errors.map(fieldError);
   const summary = fields.map((field) => `${field.pointer?.slice(1) ?? field.parameter ?? field.header ?? ''} ${field.detail}`.trim()).join('; ');
   const byStatus: Record<number, [ProblemType, string]> = {
@@ -63,10 +68,18 @@ function fromValidator({ status, errors = [] }: ValidatorError): HttpProblem {
     404: ['not-found', 'There is no such operation. See the API reference at /docs.'],
     405: ['method-not-allowed', `This path does not take that method. See the API reference at /docs.`],
     413: ['payload-too-large', 'The request body is too large.'],
-    415: ['unsupported-media-type', `This operation does not take that content type: ${summary}. Send application/json.`],
+    415: ['unsupported-media-type', unsupportedTypeDetail(errors, accepts)],
   };
   const [type, detail] = byStatus[status] ?? ['validation-error', summary];
   return new HttpProblem(status, type, detail, status === 400 ? { errors: fields } : {});
+}
+
+/** The validator says "unsupported media type text/plain" (or "… undefined" when none was sent); say what to send instead. */
+function unsupportedTypeDetail(errors: ValidatorError['errors'] = [], accepts: string[]): string {
+  const sent = /unsupported media type (\S+)/.exec(errors[0]?.message ?? '')?.[1];
+  const what = !sent || sent === 'undefined' ? 'a body without a Content-Type' : `Content-Type ${sent}`;
+  const wanted = accepts.length > 0 ? accepts : ['application/json'];
+  return `This operation does not take ${what}. Send the body as ${wanted.join(' or ')}, with a matching Content-Type header.`;
 }
 
 /** express-openapi-validator paths look like /body/options/quality, /query/expires, /headers/x-…, /path/id. */
@@ -81,9 +94,24 @@ function fieldError({ path, message }: { path: string; message: string }): Field
   return { detail: `${path} ${message}` };
 }
 
+/** The methods the spec gives the API path `path` (under /api/v1), upper case. */
+const operationRoutes = Object.values(operations).map(({ method, path }) => ({
+  method: method.toUpperCase(),
+  pattern: new RegExp(`^/api/v1${path.replace(/\{[^}]+\}/g, '[^/]+')}/?$`),
+}));
+export function allowedMethods(path: string): string[] {
+  return operationRoutes.filter(({ pattern }) => pattern.test(path)).map(({ method }) => method);
+}
+
+/** The media types the operation the validator matched takes as its body (set by express-openapi-validator as req.openapi). */
+function declaredBodyTypes(req: Request): string[] {
+  const operation = (req as Request & { openapi?: { schema?: { requestBody?: { content?: Record<string, unknown> } } } }).openapi?.schema;
+  return Object.keys(operation?.requestBody?.content ?? {});
+}
+
 export function problemHandler() {
   return (error: unknown, req: Request, res: Response, _next: NextFunction) => {
-    let problem = toProblem(error);
+    let problem = toProblem(error, declaredBodyTypes(req));
     if (!problem) {
       // The request's log line (http/request-context.ts) is written at error level with this error and its stack.
       res.err = error instanceof Error ? error : new Error(`A non-Error was thrown: ${JSON.stringify(error)}`);
@@ -95,6 +123,8 @@ export function problemHandler() {
       return;
     }
     for (const [name, value] of Object.entries(problem.extra.headers ?? {})) res.setHeader(name, value);
+    // RFC 9110 §15.5.6: "The origin server MUST generate an Allow header field in a 405 response containing a list of the target resource's currently supported methods."
+    if (problem.status === 405) res.setHeader('Allow', allowedMethods(req.path).join(', '));
     res.status(problem.status).type('application/problem+json').send(JSON.stringify(problem.body(String(req.id))));
   };
 }

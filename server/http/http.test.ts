@@ -36,6 +36,17 @@ describe('HTTP behaviour', () => {
       const problem = await response.json();
       expect(problem).toMatchObject({ type, status, title: expect.any(String), detail: expect.any(String), instance: response.headers.get('x-request-id') });
     }
+    // RFC 9110 §15.5.6: a 405 lists the methods the resource has.
+    const patched = await t.fetch('/players', { method: 'PATCH', headers: { 'Content-Type': 'application/json' }, body: '{}', token });
+    expect(patched.status).toBe(405);
+    expect(patched.headers.get('allow')).toBe('GET, POST');
+    expect((await patched.json()).type).toBe('/problems/method-not-allowed');
+    // A 415 says what the operation takes: JSON for the API, an image for an artwork PUT.
+    const asText = await t.fetch('/players', { method: 'POST', headers: { 'Content-Type': 'text/plain' }, body: '{}', token });
+    expect((await asText.json()).detail).toBe('This operation does not take Content-Type text/plain. Send the body as application/json, with a matching Content-Type header.');
+    const artworkPut = await t.fetch(`/upload/artwork/upl_x?expires=1&signature=${'0'.repeat(64)}`, { method: 'PUT', headers: { 'Content-Type': 'text/plain' }, body: 'x' });
+    expect(artworkPut.status).toBe(415);
+    expect((await artworkPut.json()).detail).toMatch(/Send the body as image\/\*/);
     const outside = await fetch(`${t.server.address}/nowhere`);
     expect(outside.status).toBe(404);
     expect((await outside.json()).type).toBe('/problems/not-found');
