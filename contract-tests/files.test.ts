@@ -1,8 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { makeAudio } from '../server/testing/audio.ts';
-import { waitForStatus } from '../server/testing/files.ts';
 import { uploadHeaders } from '../generated/client.ts';
-import { baseUrl, client, fetchSigned, onMock, onePixelPng, raw, resolveSignedUrl } from './support/context.ts';
+import { baseUrl, client, fetchSigned, onMock, onePixelPng, raw } from './support/context.ts';
 
 const api = client();
 const json = { 'Content-Type': 'application/json' };
@@ -12,10 +11,12 @@ async function newProject(name: string) {
   return data!.id;
 }
 
-/** Uploads a small file through the generated two-step helper. */
+/** Uploads a small file through the generated two-step helper; resolves to its `data`, after checking there was no error. */
 async function uploadSmallFile(projectid: string, name = 'take-1.wav', parentid?: string) {
   const bytes = new TextEncoder().encode('RIFF....WAVEfmt contract test bytes');
-  return api.uploadFile(projectid, { name, mimeType: 'audio/wav', parentid }, bytes, { resolveUploadUrl: resolveSignedUrl });
+  const { data, error } = await api.uploadFile(projectid, { name, mimeType: 'audio/wav', parentid }, bytes);
+  expect(error).toBeUndefined();
+  return data!;
 }
 
 describe('upload', () => {
@@ -76,9 +77,9 @@ describe('upload', () => {
 
   it('requestArtworkUploadUrl and uploadArtwork set the project artwork', async () => {
     const projectid = await newProject('Contract: artwork');
-    const { upload, project } = await api.uploadArtwork(projectid, { name: 'cover.png', mimeType: 'image/png' }, onePixelPng, {
-      resolveUploadUrl: resolveSignedUrl,
-    });
+    const { data, error } = await api.uploadArtwork(projectid, { name: 'cover.png', mimeType: 'image/png' }, onePixelPng);
+    expect(error).toBeUndefined();
+    const { upload, project } = data!;
     expect(upload.metadata.writeback).toBeTypeOf('string');
     expect(project.artwork?.url).toMatch(/^https?:\/\//);
   });
@@ -150,9 +151,10 @@ describe('peaks (extension)', () => {
   it('getPeaksUrl returns a signed URL of an analysed file\'s peaks, in either format', async () => {
     const projectid = await newProject('Contract: peaks');
     const tone = await makeAudio('tone.wav', ['-f', 'lavfi', '-i', 'sine=duration=1', '-c:a', 'pcm_s16le']);
-    const { box } = await api.uploadFile(projectid, { name: 'tone.wav', mimeType: 'audio/wav' }, tone, { resolveUploadUrl: resolveSignedUrl });
+    const { data: uploaded } = await api.uploadFile(projectid, { name: 'tone.wav', mimeType: 'audio/wav' }, tone);
+    const box = uploaded!.box;
     // The real server analyses the file in the background; wait until it is ready.
-    await waitForStatus(api, projectid, box.id, ['ready']);
+    expect((await api.waitUntilReady(uploaded!, { intervalMs: 50 })).data?.status).toBe('ready');
     for (const format of ['json', 'dat'] as const) {
       const { data, response } = await api.GET('/projects/{projectid}/files/{fileid}/peaks', { params: { path: { projectid, fileid: box.id }, query: { format } } });
       expect(response.status).toBe(200);
