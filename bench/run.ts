@@ -263,7 +263,7 @@ if (parts.has('audio')) {
   const pipelineTimes: number[] = [];
   for (let run = 0; run < 2; run++) {
     const bytes = readFileSync(wav);
-    const { box } = await audioSeed.api.uploadFile(audioSeed.projectid, { name: `mix-${run}.wav`, mimeType: 'audio/wav' }, bytes);
+    const { box } = (await audioSeed.api.uploadFile(audioSeed.projectid, { name: `mix-${run}.wav`, mimeType: 'audio/wav' }, bytes)).data!;
     const started = process.hrtime.bigint();
     const done = await waitForStatus(audioSeed.api, audioSeed.projectid, box.id, ['ready', 'failed'], { intervalMs: 20 });
     if (done.status === 'failed') throw new Error(`the bench file failed to process: ${done.statusReason}`);
@@ -310,7 +310,7 @@ if (parts.has('latency')) {
   const busy: Array<{ rps: number; p99: number }> = [];
   for (let round = 0; round < rounds; round++) {
     idle.push(await load(target, headers));
-    const { box } = await api.uploadFile(project!.id, { name: `mix-${round}.wav`, mimeType: 'audio/wav' }, readFileSync(wav));
+    const { box } = (await api.uploadFile(project!.id, { name: `mix-${round}.wav`, mimeType: 'audio/wav' }, readFileSync(wav))).data!;
     await waitForStatus(api, project!.id, box.id, ['processing'], { intervalMs: 20 });
     busy.push(await load(target, headers));
     // The figure counts only if the job ran for the whole run.

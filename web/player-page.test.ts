@@ -94,9 +94,9 @@ describe('player page in Chromium', () => {
     const { api, token } = await t.as('artist.private.name@example.com');
     const { data: project } = await api.POST('/projects', { body: { name: 'Night Drive EP', color: '#ff8800' } });
     const projectid = project!.id;
-    await api.uploadArtwork(projectid, { name: 'cover.png', mimeType: 'image/png' }, onePixelPng);
-    const first = await api.uploadFile(projectid, { name: 'night-drive-v1.wav', mimeType: 'audio/wav' }, tone);
-    await api.uploadFile(projectid, { name: 'night-drive-v2.wav', mimeType: 'audio/wav', parentid: first.upload.stackid }, tone);
+    expect((await api.uploadArtwork(projectid, { name: 'cover.png', mimeType: 'image/png' }, onePixelPng)).error).toBeUndefined();
+    const first = (await api.uploadFile(projectid, { name: 'night-drive-v1.wav', mimeType: 'audio/wav' }, tone)).data!;
+    expect((await api.uploadFile(projectid, { name: 'night-drive-v2.wav', mimeType: 'audio/wav', parentid: first.upload.stackid }, tone)).error).toBeUndefined();
     // A file still awaiting its bytes is not shown.
     await api.POST('/projects/{projectid}/files', { params: { path: { projectid } }, body: { name: 'not-yet.wav', mimeType: 'audio/wav', size: 10 } });
     await extra(projectid);
@@ -143,7 +143,7 @@ describe('player page in Chromium', () => {
     let htmlId = '';
     const addHtml = async (projectid: string) => {
       const { api } = await t.as('artist.private.name@example.com');
-      htmlId = (await api.uploadFile(projectid, { name: 'liner-notes.html', mimeType: 'text/html' }, html)).box.id;
+      htmlId = (await api.uploadFile(projectid, { name: 'liner-notes.html', mimeType: 'text/html' }, html)).data!.box.id;
     };
     for (const downloads of [true, false]) {
       const { player } = await playerWith({ options: { downloads } }, addHtml);
@@ -242,7 +242,7 @@ describe('player page streams the renditions of analysed files', () => {
   it('plays the quality the player sets, or the best the connection carries when it sets none', async () => {
     const { api } = await t.as('mastering@example.com');
     const { data: project } = await api.POST('/projects', { body: { name: 'Masters' } });
-    const { box } = await api.uploadFile(project!.id, { name: 'master.wav', mimeType: 'audio/wav' }, await sineWav(3));
+    const { box } = (await api.uploadFile(project!.id, { name: 'master.wav', mimeType: 'audio/wav' }, await sineWav(3))).data!;
     await waitForStatus(api, project!.id, box.id, ['ready']);
     const { page, problems } = await watchedPage(chromium.browser);
     // The connection the page sees, as the Network Information API reports it (Mbit/s); each case sets it anew.
@@ -276,8 +276,8 @@ describe('player page streams the renditions of analysed files', () => {
     const { data: project } = await api.POST('/projects', { body: { name: 'Credits' } });
     const tagged = await makeAudio('tagged.wav', ['-f', 'lavfi', '-i', 'sine=frequency=440:duration=1', '-metadata', 'artist=The Night Drivers', '-c:a', 'pcm_s16le']);
     const boxes = [
-      (await api.uploadFile(project!.id, { name: 'tagged.wav', mimeType: 'audio/wav' }, tagged)).box,
-      (await api.uploadFile(project!.id, { name: 'untagged.wav', mimeType: 'audio/wav' }, await sineWav(1))).box,
+      (await api.uploadFile(project!.id, { name: 'tagged.wav', mimeType: 'audio/wav' }, tagged)).data!.box,
+      (await api.uploadFile(project!.id, { name: 'untagged.wav', mimeType: 'audio/wav' }, await sineWav(1))).data!.box,
     ];
     for (const box of boxes) await waitForStatus(api, project!.id, box.id, ['ready']);
     const { data: player } = await api.POST('/players', { body: { name: 'Credits', projectid: project!.id, options: { boxSubtitle: 'artist' } } });

@@ -143,7 +143,7 @@ describe.each(backends)('player page sessions on %s', (backend) => {
     const { api, token } = await t.as('seller@example.com');
     await api.POST('/me/payment-provider', { body: { provider: 'stripe', accountId: 'acct_Seller000001' } });
     const { data: project } = await api.POST('/projects', { body: { name: 'Unreleased' } });
-    const { box } = await api.uploadFile(project!.id, { name: 'stems.txt', mimeType: 'text/plain' }, new TextEncoder().encode('stems'));
+    const { box } = (await api.uploadFile(project!.id, { name: 'stems.txt', mimeType: 'text/plain' }, new TextEncoder().encode('stems'))).data!;
     const paywalled = async (fulfillment: 'allow-access' | 'allow-download') =>
       (await api.POST('/players', { body: { name: fulfillment, projectid: project!.id, payment: { price: 500, fulfillment, recipient: 'customer' } } })).data!;
 

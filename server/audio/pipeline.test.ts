@@ -18,7 +18,7 @@ const fast = { PROCESSING: 'in-process', JOB_POLL_MS: '50', JOB_BACKOFF_MS: '100
 async function uploaded(t: Harness, name: string, mimeType: string, bytes: Uint8Array, email = 'producer@example.com') {
   const { api } = await t.as(email);
   const { data: project } = await api.POST('/projects', { body: { name: 'Pipeline' } });
-  const { box } = await api.uploadFile(project!.id, { name, mimeType }, bytes);
+  const { box } = (await api.uploadFile(project!.id, { name, mimeType }, bytes)).data!;
   return { api, projectid: project!.id, boxid: box.id };
 }
 

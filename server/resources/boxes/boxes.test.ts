@@ -6,7 +6,7 @@ import { fileBlobKey } from '../../blobs/keys.ts';
 
 /** Uploads a few bytes as a file; resolves to the upload response. */
 async function upload(api: ApiClient, projectid: string, name: string, parentid?: string) {
-  const { upload } = await api.uploadFile(projectid, { name, mimeType: 'audio/wav', parentid }, new TextEncoder().encode(`bytes of ${name}`));
+  const { upload } = (await api.uploadFile(projectid, { name, mimeType: 'audio/wav', parentid }, new TextEncoder().encode(`bytes of ${name}`))).data!;
   return upload;
 }
 

@@ -116,7 +116,7 @@ describe.each(backends)('downloads on %s', (backend) => {
     const { api } = await t.as('listener@example.com');
     const { data: project } = await api.POST('/projects', { body: { name: 'Downloads' } });
     const projectid = project!.id;
-    const { box } = await api.uploadFile(projectid, { name, mimeType }, bytes);
+    const { box } = (await api.uploadFile(projectid, { name, mimeType }, bytes)).data!;
     const { data } = await api.GET('/projects/{projectid}/files/{fileid}/download', { params: { path: { projectid, fileid: box.id } } });
     // What the player page signs for streaming: the same signer, inline.
     const inline = signDownload(t.server.ctx, box.id, 'inline');
@@ -279,7 +279,7 @@ describe.each(backends)('downloads on %s', (backend) => {
     it('serves artwork inline as its image type', async () => {
       const { api } = await t.as('listener@example.com');
       const { data: project } = await api.POST('/projects', { body: { name: 'Artwork' } });
-      const { project: withArt } = await api.uploadArtwork(project!.id, { name: 'cover.png', mimeType: 'image/png' }, onePixelPng);
+      const { project: withArt } = (await api.uploadArtwork(project!.id, { name: 'cover.png', mimeType: 'image/png' }, onePixelPng)).data!;
       const image = await fetch(withArt.artwork!.url);
       expect(image.status).toBe(200);
       expect(image.headers.get('content-type')).toBe('image/png');
@@ -303,7 +303,7 @@ describe('renditions and peaks, which we make ourselves', () => {
     const { data: project } = await api.POST('/projects', { body: { name: 'Renditions' } });
     const projectid = project!.id;
     const wav = await makeAudio('mix.wav', ['-f', 'lavfi', '-i', 'sine=frequency=440:sample_rate=48000:duration=1', '-c:a', 'pcm_s16le']);
-    const { box } = await api.uploadFile(projectid, { name: 'mix.wav', mimeType: 'audio/wav' }, wav);
+    const { box } = (await api.uploadFile(projectid, { name: 'mix.wav', mimeType: 'audio/wav' }, wav)).data!;
     expect(await waitForStatus(api, projectid, box.id)).toMatchObject({ status: 'ready', audio: { renditions: ['original', 'compressed', 'lossless'] } });
 
     for (const [variant, type] of [['compressed', 'audio/mp4'], ['lossless', 'audio/flac']] as const) {
@@ -360,7 +360,7 @@ describe('streaming errors', () => {
     const { api } = await t.as('streamer@example.com');
     const { data: project } = await api.POST('/projects', { body: { name: 'Streams' } });
     const bytes = Buffer.alloc(16 * 1024 * 1024, 7);
-    const { box } = await api.uploadFile(project!.id, { name: 'big.bin', mimeType: 'application/octet-stream' }, bytes);
+    const { box } = (await api.uploadFile(project!.id, { name: 'big.bin', mimeType: 'application/octet-stream' }, bytes)).data!;
     return signDownload(t.server.ctx, box.id, 'attachment').url;
   }
 

@@ -21,7 +21,7 @@ describe('stored XSS through downloads, in Chromium', () => {
   ])('%s uploaded as %s and opened through an inline URL is downloaded; its script never runs', async (name, mimeType, body) => {
     const { api } = await t.as('attacker@example.com');
     const { data: project } = await api.POST('/projects', { body: { name: 'Mixes' } });
-    const { box } = await api.uploadFile(project!.id, { name, mimeType }, Buffer.from(body));
+    const { box } = (await api.uploadFile(project!.id, { name, mimeType }, Buffer.from(body))).data!;
     const url = signDownload(t.server.ctx, box.id, 'inline').url;
 
     const context = await chromium.browser.newContext({ acceptDownloads: true });

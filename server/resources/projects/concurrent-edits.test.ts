@@ -43,7 +43,7 @@ describe.each(backends)('concurrent edits over HTTP on %s', (backend) => {
     expect(created.response.headers.get('etag')).toBe('"1"');
     expect((await api.POST('/players', { body: { name: 'Tagged', projectid } })).response.headers.get('etag')).toBe('"1"');
     expect((await api.POST('/projects/{projectid}/folders', { params: { path: { projectid } }, body: { name: 'G' } })).response.headers.get('etag')).toBe('"1"');
-    const { upload } = await api.uploadFile(projectid, { name: 'a.wav', mimeType: 'audio/wav' }, new TextEncoder().encode('a'));
+    const { upload } = (await api.uploadFile(projectid, { name: 'a.wav', mimeType: 'audio/wav' }, new TextEncoder().encode('a'))).data!;
     const stack = await api.POST('/projects/{projectid}/stacks', { params: { path: { projectid } }, body: { name: 'S', childids: [upload.boxid] } });
     const stackPath = `/projects/${projectid}/files/${stack.data!.id}`;
     // A new stack's ETag counts the files moved into it; a GET right after repeats it.

@@ -205,7 +205,7 @@ describe.each(backends)('upload claims on %s', (backend) => {
       const live = await requestUpload(projectid, 6, 'live.bin');
       const done = await requestUpload(projectid, 6, 'done.bin');
       expect((await put(done, 'stored')).status).toBe(200);
-      await api.uploadArtwork(projectid, { name: 'cover.png', mimeType: 'image/png' }, onePixelPng);
+      expect((await api.uploadArtwork(projectid, { name: 'cover.png', mimeType: 'image/png' }, onePixelPng)).error).toBeUndefined();
       const currentArtwork = await artworkKey(projectid);
       // A server died after the bytes of `stale` appeared; a PUT of `live` is under way elsewhere, its bytes in place.
       expect(await deadServersClaim(stale.id, t.server.clock.now() - 1)).toBe(true);
@@ -251,7 +251,7 @@ describe.each(backends)('upload claims on %s', (backend) => {
 
     it('logs a failure to remove replaced artwork with the error, and removes those bytes later', async () => {
       const { api, projectid } = await newProject();
-      await api.uploadArtwork(projectid, { name: 'one.png', mimeType: 'image/png' }, onePixelPng);
+      expect((await api.uploadArtwork(projectid, { name: 'one.png', mimeType: 'image/png' }, onePixelPng)).error).toBeUndefined();
       const firstKey = await artworkKey(projectid);
       const { ctx } = t.server;
       const { logger, entries } = recordingLogger();
@@ -264,7 +264,7 @@ describe.each(backends)('upload claims on %s', (backend) => {
         return realDelete.call(ctx.blobs, key);
       };
       try {
-        await api.uploadArtwork(projectid, { name: 'two.png', mimeType: 'image/png' }, onePixelPng);
+        expect((await api.uploadArtwork(projectid, { name: 'two.png', mimeType: 'image/png' }, onePixelPng)).error).toBeUndefined();
       } finally {
         ctx.logger = realLogger;
         delete (ctx.blobs as Partial<typeof ctx.blobs>).delete;

@@ -222,7 +222,7 @@ describe.each(backends)('uploads on %s', (backend) => {
   describe('artwork', () => {
     it('sets the project artwork from a PNG, served by a signed URL', async () => {
       const { api, projectid } = await requestUpload();
-      const { project } = await api.uploadArtwork(projectid, { name: 'cover.png', mimeType: 'image/png' }, onePixelPng);
+      const { project } = (await api.uploadArtwork(projectid, { name: 'cover.png', mimeType: 'image/png' }, onePixelPng)).data!;
       expect(project.artwork).toMatchObject({ contentType: 'image/png', url: expect.stringContaining('/download/art_') });
       const image = await fetch(project.artwork!.url);
       expect(image.headers.get('content-type')).toBe('image/png');
