@@ -41,10 +41,10 @@ process.stdout.write('\n');
 if (uploaded.error) fail('Uploading', uploaded.error);
 
 // 3. The server analyses audio in the background (duration, loudness, waveform, renditions).
-const file = await api.waitUntilReady(uploaded.data.box, { timeoutMs: 120_000 });
+const file = await api.waitUntilReady(uploaded.data, { timeoutMs: 120_000 });
 if (file.error) fail('Waiting for the analysis', file.error);
 if (file.data.status !== 'ready') fail('Analysing', { detail: `the file is ${file.data.status}: ${file.data.statusReason ?? ''}` });
-console.log(`Ready: ${file.data.name}, ${file.data.duration} s, ${file.data.audio?.loudness?.integratedLufs ?? '?'} LUFS`);
+console.log(`Ready: ${file.data.name}, ${file.data.duration} s, ${file.data.audio?.loudness.integratedLufs ?? '?'} LUFS`);
 
 // 4. The link to send to a listener.
 console.log(`Open the player: ${player.data.playerUrl}`);

@@ -2501,6 +2501,12 @@ export interface operations {
                      *         "projectid": "prj_7h2kq9xw4m"
                      *       },
                      *       "stackid": "box_s7ack2b4c6",
+                     *       "headers": {
+                     *         "Content-Type": "audio/wav",
+                     *         "x-storage-meta-boxpath": "projects/prj_7h2kq9xw4m/boxes/box_f1le4n8q7r",
+                     *         "x-storage-meta-destination": "file",
+                     *         "x-storage-meta-projectid": "prj_7h2kq9xw4m"
+                     *       },
                      *       "url": "http://localhost:8080/api/v1/upload/files/upl_9d2m4k7q1z?expires=1795318800000&signature=0d4c9a3f1b7e2a6c8d5f0b1e3a7c9d2f4b6e8a0c1d3f5b7e9a2c4d6f8b0e1a3c",
                      *       "expires": 1795318800000
                      *     }
@@ -2559,6 +2565,13 @@ export interface operations {
                      *         "destination": "artwork",
                      *         "projectid": "prj_7h2kq9xw4m",
                      *         "writeback": "project.artwork"
+                     *       },
+                     *       "headers": {
+                     *         "Content-Type": "image/jpeg",
+                     *         "x-storage-meta-boxpath": "projects/prj_7h2kq9xw4m/artwork/art_3k8d1m5p9w",
+                     *         "x-storage-meta-destination": "artwork",
+                     *         "x-storage-meta-projectid": "prj_7h2kq9xw4m",
+                     *         "x-storage-meta-writeback": "project.artwork"
                      *       },
                      *       "url": "http://localhost:8080/api/v1/upload/artwork/upl_2w8e5r1t6y?expires=1795318800000&signature=7a1c3e5f9b2d4f6a8c0e1b3d5f7a9c2e4b6d8f0a1c3e5b7d9f2a4c6e8b0d1f3a",
                      *       "expires": 1795318800000

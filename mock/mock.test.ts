@@ -130,6 +130,7 @@ interface Refusal {
   status: number;
   contentType: string | null;
   wwwAuthenticate: string | null;
+  allow: string | null;
   body: Record<string, unknown>;
 }
 
