@@ -31,6 +31,8 @@ const titles: Record<string, string> = {
   'method-not-allowed': 'Method not allowed',
   'service-unavailable': 'Service unavailable',
   'internal-error': 'Internal server error',
+  // Only while an operation of the spec is being built (never in a release: the contract suite covers every operation).
+  'not-implemented': 'Not implemented yet',
 };
 
 export type ProblemType = keyof typeof titles;
