@@ -23,6 +23,7 @@ import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import openapiTS, { astToString } from 'openapi-typescript';
 import { type OperationRow, renderClient } from './client-template.ts';
+import { finishDocsPage } from './docs-page.ts';
 
 const root = resolve(import.meta.dirname, '..');
 const committed = join(root, 'generated');
@@ -79,14 +80,10 @@ for (const [path, item] of Object.entries(spec.paths)) {
 }
 writeFileSync(join(out, 'client.ts'), header + renderClient(operations));
 
-// 4. The docs page, from the bundle just written.
+// 4. The docs page, from the bundle just written, checked and finished by finishDocsPage (docs-page.ts).
 redocly(['build-docs', join(out, 'openapi.json'), '--inlineBundle', '--title', 'Audio Share API', '--output', join(out, 'docs.html')]);
-// Redoc's bundle shows a "Redocly" logo fetched from its CDN. The page must
-// make no third-party request (its CSP forbids them, and a refused image is
-// still a reference to a third party), so the logo becomes an empty image,
-// which Redoc's own onError handler then hides.
 const docsFile = join(out, 'docs.html');
-writeFileSync(docsFile, readFileSync(docsFile, 'utf8').replace(/https:\/\/cdn\.redoc\.ly\/redoc\/logo-mini(?:-full)?\.svg/g, 'data:,'));
+writeFileSync(docsFile, finishDocsPage(readFileSync(docsFile, 'utf8'), readFileSync(join(root, 'web/assets/icon.svg'), 'utf8')));
 
 const files = ['openapi.json', 'schema.d.ts', 'client.ts', 'docs.html'];
 if (check) {

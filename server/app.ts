@@ -36,6 +36,8 @@ import { playerPageRoutes } from '../web/player-page-routes.ts';
 const root = resolve(import.meta.dirname, '..');
 export const specPath = resolve(root, 'generated/openapi.json');
 export const docsPath = resolve(root, 'generated/docs.html');
+/** Made once from web/assets/icon.svg by scripts/make-favicon.ts, and committed. */
+const faviconPath = resolve(root, 'web/assets/favicon.ico');
 
 /** The signed-URL operations carry their authority in the URL, not in a bearer token. */
 const isSignedPath = (path: string) => path.startsWith('/upload/') || path.startsWith('/download/');
@@ -67,6 +69,9 @@ export function createApp(ctx: Context): Express {
     if (!existsSync(docsPath)) return next(notFound('The docs site has not been built. Run npm run generate.'));
     docsPolicy(req, res, () => res.sendFile(docsPath));
   });
+  // Browsers ask every origin for /favicon.ico by themselves. Its URL carries no version, so it is kept
+  // for 30 days, not for ever: a changed icon reaches browsers within that.
+  app.get('/favicon.ico', (_req, res) => res.sendFile(faviconPath, { maxAge: '30d' }));
   app.get('/openapi.json', (_req, res) => res.sendFile(specPath));
   // Problem `type` URIs (/problems/<slug>) resolve to the table of problem types in the docs.
   app.get('/problems/:slug', (_req, res) => res.redirect(302, '/docs#/section/errors'));
