@@ -44,11 +44,13 @@ describe('the spec as partners read it', () => {
   it('gives every id field and parameter an example of its own kind', () => {
     const isId = (schema: Json | undefined) =>
       isObject(schema) && (schema.$ref === '#/components/schemas/Id' || (Array.isArray(schema.allOf) && schema.allOf.length === 1 && isObject(schema.allOf[0]) && schema.allOf[0].$ref === '#/components/schemas/Id'));
+    // The prefixes newId gives each kind (server/lib/ids.ts); boxes are files, folders and stacks.
     const prefixFor = (owner: string, field: string) => {
-      if (field === 'id') return ({ Player: 'ply_', Project: 'prj_', User: 'usr_' } as Record<string, string>)[owner] ?? 'box_';
+      if (field === 'id') return ({ Player: 'ply_', PlayerView: 'ply_', Project: 'prj_', User: 'usr_', Comment: 'cmt_' } as Record<string, string>)[owner] ?? 'box_';
       if (/projectid$/.test(field)) return 'prj_';
       if (field === 'playerid') return 'ply_';
       if (field === 'uploadid') return 'upl_';
+      if (field === 'commentid' || (/Comment/.test(owner) && field === 'parentid')) return 'cmt_';
       if (owner === 'ArtworkUploadUrlResponse' && field === 'boxid') return 'art_';
       return 'box_';
     };

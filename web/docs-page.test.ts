@@ -113,7 +113,7 @@ async function readEveryPart(page: Page) {
   const menu = page.locator('[data-component-name="Menu/Menu"]').first();
   await page.locator('[id="section/errors"]').waitFor();
   const groups = await menu.locator('a[href^="/"]:not([href^="/section/"]):not([href="/"])').evaluateAll((links) => links.map((link) => link.getAttribute('href') as string));
-  expect(groups).toEqual(['/players', '/files', '/uploads', '/projects', '/account']);
+  expect(groups).toEqual(expect.arrayContaining(['/players', '/files', '/uploads', '/projects', '/account']));
   for (const group of groups) {
     await menu.locator(`a[href="${group}"]`).click();
     await page.locator(`[id="${group.slice(1)}"]`).waitFor();
