@@ -31,6 +31,8 @@ import { boxesHandlers } from './resources/boxes/boxes-handlers.ts';
 import { uploadsHandlers } from './resources/uploads/uploads-handlers.ts';
 import { downloadsHandlers, downloadSafetyHeaders } from './resources/downloads/downloads-handlers.ts';
 import { playersHandlers } from './resources/players/players-handlers.ts';
+import { listeningHandlers } from './resources/listening/listening-handlers.ts';
+import { commentsHandlers } from './resources/comments/comments-handlers.ts';
 import { playerPageRoutes } from '../web/player-page-routes.ts';
 
 const root = resolve(import.meta.dirname, '..');
@@ -95,7 +97,7 @@ export function createApp(ctx: Context): Express {
       fileUploader: false,
     }),
   );
-  api.use(dispatchOperations(accountHandlers(ctx), projectsHandlers(ctx), boxesHandlers(ctx), uploadsHandlers(ctx), downloadsHandlers(ctx), playersHandlers(ctx)));
+  api.use(dispatchOperations(accountHandlers(ctx), projectsHandlers(ctx), boxesHandlers(ctx), uploadsHandlers(ctx), downloadsHandlers(ctx), playersHandlers(ctx), listeningHandlers(ctx), commentsHandlers(ctx)));
   app.use('/api/v1', api);
 
   app.use((req, _res, next) => next(notFound(`There is nothing at ${req.method} ${req.path}. The API is under /api/v1; see /docs.`)));
