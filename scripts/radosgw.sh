@@ -20,6 +20,8 @@
 #   RADOSGW_MON_PORT       the monitor's port on 127.0.0.1; default 6789
 #   RADOSGW_START_TIMEOUT  seconds to wait for it to answer; default 90
 #   RADOSGW_BUCKET         a bucket to create once it is up (tests make their own)
+#   RADOSGW_OWNER          written to $RADOSGW_DIR/owner when this call starts it (not when it was
+#                          running already), so that whoever started it can tell, and stop it
 #
 # Needs Debian's packages: apt-get install -y --no-install-recommends radosgw ceph-mon ceph-osd
 # It listens on 127.0.0.1 only, and the daemons trust each other without keys (auth none):
@@ -184,14 +186,22 @@ EOF
     [ $((SECONDS - started)) -lt "$TIMEOUT" ] || fail "radosgw refused the test user's keys for ${TIMEOUT} s; see $DIR/log"
     sleep 0.2
   done
+  if [ -n "${RADOSGW_OWNER:-}" ]; then echo "$RADOSGW_OWNER" >"$DIR/owner"; fi
   make_bucket
   say "up at $ENDPOINT in $((SECONDS - started)) s (folder $DIR; stop it with: scripts/radosgw.sh stop)"
   print_settings
 }
 
+# One start or stop at a time: test files running in parallel all ask for it at once.
+lock() {
+  mkdir -p "$(dirname "$DIR")"
+  exec 9>"$DIR.lock"
+  flock -w "$TIMEOUT" 9 || fail "another radosgw.sh has held $DIR.lock for ${TIMEOUT} s"
+}
+
 case "${1:-}" in
-  start) start ;;
-  stop) stop ;;
+  start) lock; start ;;
+  stop) lock; stop ;;
   env) running || fail "radosgw is not running at $ENDPOINT (folder $DIR); start it with: scripts/radosgw.sh start"; print_settings ;;
   *) fail "usage: scripts/radosgw.sh start|env|stop" ;;
 esac

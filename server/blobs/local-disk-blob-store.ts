@@ -13,16 +13,15 @@ import { createReadStream, createWriteStream, type Dirent } from 'node:fs';
 import { chmod, mkdir, open, readdir, rename, rm, stat } from 'node:fs/promises';
 import { randomBytes } from 'node:crypto';
 import { basename, dirname, join, resolve, sep } from 'node:path';
-import { Transform, type Readable } from 'node:stream';
+import type { Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
-import { BlobTooLargeError, BlobTooShortError, type BlobInfo, type BlobStore, type WriteOptions } from './blob-store.ts';
+import type { BlobInfo, BlobStore, WriteOptions } from './blob-store.ts';
+import { checkedBytes, checkKey, checkPrefix } from './byte-checks.ts';
 
-const HEAD_BYTES = 16;
 export const FILE_MODE = 0o600;
 export const FOLDER_MODE = 0o700;
 /** How temporary files start; blob keys cannot contain a dot, so no key can ever name one. */
 export const TEMPORARY_PREFIX = '.tmp-';
-const KEY_PATTERN = /^[A-Za-z0-9_/-]+$/;
 
 export class LocalDiskBlobStore implements BlobStore {
   private root: string;
@@ -33,9 +32,7 @@ export class LocalDiskBlobStore implements BlobStore {
   }
 
   private path(key: string): string {
-    // Keys are made by the server, but a key must never reach outside the root.
-    if (!KEY_PATTERN.test(key) || key.includes('..')) throw new Error(`Invalid blob key: ${key}`);
-    const path = resolve(this.root, key);
+    const path = resolve(this.root, checkKey(key));
     if (!path.startsWith(this.root + sep)) throw new Error(`Invalid blob key: ${key}`);
     return path;
   }
@@ -65,39 +62,7 @@ export class LocalDiskBlobStore implements BlobStore {
     const target = this.path(key);
     await this.ensureFolder(dirname(target));
     const temporary = join(dirname(target), `${TEMPORARY_PREFIX}${randomBytes(8).toString('hex')}`);
-    let received = 0;
-    let head: Buffer | null = inspectHead ? Buffer.alloc(0) : null;
-    const counter = new Transform({
-      transform(chunk: Buffer, _encoding, done) {
-        received += chunk.length;
-        if (received > expectedSize) return done(new BlobTooLargeError(`more than the declared ${expectedSize} bytes`));
-        onProgress?.(received);
-        if (head !== null) {
-          head = Buffer.concat([head, chunk.subarray(0, HEAD_BYTES - head.length)]);
-          if (head.length >= Math.min(HEAD_BYTES, expectedSize)) {
-            const inspected = head;
-            head = null;
-            try {
-              inspectHead!(inspected);
-            } catch (error) {
-              return done(error as Error);
-            }
-          }
-        }
-        done(null, chunk);
-      },
-      flush(done) {
-        if (received < expectedSize) return done(new BlobTooShortError(`${received} of the declared ${expectedSize} bytes`));
-        if (head !== null) {
-          try {
-            inspectHead!(head);
-          } catch (error) {
-            return done(error as Error);
-          }
-        }
-        done();
-      },
-    });
+    const counter = checkedBytes({ expectedSize, inspectHead, onProgress });
     try {
       signal?.throwIfAborted();
       // flush: fsync before the file is closed, which pipeline waits for.
@@ -108,7 +73,7 @@ export class LocalDiskBlobStore implements BlobStore {
       signal?.throwIfAborted();
       await rename(temporary, target);
       await syncFolder(dirname(target));
-      return { size: received };
+      return { size: counter.received };
     } catch (error) {
       await rm(temporary, { force: true });
       // pipeline rejects with an AbortError of its own; the caller gave the reason it wants to see.
@@ -165,7 +130,7 @@ export class LocalDiskBlobStore implements BlobStore {
   }
 
   async *list(prefix: string): AsyncIterable<string> {
-    if (prefix !== '' && (!KEY_PATTERN.test(prefix) || prefix.includes('..'))) throw new Error(`Invalid blob key prefix: ${prefix}`);
+    checkPrefix(prefix);
     // Only the folder the prefix ends in can hold matching keys.
     for await (const key of this.walk(prefix.slice(0, prefix.lastIndexOf('/') + 1))) {
       if (key.startsWith(prefix) && !basename(key).startsWith(TEMPORARY_PREFIX)) yield key;
