@@ -11,6 +11,8 @@ export default defineConfig({
           include: ['server/**/*.test.ts', 'web/**/*.test.ts', 'scripts/**/*.test.ts', 'mock/**/*.test.ts', 'examples/**/*.test.ts'],
           testTimeout: 30_000,
           hookTimeout: 60_000,
+          // Stops radosgw at the end if an S3 test of this run started it (server/testing/s3.ts).
+          globalSetup: ['server/testing/radosgw-global-setup.ts'],
         },
       },
       {

@@ -69,4 +69,65 @@ describe('configuration', () => {
     expect(limits({ RATE_LIMIT_IP_PER_SECOND: '200', RATE_LIMIT_IP_BURST: '1000' })).toEqual({ user: { perSecond: 100, burst: 300 }, address: { perSecond: 200, burst: 1000 } });
     expect(() => limits({ RATE_LIMIT_IP_PER_SECOND: '500' })).toThrow(/RATE_LIMIT_IP_BURST=300 is below RATE_LIMIT_IP_PER_SECOND=500/);
   });
+
+  describe('the blob store', () => {
+    const s3 = { BLOB_STORE: 's3', S3_BUCKET: 'audio-files', S3_ACCESS_KEY_ID: 'AKID', S3_SECRET_ACCESS_KEY: 'a-secret-never-printed' };
+    const problems = (env: Record<string, string>) => {
+      try {
+        loadConfig({ DATA_DIR: dataDir(), ...env });
+      } catch (error) {
+        expect(error).toBeInstanceOf(ConfigError);
+        return (error as Error).message;
+      }
+      throw new Error('the configuration was accepted');
+    };
+
+    it('keeps files on disk unless told otherwise', () => {
+      expect(loadConfig({ DATA_DIR: dataDir() })).toMatchObject({ blobStore: 'disk', s3: undefined });
+      expect(loadConfig({ DATA_DIR: dataDir(), BLOB_STORE: 'disk' })).toMatchObject({ blobStore: 'disk', s3: undefined });
+    });
+
+    it('takes a bucket at any S3 endpoint, addressed by path unless told otherwise', () => {
+      const config = loadConfig({ DATA_DIR: dataDir(), ...s3, S3_ENDPOINT: 'http://127.0.0.1:7480/', S3_REGION: 'eu-central-1' });
+      expect(config.blobStore).toBe('s3');
+      expect(config.s3).toEqual({
+        endpoint: 'http://127.0.0.1:7480',
+        bucket: 'audio-files',
+        region: 'eu-central-1',
+        accessKeyId: 'AKID',
+        secretAccessKey: 'a-secret-never-printed',
+        forcePathStyle: true,
+      });
+      expect(loadConfig({ DATA_DIR: dataDir(), ...s3, S3_ENDPOINT: 'https://account.r2.cloudflarestorage.com', S3_FORCE_PATH_STYLE: 'false' }).s3?.forcePathStyle).toBe(false);
+    });
+
+    it('takes AWS S3 itself when no endpoint is given: the region names it, and buckets are addressed by host name', () => {
+      expect(loadConfig({ DATA_DIR: dataDir(), ...s3 }).s3).toMatchObject({ endpoint: undefined, region: 'us-east-1', forcePathStyle: false });
+    });
+
+    it('names every missing or bad S3 setting and what it accepts, and never prints the secret', () => {
+      expect(problems({ BLOB_STORE: 'gcs' })).toContain('BLOB_STORE=gcs is not valid: give disk (files under DATA_DIR/blobs) or s3');
+      const missing = problems({ BLOB_STORE: 's3' });
+      expect(missing).toContain('S3_BUCKET is missing: BLOB_STORE=s3 needs the name of the bucket');
+      expect(missing).toContain('S3_ACCESS_KEY_ID and S3_SECRET_ACCESS_KEY are missing');
+      expect(problems({ ...s3, S3_SECRET_ACCESS_KEY: '' })).toContain('S3_SECRET_ACCESS_KEY is missing');
+      const bad = problems({ ...s3, S3_BUCKET: 'Audio_Files', S3_ENDPOINT: 'ftp://s3.example.org', S3_REGION: 'EU Central', S3_FORCE_PATH_STYLE: 'sometimes' });
+      for (const expected of [
+        'S3_BUCKET=Audio_Files is not a valid bucket name: give 3 to 63 lowercase letters, digits, dots and hyphens',
+        'S3_ENDPOINT=ftp://s3.example.org is not valid: give the http(s) URL of the S3 API',
+        'S3_REGION=EU Central is not valid',
+        'S3_FORCE_PATH_STYLE=sometimes is not valid: give true or false',
+      ]) {
+        expect(bad).toContain(expected);
+      }
+      expect(bad).not.toContain('a-secret-never-printed');
+      for (const name of ['ab', 'a'.repeat(64), '-audio', 'audio..files', '192.168.1.10']) expect(problems({ ...s3, S3_BUCKET: name })).toContain('is not a valid bucket name');
+      expect(problems({ ...s3, S3_ENDPOINT: 'http://user:pass@s3.example.org' })).toContain('is not valid: give the http(s) URL of the S3 API, without a query or credentials');
+    });
+
+    it('refuses S3 settings while files would go to disk, so that a forgotten BLOB_STORE does not quietly keep them there', () => {
+      expect(problems({ S3_BUCKET: 'audio-files' })).toContain('S3_BUCKET is set, but BLOB_STORE is disk: set BLOB_STORE=s3 to keep files in the bucket, or unset it.');
+      expect(problems({ BLOB_STORE: 'disk', S3_ENDPOINT: 'http://127.0.0.1:7480', S3_BUCKET: 'audio-files' })).toContain('S3_ENDPOINT, S3_BUCKET are set, but BLOB_STORE is disk');
+    });
+  });
 });

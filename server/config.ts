@@ -7,6 +7,7 @@ import { mkdirSync, readFileSync, writeFileSync, existsSync } from 'node:fs';
 import { randomBytes } from 'node:crypto';
 import { isIP } from 'node:net';
 import { join, resolve } from 'node:path';
+import type { S3Settings } from './blobs/s3-blob-store.ts';
 
 export interface Config {
   port: number;
@@ -38,6 +39,10 @@ export interface Config {
   jobPollMs: number;
   /** Wait before the first retry of a failed job; doubled for each further one. */
   jobBackoffMs: number;
+  /** Where file bytes are kept: on local disk (DATA_DIR/blobs), or in an S3-compatible bucket (`s3`). */
+  blobStore: 'disk' | 's3';
+  /** The bucket, when blobStore is s3. */
+  s3: S3Settings | undefined;
 }
 
 /** `burst` requests per window of ceil(burst / perSecond) seconds. */
@@ -112,8 +117,12 @@ export function loadConfig(env: Env = process.env): Config {
     }
   }
 
+  const { blobStore, s3 } = blobStoreSettings(env, problems, boolean);
+
   const config = {
     port,
+    blobStore,
+    s3,
     processing,
     workerConcurrency: integer('WORKER_CONCURRENCY', 1, 1, 64),
     // A running job renews its lease every third of it; a worker silent for a whole lease is taken for dead.
@@ -148,6 +157,71 @@ export function loadConfig(env: Env = process.env): Config {
     signingSecret = generatedSecret(dataDir, 'signingSecret');
   }
   return { ...config, signingSecret };
+}
+
+/** The S3_* variables, each of which means something only with BLOB_STORE=s3. */
+const S3_VARIABLES = ['S3_ENDPOINT', 'S3_BUCKET', 'S3_REGION', 'S3_ACCESS_KEY_ID', 'S3_SECRET_ACCESS_KEY', 'S3_FORCE_PATH_STYLE'];
+
+/**
+ * BLOB_STORE and, for s3, the bucket: S3_BUCKET and the keys are required;
+ * S3_ENDPOINT is the S3 API of any S3-compatible store (unset: AWS S3 in
+ * S3_REGION); S3_FORCE_PATH_STYLE defaults to true with an S3_ENDPOINT (most
+ * stores but AWS's address buckets by path), else false.
+ */
+function blobStoreSettings(env: Env, problems: string[], boolean: (name: string, fallback: boolean) => boolean): Pick<Config, 'blobStore' | 's3'> {
+  const blobStore = (env.BLOB_STORE || 'disk') as Config['blobStore'];
+  if (blobStore !== 'disk' && blobStore !== 's3') {
+    problems.push(`BLOB_STORE=${env.BLOB_STORE} is not valid: give disk (files under DATA_DIR/blobs) or s3 (an S3-compatible bucket, named by S3_BUCKET).`);
+    return { blobStore: 'disk', s3: undefined };
+  }
+  if (blobStore === 'disk') {
+    // Settings for a bucket that is not used are a mistake to say, not to ignore: files would quietly go to disk.
+    const given = S3_VARIABLES.filter((name) => env[name]);
+    if (given.length > 0) problems.push(`${given.join(', ')} ${given.length === 1 ? 'is' : 'are'} set, but BLOB_STORE is disk: set BLOB_STORE=s3 to keep files in the bucket, or unset ${given.length === 1 ? 'it' : 'them'}.`);
+    return { blobStore, s3: undefined };
+  }
+
+  const bucket = env.S3_BUCKET ?? '';
+  // The S3 bucket naming rules (https://docs.aws.amazon.com/AmazonS3/latest/userguide/bucketnamingrules.html):
+  // "between 3 and 63 characters long", "only lowercase letters, numbers, periods (.), and hyphens (-)",
+  // "begin and end with a letter or number", "must not contain two adjacent periods", not "formatted as an IP address".
+  if (!bucket) problems.push('S3_BUCKET is missing: BLOB_STORE=s3 needs the name of the bucket to keep files in.');
+  else if (!/^[a-z0-9][a-z0-9.-]{1,61}[a-z0-9]$/.test(bucket) || bucket.includes('..') || isIP(bucket) !== 0) {
+    problems.push(`S3_BUCKET=${bucket} is not a valid bucket name: give 3 to 63 lowercase letters, digits, dots and hyphens, starting and ending with a letter or digit.`);
+  }
+
+  let endpoint = env.S3_ENDPOINT || undefined;
+  if (endpoint) {
+    try {
+      const parsed = new URL(endpoint);
+      if (!['http:', 'https:'].includes(parsed.protocol) || parsed.search || parsed.hash || parsed.username || parsed.password) throw new Error();
+      endpoint = endpoint.replace(/\/+$/, '');
+    } catch {
+      problems.push(
+        `S3_ENDPOINT=${env.S3_ENDPOINT} is not valid: give the http(s) URL of the S3 API, without a query or credentials, such as https://s3.eu-central-1.amazonaws.com or http://127.0.0.1:7480. Leave it unset for AWS S3.`,
+      );
+    }
+  }
+
+  const region = env.S3_REGION || 'us-east-1';
+  if (!/^[a-z0-9-]+$/.test(region)) problems.push(`S3_REGION=${env.S3_REGION} is not valid: give a region name such as us-east-1, eu-central-1 or auto.`);
+
+  const missingKeys = ['S3_ACCESS_KEY_ID', 'S3_SECRET_ACCESS_KEY'].filter((name) => !env[name]);
+  if (missingKeys.length > 0) {
+    problems.push(`${missingKeys.join(' and ')} ${missingKeys.length === 1 ? 'is' : 'are'} missing: BLOB_STORE=s3 needs the access key id and secret of an S3 user that may read and write the bucket.`);
+  }
+
+  return {
+    blobStore,
+    s3: {
+      endpoint,
+      bucket,
+      region,
+      accessKeyId: env.S3_ACCESS_KEY_ID ?? '',
+      secretAccessKey: env.S3_SECRET_ACCESS_KEY ?? '',
+      forcePathStyle: boolean('S3_FORCE_PATH_STYLE', endpoint !== undefined),
+    },
+  };
 }
 
 /**

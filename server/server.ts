@@ -5,13 +5,12 @@
  */
 import { createServer, STATUS_CODES, type Server, type ServerResponse } from 'node:http';
 import type { Duplex } from 'node:stream';
-import { join } from 'node:path';
 import { mkdirSync } from 'node:fs';
 import { dataDirMode, type Config } from './config.ts';
 import type { Context } from './context.ts';
 import { createApp } from './app.ts';
 import { openStore } from './repositories.ts';
-import { LocalDiskBlobStore } from './blobs/local-disk-blob-store.ts';
+import { openBlobStore } from './blobs/open-blob-store.ts';
 import { UrlSigner } from './signing/url-signer.ts';
 import { systemClock, type Clock } from './lib/clock.ts';
 import { createLogger, type Logger } from './lib/logger.ts';
@@ -48,11 +47,13 @@ export async function createContext(
 ): Promise<Context> {
   mkdirSync(config.dataDir, { recursive: true, mode: dataDirMode });
   const logger = overrides.logger ?? createLogger(config.logLevel);
+  // Before the store: a bucket that cannot be used stops the start with nothing opened.
+  const blobs = await openBlobStore(config);
   return {
     config,
     // The repositories are registered here, at the composition root (server/repositories.ts), not by the store.
     store: await openStore({ databaseUrl: config.databaseUrl, dataDir: config.dataDir, logger }),
-    blobs: new LocalDiskBlobStore(join(config.dataDir, 'blobs')),
+    blobs,
     clock: overrides.clock ?? systemClock,
     signer: new UrlSigner(config.signingSecret),
     logger,
