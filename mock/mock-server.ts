@@ -21,13 +21,13 @@
  */
 import { existsSync } from 'node:fs';
 import { createRequire } from 'node:module';
-import { createServer, STATUS_CODES, type Server, type ServerResponse } from 'node:http';
+import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import type { Duplex } from 'node:stream';
 import { resolve } from 'node:path';
 import express, { type Express, type NextFunction, type Request, type Response } from 'express';
 import { createInstance, getHttpOperationsFromSpec, type IHttpConfig, type IHttpRequest, type IHttpResponse, type PrismHttpComponents } from '@stoplight/prism-http';
 import { bearerAuth } from '../server/http/auth.ts';
+import { clientErrorAnswer, maxHeaderSize } from '../server/http/client-error.ts';
 import { cors } from '../server/http/cors.ts';
 import { problemHandler, toProblem } from '../server/http/errors.ts';
 import { jsonBody } from '../server/http/json-body.ts';
@@ -74,7 +74,7 @@ export async function startMock(options: MockOptions = {}): Promise<RunningMock>
   const app = await createMockApp(options);
   // As the server: no limit on a request's duration (uploads), Node's 16 KiB for its headers, said as a problem.
   const server = createServer({ requestTimeout: 0, maxHeaderSize }, app);
-  server.on('clientError', clientErrorAnswer());
+  server.on('clientError', clientErrorAnswer({ debug: () => {} }));
   await new Promise<void>((listening, failed) => {
     server.once('error', failed);
     server.listen(options.port ?? 0, host, () => {
@@ -93,45 +93,6 @@ function stop(server: Server): Promise<void> {
     // Keep-alive connections would hold close() open until they time out; nothing the mock does needs finishing.
     server.closeAllConnections();
   });
-}
-
-/** Request headers larger than this are answered 431, as by the server (server/server.ts). */
-const maxHeaderSize = 16 * 1024;
-
-/**
- * Requests Node's HTTP parser refuses before the application sees them
- * (headers over maxHeaderSize, malformed HTTP such as a NUL in a header),
- * answered with the problem the server's own clientError hook sends
- * (server/server.ts clientErrorAnswer, which that module does not export).
- */
-function clientErrorAnswer() {
-  const nextId = requestIds();
-  return (error: Error & { code?: string }, socket: Duplex & { _httpMessage?: ServerResponse | null }) => {
-    if (error.code === 'ECONNRESET' || !socket.writable || socket._httpMessage?.headersSent) {
-      socket.destroy();
-      return;
-    }
-    const problem =
-      error.code === 'HPE_HEADER_OVERFLOW'
-        ? new HttpProblem(431, 'headers-too-large', `The request's headers are over ${maxHeaderSize / 1024} KiB. Send fewer or shorter headers (a long cookie or token?).`)
-        : error.code === 'ERR_HTTP_REQUEST_TIMEOUT' || error.code === 'HPE_HEADER_TIMEOUT'
-          ? new HttpProblem(408, 'request-timeout', 'The request headers did not arrive in time.')
-          : new HttpProblem(400, 'validation-error', `The request is not valid HTTP/1.1 (${error.code ?? 'parse error'}); a header may hold a character it may not, such as NUL.`);
-    const id = nextId();
-    const body = JSON.stringify(problem.body(id));
-    socket.end(
-      [
-        `HTTP/1.1 ${problem.status} ${STATUS_CODES[problem.status]}`,
-        'Content-Type: application/problem+json',
-        `Content-Length: ${Buffer.byteLength(body)}`,
-        `X-Request-Id: ${id}`,
-        'Access-Control-Allow-Origin: *',
-        'Connection: close',
-        '',
-        body,
-      ].join('\r\n'),
-    );
-  };
 }
 
 /** The mock as an Express application, for a server of the caller's own. */

@@ -3,8 +3,7 @@
  * migrations) and the blob store, builds the app and listens. Used by
  * main.ts, the tests and the benchmarks alike.
  */
-import { createServer, STATUS_CODES, type Server, type ServerResponse } from 'node:http';
-import type { Duplex } from 'node:stream';
+import { createServer, type Server, type ServerResponse } from 'node:http';
 import { mkdirSync } from 'node:fs';
 import { dataDirMode, type Config } from './config.ts';
 import type { Context } from './context.ts';
@@ -14,9 +13,7 @@ import { openBlobStore } from './blobs/open-blob-store.ts';
 import { UrlSigner } from './signing/url-signer.ts';
 import { systemClock, type Clock } from './lib/clock.ts';
 import { createLogger, type Logger } from './lib/logger.ts';
-import { HttpProblem } from './http/problem.ts';
-import { requestIds } from './http/request-context.ts';
-import { apiContentSecurityPolicy } from './http/security-headers.ts';
+import { clientErrorAnswer, maxHeaderSize } from './http/client-error.ts';
 import { BoxListCache } from './resources/boxes/box-list-cache.ts';
 import { SystemMediaTools, type MediaTools } from './audio/media-tools.ts';
 import { startAudioWorker } from './audio/audio-worker.ts';
@@ -118,47 +115,4 @@ export async function startServer(config: Config, overrides: { clock?: Clock; lo
       await store.close();
     })());
   return { ctx, worker, http, address: `http://${host}:${port}`, close };
-}
-
-/** Request headers larger than this are answered 431 (Node's default, stated). */
-export const maxHeaderSize = 16 * 1024;
-
-/**
- * Requests Node's HTTP parser refuses before any route sees them: headers
- * over maxHeaderSize, malformed HTTP (including a NUL in a header), a header
- * section that never ends. Node would answer a bare 431/400/408; this
- * answers a problem, with the API's security and CORS headers, and closes.
- */
-function clientErrorAnswer(logger: Logger) {
-  const nextId = requestIds();
-  return (error: Error & { code?: string }, socket: Duplex & { _httpMessage?: ServerResponse | null }) => {
-    // As Node's own handler: answer only when the socket can take it and no response has begun on it.
-    if (error.code === 'ECONNRESET' || !socket.writable || socket._httpMessage?.headersSent) {
-      socket.destroy();
-      return;
-    }
-    const problem =
-      error.code === 'HPE_HEADER_OVERFLOW'
-        ? new HttpProblem(431, 'headers-too-large', `The request's headers are over ${maxHeaderSize / 1024} KiB. Send fewer or shorter headers (a long cookie or token?).`)
-        : error.code === 'ERR_HTTP_REQUEST_TIMEOUT' || error.code === 'HPE_HEADER_TIMEOUT'
-          ? new HttpProblem(408, 'request-timeout', 'The request headers did not arrive in time.')
-          : new HttpProblem(400, 'validation-error', `The request is not valid HTTP/1.1 (${error.code ?? 'parse error'}); a header may hold a character it may not, such as NUL.`);
-    const id = nextId();
-    logger.debug('request refused by the HTTP parser', { requestId: id, code: error.code, status: problem.status });
-    const body = JSON.stringify(problem.body(id));
-    socket.end(
-      [
-        `HTTP/1.1 ${problem.status} ${STATUS_CODES[problem.status]}`,
-        'Content-Type: application/problem+json',
-        `Content-Length: ${Buffer.byteLength(body)}`,
-        `X-Request-Id: ${id}`,
-        `Content-Security-Policy: ${apiContentSecurityPolicy}`,
-        'X-Content-Type-Options: nosniff',
-        'Access-Control-Allow-Origin: *',
-        'Connection: close',
-        '',
-        body,
-      ].join('\r\n'),
-    );
-  };
 }
