@@ -1,14 +1,15 @@
 import { ListMultipartUploadsCommand, ListPartsCommand } from '@aws-sdk/client-s3';
 import { mkdtempSync, rmSync } from 'node:fs';
-import { readdir } from 'node:fs/promises';
+import { spawnSync } from 'node:child_process';
+import { mkdir, readdir, readFile, stat, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { basename, dirname, join } from 'node:path';
 import { Readable } from 'node:stream';
 import { text } from 'node:stream/consumers';
 import { afterAll, describe, expect, it } from 'vitest';
 import { useTestS3, type TestS3 } from '../testing/s3.ts';
 import { blobStoreConformance } from './blob-store.conformance.ts';
-import { BucketUnreachableError, createS3Client, S3BlobStore } from './s3-blob-store.ts';
+import { BucketUnreachableError, COPY_PREFIX, createS3Client, S3BlobStore } from './s3-blob-store.ts';
 
 const s3 = useTestS3();
 
@@ -136,13 +137,28 @@ describe('S3 blob store', () => {
     await store.write('copy/me', Readable.from([Buffer.from('audio bytes')]), { expectedSize: 11 });
     const local = await store.localFile('copy/me');
     expect(local.path.startsWith(folder)).toBe(true);
-    const { stat, readFile } = await import('node:fs/promises');
     expect((await stat(local.path)).mode & 0o777).toBe(0o600);
     expect(await readFile(local.path, 'utf8')).toBe('audio bytes');
     await local.release();
     expect(await readdir(folder)).toEqual([]);
     await expect(store.localFile('copy/missing')).rejects.toThrow('No blob copy/missing');
     expect(await readdir(folder)).toEqual([]);
+  });
+
+  it('removes, when it makes a copy, the copies of processes that are gone, and keeps those of running ones', async () => {
+    const folder = mkdtempSync(join(scratch, 'crashed-'));
+    const store = new S3BlobStore({ client: s3.client, bucket: await s3.bucket(), scratchDir: folder });
+    await store.write('copy/me', Readable.from([Buffer.from('x')]), { expectedSize: 1 });
+    // A pid that surely ran and is gone: a process that has exited.
+    const gone = spawnSync('true').pid!;
+    const left = { gone: `${COPY_PREFIX}${gone}-AbCdEf`, running: `${COPY_PREFIX}${process.ppid}-GhIjKl`, other: 'analyse-MnOpQr' };
+    for (const name of Object.values(left)) {
+      await mkdir(join(folder, name));
+      await writeFile(join(folder, name, 'blob'), 'left behind');
+    }
+    const local = await store.localFile('copy/me');
+    expect((await readdir(folder)).sort()).toEqual([left.running, left.other, basename(dirname(local.path))].sort());
+    await local.release();
   });
 
   it('fails a read of a missing blob as reading a missing file does', async () => {

@@ -25,7 +25,7 @@
  * S3-compatible stores refuse; checksums are sent only where S3 requires them.
  */
 import { createReadStream } from 'node:fs';
-import { mkdir, mkdtemp, rm, stat } from 'node:fs/promises';
+import { mkdir, mkdtemp, readdir, rm, stat } from 'node:fs/promises';
 import { createWriteStream } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -98,6 +98,8 @@ export interface S3BlobStoreOptions {
 }
 
 const MIB = 1024 * 1024;
+/** How the folders of localFile's copies start, followed by the pid of the process that made them. */
+export const COPY_PREFIX = 'blob-copy-';
 /** S3's smallest part (all but the last), and its largest number of parts. */
 const MIN_PART_SIZE = 5 * MIB;
 const MAX_PARTS = 10_000;
@@ -254,7 +256,9 @@ export class S3BlobStore implements BlobStore {
   async localFile(key: string): Promise<{ path: string; release(): Promise<void> }> {
     const Key = checkKey(key);
     await mkdir(this.scratchDir, { recursive: true, mode: 0o700 });
-    const folder = await mkdtemp(join(this.scratchDir, 'blob-copy-'));
+    await this.removeCopiesOfDeadProcesses();
+    // Named by this process, so that a later call can tell a copy a crashed process left behind.
+    const folder = await mkdtemp(join(this.scratchDir, `${COPY_PREFIX}${process.pid}-`));
     const release = () => rm(folder, { recursive: true, force: true });
     try {
       const object = await this.client.send(new GetObjectCommand({ Bucket: this.bucket, Key }));
@@ -265,6 +269,19 @@ export class S3BlobStore implements BlobStore {
     } catch (error) {
       await release();
       throw isNotFound(error) ? noBlob(key, error) : error;
+    }
+  }
+
+  /**
+   * Copies are released when their user is done, but a process killed
+   * meanwhile leaves its copy; the next copy made on this machine removes
+   * it. Workers run where the copies are, which the upload sweep may not.
+   */
+  private async removeCopiesOfDeadProcesses(): Promise<void> {
+    for (const name of await readdir(this.scratchDir)) {
+      const pid = Number(new RegExp(`^${COPY_PREFIX}(\\d+)-`).exec(name)?.[1]);
+      if (!pid || pid === process.pid || isRunning(pid)) continue;
+      await rm(join(this.scratchDir, name), { recursive: true, force: true });
     }
   }
 
@@ -424,6 +441,16 @@ class PartUploader {
 
   private throwIfFailed() {
     if (this.failure !== undefined) throw this.failure;
+  }
+}
+
+/** Whether a process runs under this pid (one of another user counts: it runs). */
+function isRunning(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (error) {
+    return (error as NodeJS.ErrnoException).code === 'EPERM';
   }
 }
 
