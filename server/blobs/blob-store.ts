@@ -1,7 +1,7 @@
 /**
- * Where file bytes live, behind one small interface. Local disk is the
- * backend today; an S3-compatible one can come later and must pass the same
- * conformance tests (blob-store.conformance.ts).
+ * Where file bytes live, behind one small interface: local disk
+ * (local-disk-blob-store.ts) or an S3-compatible bucket (s3-blob-store.ts).
+ * Both pass the same conformance tests (blob-store.conformance.ts).
  */
 import type { Readable } from 'node:stream';
 
@@ -71,4 +71,20 @@ export interface BlobStore {
    * long; it then fails and keeps nothing. Answers how many were removed.
    */
   sweepUnfinishedWrites(idleMs: number): Promise<number>;
+  /**
+   * Only for backends that serve bytes themselves (S3): a URL that reads the
+   * blob straight from the backend, without this server, with Range and
+   * ETag, answered with exactly this Content-Type, Content-Disposition and
+   * Cache-Control, which its signature binds. It works from `now` for
+   * `ttlSeconds`, until the `expires` answered (ms since the epoch).
+   */
+  presignedGet?(key: string, options: PresignedGetOptions): Promise<{ url: string; expires: number }>;
+}
+
+export interface PresignedGetOptions {
+  now: number;
+  ttlSeconds: number;
+  contentType: string;
+  contentDisposition: string;
+  cacheControl: string;
 }

@@ -161,6 +161,34 @@ describe('S3 blob store', () => {
     await local.release();
   });
 
+  it('signs GETs straight from the bucket, with the type, disposition and caching asked for, Range and ETag from S3, until exactly their expiry', async () => {
+    const store = new S3BlobStore({ client: s3.client, bucket: await s3.bucket() });
+    await store.write('signed/blob', Readable.from([Buffer.from('0123456789')]), { expectedSize: 10 });
+    const options = { ttlSeconds: 60, contentType: 'audio/flac', contentDisposition: 'inline; filename="a.flac"', cacheControl: 'private, max-age=3600' };
+    const now = Date.now();
+    const signed = await store.presignedGet('signed/blob', { ...options, now });
+    expect(signed.expires).toBe(Math.floor(now / 1000) * 1000 + 60_000);
+    const whole = await fetch(signed.url);
+    expect(whole.status).toBe(200);
+    expect(Object.fromEntries(['content-type', 'content-disposition', 'cache-control'].map((name) => [name, whole.headers.get(name)]))).toEqual({
+      'content-type': 'audio/flac',
+      'content-disposition': 'inline; filename="a.flac"',
+      'cache-control': 'private, max-age=3600',
+    });
+    const etag = whole.headers.get('etag');
+    // A strong ETag, of a multipart upload here ("<md5 of the parts' md5s>-<parts>").
+    expect(etag).toMatch(/^"[0-9a-f]{32}-1"$/);
+    const part = await fetch(signed.url, { headers: { Range: 'bytes=2-4' } });
+    expect([part.status, part.headers.get('content-range'), await part.text()]).toEqual([206, 'bytes 2-4/10', '234']);
+    expect((await fetch(signed.url, { headers: { 'If-None-Match': etag! } })).status).toBe(304);
+    // Signed 61 s ago for 60 s: expired one second ago, and S3 refuses it.
+    const expired = await store.presignedGet('signed/blob', { ...options, now: now - 61_000 });
+    expect(expired.expires).toBeLessThan(Date.now());
+    const refused = await fetch(expired.url);
+    expect(refused.status).toBe(403);
+    expect(await refused.text()).toContain('AccessDenied');
+  });
+
   it('fails a read of a missing blob as reading a missing file does', async () => {
     const store = new S3BlobStore({ client: s3.client, bucket: await s3.bucket() });
     await expect(text(store.read('no/such'))).rejects.toMatchObject({ code: 'ENOENT', message: 'No blob no/such' });

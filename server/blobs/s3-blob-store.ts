@@ -48,7 +48,8 @@ import {
   type CompletedPart,
 } from '@aws-sdk/client-s3';
 import { Upload } from '@aws-sdk/lib-storage';
-import type { BlobInfo, BlobStore, WriteOptions } from './blob-store.ts';
+import { getSignedUrl } from '@aws-sdk/s3-request-presigner';
+import type { BlobInfo, BlobStore, PresignedGetOptions, WriteOptions } from './blob-store.ts';
 import { checkedBytes, checkKey, checkPrefix } from './byte-checks.ts';
 
 /** Where and how to reach the bucket. */
@@ -283,6 +284,22 @@ export class S3BlobStore implements BlobStore {
       if (!pid || pid === process.pid || isRunning(pid)) continue;
       await rm(join(this.scratchDir, name), { recursive: true, force: true });
     }
+  }
+
+  async presignedGet(key: string, { now, ttlSeconds, contentType, contentDisposition, cacheControl }: PresignedGetOptions): Promise<{ url: string; expires: number }> {
+    // SigV4 dates are whole seconds (X-Amz-Date), and the URL works until X-Amz-Date + X-Amz-Expires: sign at the
+    // second, so that the `expires` answered is exactly when S3 stops taking it.
+    const signedAt = Math.floor(now / 1000) * 1000;
+    const command = new GetObjectCommand({
+      Bucket: this.bucket,
+      Key: checkKey(key),
+      // Query parameters, so the signature binds them: a holder of the URL cannot ask for another type or disposition.
+      ResponseContentType: contentType,
+      ResponseContentDisposition: contentDisposition,
+      ResponseCacheControl: cacheControl,
+    });
+    const url = await getSignedUrl(this.client, command, { expiresIn: ttlSeconds, signingDate: new Date(signedAt) });
+    return { url, expires: signedAt + ttlSeconds * 1000 };
   }
 
   async *list(prefix: string): AsyncIterable<string> {

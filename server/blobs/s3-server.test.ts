@@ -20,6 +20,7 @@ import { waitForStatus } from '../testing/files.ts';
 import { useTestS3 } from '../testing/s3.ts';
 import { fileBlobKey, projectBlobPrefix, renditionBlobKey } from './keys.ts';
 import { S3BlobStore } from './s3-blob-store.ts';
+import { signDownload } from '../resources/downloads/signed-downloads.ts';
 
 const sha256 = (bytes: Uint8Array) => createHash('sha256').update(bytes).digest('hex');
 
@@ -64,9 +65,16 @@ describe.each(backends)('a server on S3 (radosgw), %s', (backend) => {
     await eventually(async () => (await readdir(join(dataDir, 'tmp'))).length === 0, 'the scratch folder is empty');
 
     const path = { projectid, fileid: boxid };
+    // Downloads come straight from the bucket: a presigned GET, which works until exactly `expires`.
     const original = await api.GET('/projects/{projectid}/files/{fileid}/download', { params: { path } });
+    const presigned = new URL(original.data!.url);
+    expect(presigned.origin).toBe(new URL(s3.settings.endpoint!).origin);
+    const signedAt = presigned.searchParams.get('X-Amz-Date')!.replace(/^(\d{4})(\d{2})(\d{2})T(\d{2})(\d{2})(\d{2})Z$/, '$1-$2-$3T$4:$5:$6Z');
+    expect(original.data!.expires).toBe(Date.parse(signedAt) + Number(presigned.searchParams.get('X-Amz-Expires')) * 1000);
+    expect(original.data!.expires - Date.now()).toBeGreaterThan(3598_000);
     const served = await fetch(original.data!.url);
     expect(served.headers.get('content-type')).toBe('audio/wav');
+    expect(served.headers.get('content-disposition')).toBe('attachment; filename="take.wav"');
     expect(sha256(new Uint8Array(await served.arrayBuffer()))).toBe(sha256(wav));
     const ranged = await fetch(original.data!.url, { headers: { Range: 'bytes=0-11' } });
     expect(ranged.status).toBe(206);
@@ -77,8 +85,34 @@ describe.each(backends)('a server on S3 (radosgw), %s', (backend) => {
     const peaks = await api.GET('/projects/{projectid}/files/{fileid}/peaks', { params: { path } });
     expect(await (await fetch(peaks.data!.url)).json()).toMatchObject({ version: 2, channels: 1, sample_rate: 44100, length: 200 });
 
+    // Player pages and artwork keep this server's own signed URLs: those read the bucket through the server.
+    const streamed = await fetch(signDownload(t.server.ctx, boxid, 'inline').url);
+    expect(streamed.headers.get('content-type')).toBe('audio/wav');
+    expect(streamed.headers.get('x-content-type-options')).toBe('nosniff');
+    expect(sha256(new Uint8Array(await streamed.arrayBuffer()))).toBe(sha256(wav));
+
     await api.DELETE('/projects/{projectid}/files/{fileid}', { params: { path } });
     expect(await keysUnder(projectBlobPrefix(projectid))).toEqual([]);
+    expect((await fetch(original.data!.url)).status).toBe(404);
+  });
+
+  it('serves uploaded bytes that are not on the inline allow-list from the bucket as an opaque attachment, whatever their declared type, and refuses a URL asking for another type', async () => {
+    const { api } = await t.as('s3@example.com');
+    const { data: project } = await api.POST('/projects', { body: { name: 'Hostile' } });
+    const page = new TextEncoder().encode('<!doctype html><script>alert(document.domain)</script>');
+    const { data: uploaded } = await api.uploadFile(project!.id, { name: '../../index.html', mimeType: 'text/html' }, page);
+    const { data } = await api.GET('/projects/{projectid}/files/{fileid}/download', { params: { path: { projectid: project!.id, fileid: uploaded!.box.id } } });
+    const served = await fetch(data!.url);
+    expect(served.status).toBe(200);
+    expect(served.headers.get('content-type')).toBe('application/octet-stream');
+    expect(served.headers.get('content-disposition')).toBe('attachment; filename="index.html"');
+    // The type and disposition are in the signed query: changing them breaks the signature.
+    const altered = new URL(data!.url);
+    altered.searchParams.set('response-content-type', 'text/html');
+    altered.searchParams.set('response-content-disposition', 'inline');
+    const refused = await fetch(altered);
+    expect(refused.status).toBe(403);
+    expect(await refused.text()).toContain('SignatureDoesNotMatch');
   });
 
   it('keeps nothing in the bucket of a PUT it refuses: a body longer than declared leaves no object and no unfinished upload', async () => {

@@ -27,21 +27,48 @@ async function downloadableFile(ctx: Ports, caller: Caller, projectId: string, b
   return box;
 }
 
+/**
+ * A download URL: straight from the bucket when the blob store can sign its
+ * own GETs (S3), so that the bytes do not pass through this server; else
+ * this server's signed URL. Either way the same rules decide what it is
+ * served as (presentation), and `expires` is when it stops working.
+ */
+async function downloadUrl(ctx: Ports, objectId: string, disposition: Disposition = 'attachment', variant?: Variant): Promise<Schemas['DownloadResponse']> {
+  if (ctx.blobs.presignedGet) {
+    const object = await findObject(ctx, objectId, variant);
+    const stored = object && (await ctx.blobs.stat(object.key));
+    if (object && stored) {
+      const served = presentation(disposition, await allowListedType(ctx, object, stored.size));
+      return ctx.blobs.presignedGet(object.key, {
+        now: ctx.clock.now(),
+        ttlSeconds: Math.floor(ctx.config.downloadUrlTtlMs / 1000),
+        contentType: served.contentType,
+        contentDisposition: dispositionHeader(served.disposition, object.name),
+        cacheControl: CACHE_CONTROL,
+      });
+    }
+    // No bytes under the key: this server's URL answers that with its 404 problem.
+  }
+  return signDownload(ctx, objectId, disposition, variant);
+}
+
+const CACHE_CONTROL = 'private, max-age=3600';
+
 export async function downloadFile(ctx: Ports, caller: Caller, projectId: string, boxId: string, quality: Schemas['Quality'] = 'original'): Promise<Schemas['DownloadResponse']> {
   const box = await downloadableFile(ctx, caller, projectId, boxId);
-  if (quality === 'original') return signDownload(ctx, box.id);
+  if (quality === 'original') return downloadUrl(ctx, box.id);
   if (!box.audio?.renditions.includes(quality)) {
     const why = box.audio ? 'the source is not lossless integer audio' : `the file is ${box.status === 'failed' ? 'not decodable audio' : 'not analysed yet (status ' + box.status + ')'}`;
     throw conflict(`${boxId} has no ${quality} rendition: ${why}. Renditions available: ${(box.audio?.renditions ?? ['original']).join(', ')}.`);
   }
-  return signDownload(ctx, box.id, 'attachment', quality);
+  return downloadUrl(ctx, box.id, 'attachment', quality);
 }
 
 export async function getPeaksUrl(ctx: Ports, caller: Caller, projectId: string, boxId: string, format: 'json' | 'dat' = 'json'): Promise<Schemas['DownloadResponse']> {
   const box = await downloadableFile(ctx, caller, projectId, boxId);
   if (!box.audio) throw conflict(`${boxId} has no waveform peaks: it is not an analysed audio file (status ${box.status}).`);
   // The JSON peaks are fetched by waveform players, inline; the binary ones are served as an attachment whatever the URL says.
-  return format === 'dat' ? signDownload(ctx, box.id, 'attachment', 'peaks-dat') : signDownload(ctx, box.id, 'inline', 'peaks-json');
+  return format === 'dat' ? downloadUrl(ctx, box.id, 'attachment', 'peaks-dat') : downloadUrl(ctx, box.id, 'inline', 'peaks-json');
 }
 
 export interface SignedGet {
@@ -74,7 +101,7 @@ export async function fetchSignedDownload(ctx: Ports, get: SignedGet): Promise<D
   // rules of the inline allow-list: a browser holding a response served by
   // the older rules (by declared type) must not have it revalidated as fresh.
   const etag = `"${get.objectId}${get.variant ? '-' + get.variant : ''}-${size}-r2"`;
-  const cacheControl = 'private, max-age=3600';
+  const cacheControl = CACHE_CONTROL;
   // RFC 9110 section 13.2.2: If-None-Match is evaluated before Range. A 304
   // carries no body, so it needs no sniffing; section 15.4.5 asks it to repeat
   // the ETag and Cache-Control a 200 would have sent.
