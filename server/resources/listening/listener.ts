@@ -10,10 +10,16 @@
  * with the link).
  */
 import type { Request } from 'express';
+import { parse as parseCookies } from 'cookie';
 import type { Context } from '../../context.ts';
 import type { PlayerRecord } from '../players/player-repository.ts';
-import type { PlayerPermission, Principal } from '../../auth/policy.ts';
-import { HttpProblem } from '../../http/problem.ts';
+import { canOnProject, playerPermissions, type PlayerFacts, type PlayerPermission, type Principal } from '../../auth/policy.ts';
+import { HttpProblem, notFound } from '../../http/problem.ts';
+import type { Caller } from '../../auth/access.ts';
+import type { Role } from '../../lib/api-types.ts';
+import { LISTENER_SESSION_COOKIE, ListenerSessionSigner, passwordTag, type ListenerSession } from './listener-session.ts';
+import { playerExpired, playerLocked } from './listener-problems.ts';
+import { playerTrackGroups } from './player-tracks.ts';
 
 export interface Listener {
   player: PlayerRecord;
@@ -35,8 +41,126 @@ export interface Listener {
 /**
  * Resolves the request into a Listener of the player, or throws the problem
  * the spec gives: 404 (no such player), 410 (expired), 401 `player-locked`
- * (collaborators only or a password, without a session that opens it).
+ * (collaborators only or a password, without a session that opens it), 401
+ * `unauthorized` (a bearer token that is not valid).
  */
-export async function resolveListener(_ctx: Context, _req: Request, _playerId: string): Promise<Listener> {
-  throw new HttpProblem(501, 'not-implemented', 'Listener resolution is being built.');
+export async function resolveListener(ctx: Context, req: Request, playerId: string): Promise<Listener> {
+  const player = await ctx.store.players.get(playerId);
+  if (!player) throw notFound(`No player ${playerId} exists. Check that the link was copied whole.`);
+  const now = ctx.clock.now();
+  // Past `expires` the link opens for no one; its owner and writers manage the player through the API (getPlayer), not this view.
+  if (player.expires !== null && player.expires <= now) throw playerExpired(player.expires);
+  const bearer = await bearerCaller(ctx, req);
+  const bearerRole = bearer ? (await ctx.store.projects.getWithRole(player.projectId, bearer))?.role : undefined;
+
+  const session = readSession(ctx, req, playerId, now);
+  let principal: Principal;
+  let userId: string | undefined;
+  let role: Role | undefined;
+  if (bearer && bearerRole) {
+    principal = { kind: 'user', role: bearerRole };
+    userId = bearer.id;
+    role = bearerRole;
+  } else {
+    // A collaborator's session counts while its user still has a role on the project: removing them ends it at their next request.
+    const collaborator = session?.userId ? await ctx.store.users.get(session.userId) : undefined;
+    const collaboratorRole = collaborator ? (await ctx.store.projects.getWithRole(player.projectId, collaborator))?.role : undefined;
+    if (collaborator && collaboratorRole) {
+      principal = { kind: 'collaborator', role: collaboratorRole };
+      userId = collaborator.id;
+      role = collaboratorRole;
+    } else {
+      principal = await linkPrincipal(ctx, player, session);
+      // A signed-in API user without a role on the project is a listener like anyone with the link, under their own name.
+      userId = bearer?.id;
+    }
+  }
+
+  const facts: PlayerFacts = { public: player.public, options: player.options, payment: player.payment, hasPassword: player.passwordHash !== null };
+  const boxes = await ctx.store.boxes.listProject(player.projectId);
+  const fileIds = new Set(playerTrackGroups(player, boxes).flatMap((track) => track.versions.map((version) => version.id)));
+  return {
+    player,
+    principal,
+    permissions: playerPermissions(principal, facts),
+    ...(userId ? { userId } : {}),
+    ...(session ? { sessionId: session.id } : {}),
+    ...displayNameOf(userId ? await ctx.store.users.get(userId) : undefined, session),
+    canModerate: role !== undefined && canOnProject({ kind: 'user', role }, 'project:write'),
+    fileIds,
+  };
+}
+
+/**
+ * Who holds the link, when they are no member: a player for collaborators
+ * only opens to no one else, and one with a password only to a session that
+ * gave it (a purchase does not stand in for the password). Then the
+ * purchaser, when the paywall is paid for this listener; else the password
+ * session, else anyone.
+ */
+async function linkPrincipal(ctx: Context, player: PlayerRecord, session: ListenerSession | undefined): Promise<Principal> {
+  if (!player.public) {
+    throw playerLocked(player.id, 'collaborators', "This player is for its invited collaborators only. Open it with the invite link its owner sent you.");
+  }
+  const passwordGiven = player.passwordHash !== null && session?.password === passwordTag(player.passwordHash);
+  if (player.passwordHash !== null && !passwordGiven) {
+    throw playerLocked(player.id, 'password', 'This player has a password. Give it to open the player.');
+  }
+  if (await paidFor(ctx, player, session)) return { kind: 'purchaser' };
+  return passwordGiven ? { kind: 'password' } : { kind: 'listener' };
+}
+
+/**
+ * Interface 4.1, payment `recipient`: "`everyone`: all listeners gain access
+ * once one has paid. `customer`: only the paying listener does."
+ */
+export async function paidFor(ctx: Pick<Context, 'store'>, player: PlayerRecord, session: Pick<ListenerSession, 'purchaseId'> | undefined): Promise<boolean> {
+  if (!player.payment) return false;
+  if (player.payment.recipient === 'everyone') return ctx.store.purchases.any(player.id);
+  return session?.purchaseId !== undefined && (await ctx.store.purchases.exists(player.id, session.purchaseId));
+}
+
+/**
+ * The API caller, when the request carries a bearer token: the middleware
+ * has checked it already when it ran (req.user); a token it let through
+ * unchecked is checked here. A token that is not valid is refused, never
+ * quietly taken for an anonymous listener, so a client learns its token is
+ * wrong.
+ */
+async function bearerCaller(ctx: Context, req: Request): Promise<Caller | undefined> {
+  if (req.user) return req.user;
+  const header = req.get('authorization');
+  if (!header) return undefined;
+  const match = /^Bearer\s+(\S+)\s*$/i.exec(header);
+  const user = match ? await ctx.store.tokens.findActiveUser(match[1]) : undefined;
+  if (!user) {
+    // RFC 6750 section 3: a 401 carries WWW-Authenticate, with error="invalid_token" when a token was sent.
+    throw new HttpProblem(401, 'unauthorized', 'The bearer token is unknown or revoked; send a valid one, or none to open the player as a listener.', {
+      headers: { 'WWW-Authenticate': 'Bearer realm="api", error="invalid_token"' },
+    });
+  }
+  return user;
+}
+
+const signers = new WeakMap<Buffer, ListenerSessionSigner>();
+/** One signer per signing secret (its key is derived once). */
+export function listenerSessions(ctx: Pick<Context, 'config'>): ListenerSessionSigner {
+  let signer = signers.get(ctx.config.signingSecret);
+  if (!signer) {
+    signer = new ListenerSessionSigner(ctx.config.signingSecret);
+    signers.set(ctx.config.signingSecret, signer);
+  }
+  return signer;
+}
+
+/** The player's session from its cookie, when it is valid; a malformed, forged, expired or other player's cookie is no session. */
+export function readSession(ctx: Pick<Context, 'config'>, req: Request, playerId: string, now: number): ListenerSession | undefined {
+  const value = parseCookies(req.headers.cookie ?? '')[LISTENER_SESSION_COOKIE];
+  return value ? listenerSessions(ctx).verify(value, playerId, now) : undefined;
+}
+
+/** The user's own name once users have one (never their email), else the name given to the session. */
+function displayNameOf(user: object | undefined, session: ListenerSession | undefined): { displayName?: string } {
+  const name = user && 'name' in user && typeof user.name === 'string' && user.name.trim() !== '' ? user.name : session?.name;
+  return name ? { displayName: name } : {};
 }

@@ -15,11 +15,18 @@ export interface PlayerRecord {
   upload: Schemas['UploadPortal'] | null;
   payment: Schemas['Payment'] | null;
   collaborators: Schemas['Collaborator'][];
+  /** The password's scrypt hash (see player-password.ts), or null when the player has none. */
+  passwordHash: string | null;
+  /** When the player's link stops opening (milliseconds since the epoch), or null for never. */
+  expires: number | null;
   /** Changes with every change to the player; its ETag. */
   version: number;
   timeCreated: number;
   timeModified: number;
 }
+
+/** A player to insert: no version yet (it starts at 1), and no password or expiry unless given. */
+export type NewPlayer = Omit<PlayerRecord, 'version' | 'passwordHash' | 'expires'> & Partial<Pick<PlayerRecord, 'passwordHash' | 'expires'>>;
 
 /** The fields an update may change. */
 export type PlayerChanges = Pick<PlayerRecord, 'name' | 'public' | 'options' | 'payment'>;
@@ -36,6 +43,9 @@ type PlayerRow = {
   options: string;
   upload: string | null;
   payment: string | null;
+  /** Migration 6; undefined on a database that has not had it. */
+  password_hash?: string | null;
+  expires?: number | null;
   version: number;
   time_created: number;
   time_modified: number;
@@ -47,15 +57,15 @@ export class PlayerRepository {
   constructor(private db: Db) {}
 
   /** Inserts a new player, at version 1. */
-  async insert(player: Omit<PlayerRecord, 'version'>): Promise<void> {
+  async insert(player: NewPlayer): Promise<void> {
     await this.db.transaction(async (tx) => {
       await tx.execute(
-        `INSERT INTO players (id, project_id, owner_id, name, color, public, folder_id, box_ids, options, upload, payment, time_created, time_modified)
-         VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13)`,
+        `INSERT INTO players (id, project_id, owner_id, name, color, public, folder_id, box_ids, options, upload, payment, password_hash, expires, time_created, time_modified)
+         VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15)`,
         [
           player.id, player.projectId, player.ownerId, player.name, player.color, player.public ? 1 : 0, player.folderId,
           player.boxIds && JSON.stringify(player.boxIds), JSON.stringify(player.options), player.upload && JSON.stringify(player.upload),
-          player.payment && JSON.stringify(player.payment), player.timeCreated, player.timeModified,
+          player.payment && JSON.stringify(player.payment), player.passwordHash ?? null, player.expires ?? null, player.timeCreated, player.timeModified,
         ],
       );
       for (const [position, collaborator] of player.collaborators.entries()) {
@@ -129,6 +139,8 @@ export class PlayerRepository {
       upload: json(row.upload),
       payment: json(row.payment),
       collaborators: collaborators.get(row.id) ?? [],
+      passwordHash: row.password_hash ?? null,
+      expires: row.expires === null || row.expires === undefined ? null : Number(row.expires),
       version: row.version,
       timeCreated: row.time_created,
       timeModified: row.time_modified,

@@ -127,6 +127,8 @@ export async function createPlayer(ctx: Ports, caller: Caller, body: Schemas['Cr
       upload: body.upload ?? null,
       payment: body.payment ?? null,
       collaborators: [...collaborators.values()],
+      passwordHash: null,
+      expires: null,
       version: 1,
       timeCreated: now,
       timeModified: now,

@@ -3,10 +3,14 @@ import { initialSchema } from './schema.ts';
 import { audioPipelineSchema } from './jobs.ts';
 import { versionsSchema } from './versions.ts';
 import { uploadClaimsSchema } from './upload-claims.ts';
+import { commentsSchema } from './comments.ts';
+import { listeningSchema } from './listening.ts';
 
 export const postgresMigrations: Migration[] = [
   { version: 1, name: 'initial schema', sql: initialSchema('BIGINT') },
   { version: 2, name: 'audio pipeline', sql: audioPipelineSchema('BIGINT') },
   { version: 3, name: 'resource versions', sql: versionsSchema('BIGINT') },
   { version: 4, name: 'upload claim deadlines', sql: uploadClaimsSchema('BIGINT') },
+  { version: 5, name: 'comments, reactions and display names', sql: commentsSchema('BIGINT') },
+  { version: 6, name: 'player passwords, expiry, invites and purchases', sql: listeningSchema('BIGINT') },
 ];

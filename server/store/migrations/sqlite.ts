@@ -3,10 +3,14 @@ import { initialSchema } from './schema.ts';
 import { audioPipelineSchema } from './jobs.ts';
 import { versionsSchema } from './versions.ts';
 import { uploadClaimsSchema } from './upload-claims.ts';
+import { commentsSchema } from './comments.ts';
+import { listeningSchema } from './listening.ts';
 
 export const sqliteMigrations: Migration[] = [
   { version: 1, name: 'initial schema', sql: initialSchema('INTEGER') },
   { version: 2, name: 'audio pipeline', sql: audioPipelineSchema('INTEGER') },
   { version: 3, name: 'resource versions', sql: versionsSchema('INTEGER') },
   { version: 4, name: 'upload claim deadlines', sql: uploadClaimsSchema('INTEGER') },
+  { version: 5, name: 'comments, reactions and display names', sql: commentsSchema('INTEGER') },
+  { version: 6, name: 'player passwords, expiry, invites and purchases', sql: listeningSchema('INTEGER') },
 ];

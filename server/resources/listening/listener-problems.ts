@@ -1,0 +1,59 @@
+/**
+ * The problems only listener operations answer (RFC 9457), with their own
+ * types and the `lock` extension member of a 401. They extend HttpProblem so
+ * the one error handler writes them, headers included.
+ */
+import { HttpProblem, type ProblemType } from '../../http/problem.ts';
+
+type ListenerProblemType = 'player-locked' | 'player-expired' | 'password-incorrect' | 'invite-invalid';
+
+const titles: Record<ListenerProblemType, string> = {
+  'player-locked': 'This player is locked',
+  'player-expired': 'This link has expired',
+  'password-incorrect': 'Wrong password',
+  'invite-invalid': 'This invite link does not work',
+};
+
+export class ListenerProblem extends HttpProblem {
+  constructor(
+    status: number,
+    readonly listenerType: ListenerProblemType,
+    detail: string,
+    private readonly members: Record<string, string> = {},
+    headers?: Record<string, string>,
+  ) {
+    // The base class types `type` by its own table; the body below writes ours.
+    super(status, listenerType as ProblemType, detail, headers ? { headers } : {});
+  }
+
+  override body(instance: string) {
+    // RFC 9457 §3.2: "Problem type definitions MAY extend the problem details object with additional members".
+    return { ...super.body(instance), title: titles[this.listenerType], ...this.members };
+  }
+}
+
+export type Lock = 'collaborators' | 'password';
+
+/**
+ * 401 with the lock. RFC 9110 §15.5.2: "The server generating a 401 response
+ * MUST send a WWW-Authenticate header field containing at least one challenge
+ * applicable to the target resource." The challenge names our own scheme: the
+ * credential is a player session, not a bearer token.
+ */
+export function playerLocked(playerId: string, lock: Lock, detail: string): ListenerProblem {
+  return new ListenerProblem(401, 'player-locked', detail, { lock }, { 'WWW-Authenticate': `PlayerSession realm="${playerId}"` });
+}
+
+export function playerExpired(expires: number): ListenerProblem {
+  const day = new Date(expires).toISOString().slice(0, 10);
+  return new ListenerProblem(410, 'player-expired', `This player's link expired on ${day}. Ask its owner for a new one.`);
+}
+
+export const passwordIncorrect = () => new ListenerProblem(403, 'password-incorrect', "That is not this player's password. Check it and try again.");
+
+export const inviteInvalid = () =>
+  new ListenerProblem(
+    403,
+    'invite-invalid',
+    "This invite link does not open this player: it was used already, replaced by a newer one, or revoked. Ask the player's owner for a new link.",
+  );
