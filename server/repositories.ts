@@ -13,6 +13,7 @@ import { BoxRepository } from './resources/boxes/box-repository.ts';
 import { PlayerRepository } from './resources/players/player-repository.ts';
 import { UploadRepository } from './resources/uploads/upload-repository.ts';
 import { JobQueue } from './jobs/job-queue.ts';
+import { CommentRepository } from './resources/comments/comment-repository.ts';
 import { PurchaseRepository } from './resources/listening/purchase-repository.ts';
 
 export function registerRepositories(db: Db) {
@@ -24,6 +25,7 @@ export function registerRepositories(db: Db) {
     players: new PlayerRepository(db),
     uploads: new UploadRepository(db),
     jobs: new JobQueue(db),
+    comments: new CommentRepository(db),
     purchases: new PurchaseRepository(db),
   };
 }
