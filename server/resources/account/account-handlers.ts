@@ -8,6 +8,9 @@ export function accountHandlers(ctx: Context): OperationHandlers {
     getCurrentUser: async (req, res) => {
       res.json(await account.getCurrentUser(ctx, req.user!));
     },
+    updateCurrentUser: async (req, res) => {
+      res.json(await account.updateCurrentUser(ctx, req.user!, req.body));
+    },
     getPlayerPreferences: async (req, res) => {
       sendVersioned(res, await account.getPreferences(ctx, req.user!));
     },

@@ -11,9 +11,22 @@ async function load(ctx: Ports, caller: Caller): Promise<UserRecord> {
   return (await ctx.store.users.get(caller.id))!;
 }
 
+function userJson(user: UserRecord): Schemas['User'] {
+  return { id: user.id, object: 'user', email: user.email, ...(user.name !== null ? { name: user.name } : {}), timeCreated: user.timeCreated };
+}
+
 export async function getCurrentUser(ctx: Ports, caller: Caller): Promise<Schemas['User']> {
-  const user = await load(ctx, caller);
-  return { id: user.id, object: 'user', email: user.email, timeCreated: user.timeCreated };
+  return userJson(await load(ctx, caller));
+}
+
+/**
+ * Sets or removes the display name. The spec's pattern (`\S`) has already
+ * refused a name of spaces only; the stored name is trimmed, as the spec
+ * says, so that what people see starts and ends with a visible character.
+ */
+export async function updateCurrentUser(ctx: Ports, caller: Caller, body: Schemas['UpdateCurrentUserRequest']): Promise<Schemas['User']> {
+  await ctx.store.users.setName(caller.id, body.name === null ? null : body.name.trim());
+  return userJson(await load(ctx, caller));
 }
 
 export async function getPreferences(ctx: Ports, caller: Caller): Promise<Versioned<Schemas['PlayerPreferences']>> {

@@ -12,6 +12,8 @@ export interface PaymentProviderRecord {
 export interface UserRecord {
   id: string;
   email: string;
+  /** The display name the user's comments show; null until they set one. */
+  name: string | null;
   preferences: Schemas['PlayerPreferences'];
   /** Changes with every change to the preferences; their ETag. */
   preferencesVersion: number;
@@ -19,11 +21,12 @@ export interface UserRecord {
   timeCreated: number;
 }
 
-type UserRow = { id: string; email: string; preferences: string; preferences_version: number; payment_provider: string | null; time_created: number };
+type UserRow = { id: string; email: string; name: string | null; preferences: string; preferences_version: number; payment_provider: string | null; time_created: number };
 
 const fromRow = (row: UserRow): UserRecord => ({
   id: row.id,
   email: row.email,
+  name: row.name,
   preferences: JSON.parse(row.preferences),
   preferencesVersion: row.preferences_version,
   paymentProvider: row.payment_provider ? JSON.parse(row.payment_provider) : null,
@@ -71,6 +74,11 @@ export class UserRepository {
     );
     if (!row) throw new Error(`user ${id} does not exist`);
     return row.preferences_version;
+  }
+
+  /** Sets the display name, or removes it with null. */
+  async setName(id: string, name: string | null): Promise<void> {
+    await this.db.execute('UPDATE users SET name = $2 WHERE id = $1', [id, name]);
   }
 
   async setPaymentProvider(id: string, provider: PaymentProviderRecord | null): Promise<void> {
