@@ -1,22 +1,84 @@
+import type { Request } from 'express';
+import { RateLimiterRes, type RateLimiterAbstract } from 'rate-limiter-flexible';
 import type { OperationHandlers } from '../../http/operations.ts';
 import type { Context } from '../../context.ts';
 import { HttpProblem } from '../../http/problem.ts';
+import { resolveListener, type Listener } from '../listening/listener.ts';
+import * as comments from './comments-service.ts';
 
-/** Under construction (issue 9): each handler is replaced by a real one, with its service, as it is built. */
-const pending = () => {
-  throw new HttpProblem(501, 'not-implemented', 'This operation is being built.');
-};
+/**
+ * Writes on a player (create, update, delete), per player session, or per
+ * account for a bearer token: a listener needs no account, so the API's
+ * per-user limit does not hold them, and the per-address one is shared by
+ * everyone behind one NAT. Twenty a minute is far above what a person
+ * typing comments sends, and low enough that a script cannot bury a track.
+ */
+export const PLAYER_COMMENT_WRITES = { points: 20, durationSeconds: 60 };
 
-export function commentsHandlers(_ctx: Context): OperationHandlers {
+/** Counts a listener's write, or refuses it with 429 and Retry-After (RFC 6585 §4: it "MAY include a Retry-After header"). */
+async function countWrite(limiter: RateLimiterAbstract, listener: Listener): Promise<void> {
+  // A listener without a session or an account has nothing to count by; their writes are refused anyway (401/403), and the address limit holds them.
+  const key = listener.sessionId ? `session:${listener.sessionId}` : listener.userId ? `user:${listener.userId}` : undefined;
+  if (!key) return;
+  try {
+    await limiter.consume(key);
+  } catch (outcome) {
+    if (!(outcome instanceof RateLimiterRes)) throw outcome;
+    const retryAfter = Math.max(1, Math.ceil(outcome.msBeforeNext / 1000));
+    const { points, durationSeconds } = PLAYER_COMMENT_WRITES;
+    throw new HttpProblem(429, 'rate-limited', `Too many comment writes from this session: the limit is ${points} per ${durationSeconds} s. Retry after ${retryAfter} second(s).`, {
+      headers: { 'Retry-After': String(retryAfter) },
+    });
+  }
+}
+
+export function commentsHandlers(ctx: Context): OperationHandlers {
+  const writes = ctx.store.db.rateLimiter({ keyPrefix: 'comment-writes', ...PLAYER_COMMENT_WRITES });
+
+  const onProject = (req: Request<Record<string, string>>) => comments.projectCommenter(ctx, req.user!, req.params.projectid, req.params.fileid);
+  const onPlayer = async (req: Request<Record<string, string>>, write: boolean) => {
+    const listener = await resolveListener(ctx, req as Request, req.params.playerid);
+    const scope = await comments.playerCommenter(ctx, listener, req.params.fileid);
+    if (write) await countWrite(writes, listener);
+    return scope;
+  };
+
   return {
-    listComments: pending,
-    createComment: pending,
-    getComment: pending,
-    updateComment: pending,
-    deleteComment: pending,
-    listPlayerComments: pending,
-    createPlayerComment: pending,
-    updatePlayerComment: pending,
-    deletePlayerComment: pending,
+    listComments: async (req, res) => {
+      const { commenter, file } = await onProject(req);
+      res.json(await comments.listComments(ctx, commenter, file));
+    },
+    createComment: async (req, res) => {
+      const { commenter, file } = await onProject(req);
+      res.json(await comments.createComment(ctx, commenter, file, req.body));
+    },
+    getComment: async (req, res) => {
+      const { commenter, file } = await onProject(req);
+      res.json(await comments.getComment(ctx, commenter, file, req.params.commentid));
+    },
+    updateComment: async (req, res) => {
+      const { commenter, file } = await onProject(req);
+      res.json(await comments.updateComment(ctx, commenter, file, req.params.commentid, req.body));
+    },
+    deleteComment: async (req, res) => {
+      const { commenter, file } = await onProject(req);
+      res.json(await comments.deleteComment(ctx, commenter, file, req.params.commentid));
+    },
+    listPlayerComments: async (req, res) => {
+      const { commenter, file } = await onPlayer(req, false);
+      res.json(await comments.listComments(ctx, commenter, file));
+    },
+    createPlayerComment: async (req, res) => {
+      const { commenter, file } = await onPlayer(req, true);
+      res.json(await comments.createComment(ctx, commenter, file, req.body));
+    },
+    updatePlayerComment: async (req, res) => {
+      const { commenter, file } = await onPlayer(req, true);
+      res.json(await comments.updateComment(ctx, commenter, file, req.params.commentid, req.body));
+    },
+    deletePlayerComment: async (req, res) => {
+      const { commenter, file } = await onPlayer(req, true);
+      res.json(await comments.deleteComment(ctx, commenter, file, req.params.commentid));
+    },
   };
 }
