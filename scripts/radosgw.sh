@@ -19,6 +19,8 @@
 #   RADOSGW_PORT           the S3 port on 127.0.0.1; default 7480
 #   RADOSGW_MON_PORT       the monitor's port on 127.0.0.1; default 6789
 #   RADOSGW_START_TIMEOUT  seconds to wait for it to answer; default 90
+#   RADOSGW_MEMORY_BYTES   how much the in-memory OSD holds; default 2 GiB (deleted objects
+#                          hold theirs until radosgw's garbage collection, a few minutes later)
 #   RADOSGW_BUCKET         a bucket to create once it is up (tests make their own)
 #   RADOSGW_OWNER          written to $RADOSGW_DIR/owner when this call starts it (not when it was
 #                          running already), so that whoever started it can tell, and stop it
@@ -32,6 +34,7 @@ DIR="${RADOSGW_DIR:-${TMPDIR:-/tmp}/audio-share-radosgw}"
 PORT="${RADOSGW_PORT:-7480}"
 MON_PORT="${RADOSGW_MON_PORT:-6789}"
 TIMEOUT="${RADOSGW_START_TIMEOUT:-90}"
+MEMORY_BYTES="${RADOSGW_MEMORY_BYTES:-2147483648}"
 ENDPOINT="http://127.0.0.1:${PORT}"
 REGION=us-east-1
 ACCESS_KEY=audio-share-test
@@ -74,7 +77,8 @@ make_bucket() {
 # Runs one setup command, its output in the setup log; a failure names the command.
 step() {
   echo "+ $*" >>"$DIR/log/setup.log"
-  "$@" >>"$DIR/log/setup.log" 2>&1 || fail "$1 failed (exit $?) during the start: $*; see $DIR/log/setup.log"
+  # 9>&-: the daemons must not inherit the lock's descriptor, or they would hold the lock as long as they run.
+  "$@" 9>&- >>"$DIR/log/setup.log" 2>&1 || fail "$1 failed (exit $?) during the start: $*; see $DIR/log/setup.log"
 }
 
 # A ceph command, again until it works: a client sometimes asks a monitor just started before it
@@ -124,7 +128,7 @@ start() {
   cat >"$CEPH_CONF" <<EOF
 [global]
 fsid = $fsid
-mon host = 127.0.0.1:$MON_PORT
+mon host = [v1:127.0.0.1:$MON_PORT]
 mon initial members = a
 auth cluster required = none
 auth service required = none
@@ -134,7 +138,7 @@ osd pool default min size = 1
 mon allow pool size one = true
 mon warn on pool no redundancy = false
 osd objectstore = memstore
-memstore device bytes = 2147483648
+memstore device bytes = $MEMORY_BYTES
 osd crush chooseleaf type = 0
 run dir = $DIR/run
 log file = $DIR/log/\$name.log
@@ -151,13 +155,17 @@ osd class update on start = false
 # Small pools: one OSD does not need the default 32 placement groups per pool.
 osd pool default pg num = 8
 osd pool default pgp num = 8
+# Deleted objects free their memory within a few minutes, not hours (Ceph's defaults).
+rgw gc obj min wait = 60
+rgw gc processor period = 60
 # One thread pool is plenty for tests, and a 2-core machine is shared.
 rgw thread pool size = 64
 EOF
   say "starting the monitor"
-  step monmaptool --create --add a "127.0.0.1:$MON_PORT" --fsid "$fsid" "$DIR/monmap"
+  # v1 (the legacy protocol) named outright: on a port other than 6789 Ceph would assume v2.
+  step monmaptool --create --addv a "[v1:127.0.0.1:$MON_PORT]" --fsid "$fsid" "$DIR/monmap"
   step ceph-mon --mkfs -i a --monmap "$DIR/monmap"
-  step ceph-mon -i a
+  step timeout "$TIMEOUT" ceph-mon -i a
   say "starting the OSD (in memory)"
   # Every ceph command gets a deadline: without a monitor, the CLI would wait forever.
   # The OSD's uuid is chosen here and given to both, as Ceph's manual deployment does; left to
@@ -169,9 +177,10 @@ EOF
   ceph_cmd osd crush add-bucket localhost host
   ceph_cmd osd crush move localhost root=default
   ceph_cmd osd crush add osd.0 1.0 host=localhost
-  step ceph-osd -i 0
+  step timeout "$TIMEOUT" ceph-osd -i 0
   say "starting the gateway on $ENDPOINT"
-  step radosgw -n client.rgw --rgw-frontends "beast endpoint=127.0.0.1:$PORT"
+  # Each daemon forks into the background once it has its configuration; a deadline in case it never does.
+  step timeout "$TIMEOUT" radosgw -n client.rgw --rgw-frontends "beast endpoint=127.0.0.1:$PORT"
   until answers; do
     if [ $((SECONDS - started)) -ge "$TIMEOUT" ]; then
       fail "radosgw did not answer at $ENDPOINT within ${TIMEOUT} s; see the logs in $DIR/log"

@@ -190,10 +190,9 @@ export class S3BlobStore implements BlobStore {
       );
       await beforeCommit?.();
       signal?.throwIfAborted();
-      await this.client.send(
-        new CompleteMultipartUploadCommand({ Bucket: this.bucket, Key, UploadId, MultipartUpload: { Parts: parts.completed() } }),
-        { abortSignal },
-      );
+      // The point of no return, as the rename is on disk: not cancelled by the signal, for S3 may complete it
+      // even if the request were cut, and the write must not then say it kept nothing.
+      await this.client.send(new CompleteMultipartUploadCommand({ Bucket: this.bucket, Key, UploadId, MultipartUpload: { Parts: parts.completed() } }));
       return { size: counter.received };
     } catch (error) {
       cancel.abort();
