@@ -12,9 +12,17 @@
 import { loadConfigOrExit } from './config.ts';
 import { createContext } from './server.ts';
 import { startAudioWorker } from './audio/audio-worker.ts';
+import { BlobStoreUnavailableError } from './blobs/blob-store.ts';
 
 const config = loadConfigOrExit();
-const ctx = await createContext(config);
+const ctx = await createContext(config).catch((error: unknown) => {
+  // A bucket it cannot use is said plainly, as a bad setting is.
+  if (error instanceof BlobStoreUnavailableError) {
+    console.error(error.message);
+    process.exit(2);
+  }
+  throw error;
+});
 const worker = await startAudioWorker(ctx);
 if (!worker) {
   await ctx.store.close();

@@ -31,6 +31,8 @@ export interface WriteOptions {
 export class BlobTooLargeError extends Error {}
 /** The source ended before the declared number of bytes. */
 export class BlobTooShortError extends Error {}
+/** The configured store cannot be used (checked at start); the message says which and why, and what to check. */
+export class BlobStoreUnavailableError extends Error {}
 
 export interface BlobStore {
   /**

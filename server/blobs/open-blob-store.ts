@@ -6,7 +6,6 @@ import { join } from 'node:path';
 import type { Config } from '../config.ts';
 import type { BlobStore } from './blob-store.ts';
 import { LocalDiskBlobStore } from './local-disk-blob-store.ts';
-import { createS3Client, S3BlobStore } from './s3-blob-store.ts';
 
 /** Where the files are, in words, for messages: a folder, or a bucket and its endpoint. */
 export function describeBlobStore(config: Pick<Config, 'blobStore' | 's3' | 'dataDir'>): string {
@@ -17,11 +16,13 @@ export function describeBlobStore(config: Pick<Config, 'blobStore' | 's3' | 'dat
 /**
  * Opens the blob store. An S3 bucket is checked first (HeadBucket with the
  * configured keys): a server that cannot use it fails at start, with a
- * BucketUnreachableError naming the endpoint and the bucket, rather than at
+ * BlobStoreUnavailableError naming the endpoint and the bucket, rather than at
  * its first upload.
  */
 export async function openBlobStore(config: Config): Promise<BlobStore> {
   if (config.blobStore === 'disk' || !config.s3) return new LocalDiskBlobStore(join(config.dataDir, 'blobs'));
+  // Loaded only for S3: a server on disk does not pay for the AWS SDK at start.
+  const { createS3Client, S3BlobStore } = await import('./s3-blob-store.ts');
   const store = new S3BlobStore({
     client: createS3Client(config.s3),
     bucket: config.s3.bucket,

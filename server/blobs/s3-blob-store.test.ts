@@ -9,7 +9,8 @@ import { text } from 'node:stream/consumers';
 import { afterAll, describe, expect, it } from 'vitest';
 import { useTestS3, type TestS3 } from '../testing/s3.ts';
 import { blobStoreConformance } from './blob-store.conformance.ts';
-import { BucketUnreachableError, COPY_PREFIX, createS3Client, S3BlobStore } from './s3-blob-store.ts';
+import { BlobStoreUnavailableError } from './blob-store.ts';
+import { COPY_PREFIX, createS3Client, S3BlobStore } from './s3-blob-store.ts';
 
 const s3 = useTestS3();
 
@@ -212,7 +213,7 @@ describe('S3 blob store', () => {
       const error = await storeFor({ secretAccessKey: 'not-the-secret' }, await s3.bucket())
         .checkBucket()
         .catch((error: unknown) => error);
-      expect(error).toBeInstanceOf(BucketUnreachableError);
+      expect(error).toBeInstanceOf(BlobStoreUnavailableError);
       expect((error as Error).message).toMatch(/access denied: check S3_ACCESS_KEY_ID and S3_SECRET_ACCESS_KEY/);
     });
 

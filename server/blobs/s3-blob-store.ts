@@ -49,7 +49,7 @@ import {
 } from '@aws-sdk/client-s3';
 import { Upload } from '@aws-sdk/lib-storage';
 import { getSignedUrl } from '@aws-sdk/s3-request-presigner';
-import type { BlobInfo, BlobStore, PresignedGetOptions, WriteOptions } from './blob-store.ts';
+import { BlobStoreUnavailableError, type BlobInfo, type BlobStore, type PresignedGetOptions, type WriteOptions } from './blob-store.ts';
 import { checkedBytes, checkKey, checkPrefix } from './byte-checks.ts';
 
 /** Where and how to reach the bucket. */
@@ -79,9 +79,6 @@ export function createS3Client(settings: Omit<S3Settings, 'bucket'>): S3Client {
     requestHandler: { connectionTimeout: 10_000 },
   });
 }
-
-/** The bucket cannot be used; the message says which endpoint and bucket, and what to check. */
-export class BucketUnreachableError extends Error {}
 
 export interface S3BlobStoreOptions {
   client: S3Client;
@@ -124,7 +121,7 @@ export class S3BlobStore implements BlobStore {
     this.keepAliveMs = options.keepAliveMs ?? 20_000;
   }
 
-  /** Fails with a BucketUnreachableError that says why, unless the bucket answers HeadBucket with these keys. */
+  /** Fails with a BlobStoreUnavailableError that says why, unless the bucket answers HeadBucket with these keys. */
   async checkBucket(timeoutMs = 20_000): Promise<void> {
     try {
       await this.client.send(new HeadBucketCommand({ Bucket: this.bucket }), { abortSignal: AbortSignal.timeout(timeoutMs) });
@@ -141,7 +138,7 @@ export class S3BlobStore implements BlobStore {
               : status
                 ? `the store answered ${status} ${(error as Error).name}`
                 : `nothing usable answers there (${code}${(error as Error).message ? `: ${(error as Error).message}` : ''}): check S3_ENDPOINT`;
-      throw new BucketUnreachableError(`Cannot use the S3 ${this.description}: ${why}.`, { cause: error });
+      throw new BlobStoreUnavailableError(`Cannot use the S3 ${this.description}: ${why}.`, { cause: error });
     }
   }
 
