@@ -190,6 +190,33 @@ describe('S3 blob store', () => {
     expect(await refused.text()).toContain('AccessDenied');
   });
 
+  it('sends no checksum the operation does not require (the SDK default that some S3 stores refuse, and that radosgw would not catch)', async () => {
+    const client = createS3Client(s3.settings);
+    const sent: Array<{ method: string; headers: Record<string, string>; query: Record<string, unknown> }> = [];
+    client.middlewareStack.add(
+      (next) => async (args) => {
+        const request = args.request as { method: string; headers: Record<string, string>; query: Record<string, unknown> };
+        sent.push({ method: request.method, headers: { ...request.headers }, query: { ...request.query } });
+        return next(args);
+      },
+      { step: 'finalizeRequest', name: 'recordRequests' },
+    );
+    const store = new S3BlobStore({ client, bucket: await s3.bucket(), partSize: 5 * MIB });
+    await store.write('checked/write', Readable.from([Buffer.alloc(6 * MIB, 3)]), { expectedSize: 6 * MIB });
+    const { mkdtemp } = await import('node:fs/promises');
+    const file = join(await mkdtemp(join(scratch, 'adopt-')), 'rendition');
+    await writeFile(file, 'rendition');
+    await store.adopt('checked/adopted', file);
+    await text(store.read('checked/write', { start: 0, end: 9 }));
+    expect(sent.map((request) => request.method)).toEqual(['POST', 'PUT', 'PUT', 'POST', 'PUT', 'GET']);
+    for (const request of sent) {
+      const names = [...Object.keys(request.headers), ...Object.keys(request.query)].map((name) => name.toLowerCase());
+      expect(names.filter((name) => name.startsWith('x-amz-checksum') || name.startsWith('x-amz-sdk-checksum') || name === 'x-amz-trailer')).toEqual([]);
+      expect(request.headers['content-encoding'] ?? '').not.toContain('aws-chunked');
+    }
+    client.destroy();
+  });
+
   it('fails a read of a missing blob as reading a missing file does', async () => {
     const store = new S3BlobStore({ client: s3.client, bucket: await s3.bucket() });
     await expect(text(store.read('no/such'))).rejects.toMatchObject({ code: 'ENOENT', message: 'No blob no/such' });

@@ -9,6 +9,7 @@ import { createHash } from 'node:crypto';
 import { existsSync } from 'node:fs';
 import { readdir } from 'node:fs/promises';
 import { join } from 'node:path';
+import { Readable } from 'node:stream';
 import { HeadObjectCommand, ListMultipartUploadsCommand, ListObjectsV2Command } from '@aws-sdk/client-s3';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { loadConfig } from '../config.ts';
@@ -21,6 +22,7 @@ import { useTestS3 } from '../testing/s3.ts';
 import { fileBlobKey, projectBlobPrefix, renditionBlobKey } from './keys.ts';
 import { S3BlobStore } from './s3-blob-store.ts';
 import { signDownload } from '../resources/downloads/signed-downloads.ts';
+import { sweepUploads } from '../resources/uploads/upload-sweeper.ts';
 
 const sha256 = (bytes: Uint8Array) => createHash('sha256').update(bytes).digest('hex');
 
@@ -113,6 +115,15 @@ describe.each(backends)('a server on S3 (radosgw), %s', (backend) => {
     const refused = await fetch(altered);
     expect(refused.status).toBe(403);
     expect(await refused.text()).toContain('SignatureDoesNotMatch');
+  });
+
+  it('sweeps the bucket: bytes no record points at are removed', async () => {
+    // What a server that died between storing the bytes and committing the record leaves.
+    const key = fileBlobKey('prj_gone', 'box_gone');
+    await t.server.ctx.blobs.write(key, Readable.from([Buffer.from('orphan')]), { expectedSize: 6 });
+    const swept = await sweepUploads(t.server.ctx);
+    expect(swept.orphanedBlobs).toBeGreaterThanOrEqual(1);
+    expect(await t.server.ctx.blobs.stat(key)).toBeUndefined();
   });
 
   it('keeps nothing in the bucket of a PUT it refuses: a body longer than declared leaves no object and no unfinished upload', async () => {
