@@ -67,8 +67,11 @@ function fromTestEnv(env: NodeJS.ProcessEnv): S3Connection {
 async function startRadosgw(): Promise<S3Connection> {
   // Never skipped: without radosgw the S3 tests fail, saying how to install it (.ci/run does).
   const missing = await promisify(execFile)('sh', ['-c', 'for tool in radosgw ceph-mon ceph-osd; do command -v $tool >/dev/null || echo $tool; done']);
-  if (missing.stdout.trim()) {
-    throw new Error(`The S3 tests run against Ceph's radosgw, and ${missing.stdout.trim().split('\n').join(', ')} is not installed. Install it with: ${INSTALL} (or point TEST_S3_ENDPOINT at another S3 store).`);
+  const absent = missing.stdout.trim().split('\n').filter(Boolean);
+  if (absent.length > 0) {
+    throw new Error(
+      `The S3 tests run against Ceph's radosgw, and ${absent.join(', ')} ${absent.length === 1 ? 'is' : 'are'} not installed. Install ${absent.length === 1 ? 'it' : 'them'} with: ${INSTALL} (or point TEST_S3_ENDPOINT at another S3 store).`,
+    );
   }
   const startedAt = Date.now();
   let stdout: string;
