@@ -310,6 +310,18 @@ describe.each(backends)('comments on %s', (backend) => {
       expect((await asListener(undefined, playerPath(on.playerid, on.stackid))).status).toBe(404);
     });
 
+    it('answers 401 player-locked, with its lock, on a player for collaborators only', async () => {
+      const { owner, projectid, fileid } = await setup();
+      const { data: closed } = await owner.api.POST('/players', { body: { name: 'Closed', projectid, public: false, options: { comments: true } } });
+      const read = await asListener(undefined, playerPath(closed!.id, fileid));
+      expect(read).toMatchObject({ status: 401, body: { type: '/problems/player-locked', lock: 'collaborators' } });
+      const write = await listenerPost(undefined, playerPath(closed!.id, fileid), { message: 'x' });
+      expect(write).toMatchObject({ status: 401, body: { type: '/problems/player-locked', lock: 'collaborators' } });
+      expect(write.headers.get('www-authenticate')).toBe(`PlayerSession realm="${closed!.id}"`);
+      // The owner's token opens it: they are a member.
+      expect((await post(owner.token, playerPath(closed!.id, fileid), { message: 'Mine' })).body.creator).toMatchObject({ kind: 'member', mine: true });
+    });
+
     it(`limits a session's writes to ${PLAYER_COMMENT_WRITES.points} per ${PLAYER_COMMENT_WRITES.durationSeconds} s, with Retry-After`, async () => {
       const { playerid, fileid } = await setup();
       const cookie = await openSession(playerid, { name: 'Flood' });
