@@ -7,6 +7,7 @@ import { downloadFile, fetchSignedDownload, getPeaksUrl } from './downloads-serv
 import type { Variant } from './signed-downloads.ts';
 import { DOWNLOAD_SAFETY_HEADERS } from './download-rules.ts';
 import type { Schemas } from '../../lib/api-types.ts';
+import type { GrantHolder, GrantKind } from '../listening/player-grants.ts';
 
 /**
  * The download endpoint's headers (download-rules.ts) for answers made before
@@ -40,6 +41,17 @@ export function downloadsHandlers(ctx: Context): OperationHandlers {
         disposition: req.query.disposition === 'inline' ? 'inline' : 'attachment',
         range: req.get('range'),
         ifNoneMatch: req.get('if-none-match'),
+        // The validator checked these against the spec (all of player, grant and as, or none).
+        ...(typeof req.query.player === 'string'
+          ? {
+              grant: {
+                playerId: req.query.player,
+                grant: req.query.grant as GrantKind,
+                holder: req.query.as as GrantHolder,
+                ...(typeof req.query.purchase === 'string' ? { purchaseId: req.query.purchase } : {}),
+              },
+            }
+          : {}),
       });
       res.status(delivery.status).set(delivery.headers);
       if (!delivery.body || req.method === 'HEAD') {

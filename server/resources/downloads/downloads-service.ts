@@ -14,6 +14,7 @@ import { artworkBlobKey, fileBlobKey, renditionBlobKey } from '../../blobs/keys.
 import { downloadBinding, downloadPath, signDownload, VARIANTS, type Disposition, type Variant } from './signed-downloads.ts';
 import { byteRange, dispositionHeader, isNotModified, presentation } from './download-rules.ts';
 import { SNIFF_HEAD_BYTES, sniffInlineMediaType } from '../../lib/content-sniffing.ts';
+import { recheckGrant, type PlayerGrant } from '../listening/player-grants.ts';
 
 /** The ports this service uses, and nothing more. */
 type Ports = Pick<Context, 'store' | 'blobs' | 'clock' | 'config' | 'signer'>;
@@ -79,6 +80,8 @@ export interface SignedGet {
   disposition: Disposition;
   range: string | undefined;
   ifNoneMatch: string | undefined;
+  /** The player grant a listener's view bound into the URL, if any. */
+  grant?: PlayerGrant;
 }
 
 export interface Delivery {
@@ -88,9 +91,11 @@ export interface Delivery {
 }
 
 export async function fetchSignedDownload(ctx: Ports, get: SignedGet): Promise<Delivery> {
-  const fields = { method: 'GET' as const, path: downloadPath(get.objectId), expires: get.expires, bound: downloadBinding(get.disposition, get.variant) };
+  const fields = { method: 'GET' as const, path: downloadPath(get.objectId), expires: get.expires, bound: downloadBinding(get.disposition, get.variant, get.grant) };
   if (!ctx.signer.verify(fields, get.signature)) throw signatureRefused('The download URL was altered: its signature does not match. Use the URL exactly as it was returned.');
   if (ctx.clock.now() > get.expires) throw signatureRefused(`The download URL expired at ${new Date(get.expires).toISOString()}. Ask for a new one.`);
+  // A URL from a listener's view works only while its player still allows what it was made for (paywall, downloads, expiry).
+  if (get.grant) await recheckGrant(ctx, get.grant, get.variant);
 
   const object = await findObject(ctx, get.objectId, get.variant);
   const stored = object && (await ctx.blobs.stat(object.key));

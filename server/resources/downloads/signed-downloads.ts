@@ -7,6 +7,7 @@
  */
 import { apiRoot, type Context } from '../../context.ts';
 import type { Variant } from '../../blobs/keys.ts';
+import { grantQuery, type PlayerGrant } from '../listening/player-grants.ts';
 
 /** The ports this service uses, and nothing more. */
 type Ports = Pick<Context, 'clock' | 'config' | 'signer'>;
@@ -19,11 +20,12 @@ export function downloadPath(objectId: string) {
   return `/download/${objectId}`;
 }
 
-export function signDownload(ctx: Ports, objectId: string, disposition: Disposition = 'attachment', variant?: Variant): { url: string; expires: number } {
+/** `grant`: a URL minted for a listener's view of a player, refused once the player no longer allows it (player-grants.ts). */
+export function signDownload(ctx: Ports, objectId: string, disposition: Disposition = 'attachment', variant?: Variant, grant?: PlayerGrant): { url: string; expires: number } {
   const expires = ctx.clock.now() + ctx.config.downloadUrlTtlMs;
   const path = downloadPath(objectId);
-  const signature = ctx.signer.sign({ method: 'GET', path, expires, bound: downloadBinding(disposition, variant) });
-  const query = new URLSearchParams();
+  const signature = ctx.signer.sign({ method: 'GET', path, expires, bound: downloadBinding(disposition, variant, grant) });
+  const query = new URLSearchParams(grant ? grantQuery(grant) : {});
   if (variant) query.set('variant', variant);
   query.set('expires', String(expires));
   query.set('signature', signature);
@@ -32,7 +34,11 @@ export function signDownload(ctx: Ports, objectId: string, disposition: Disposit
 }
 
 /** The values a download signature binds besides path and expiry. */
-export const downloadBinding = (disposition: Disposition, variant: Variant | undefined) => ({ disposition, variant: variant ?? 'original' });
+export const downloadBinding = (disposition: Disposition, variant: Variant | undefined, grant?: PlayerGrant) => ({
+  disposition,
+  variant: variant ?? 'original',
+  ...(grant ? grantQuery(grant) : {}),
+});
 
 /**
  * What each variant is, as stored and sent. We make these ourselves (ffmpeg

@@ -49,7 +49,7 @@ export function playerExpired(expires: number): ListenerProblem {
   return new ListenerProblem(410, 'player-expired', `This player's link expired on ${day}. Ask its owner for a new one.`);
 }
 
-export const passwordIncorrect = () => new ListenerProblem(403, 'password-incorrect', "That is not this player's password. Check it and try again.");
+export const passwordIncorrect = (detail = "That is not this player's password. Check it and try again.") => new ListenerProblem(403, 'password-incorrect', detail);
 
 export const inviteInvalid = () =>
   new ListenerProblem(

@@ -30,6 +30,8 @@ export interface Listener {
   userId?: string;
   /** The player session's id, when a session cookie opened this request: what listener writes are attributed to and rate limited by. */
   sessionId?: string;
+  /** The purchase that makes this listener a purchaser on a `customer` paywall (bound into the view's signed URLs). */
+  purchaseId?: string;
   /** The display name comments are posted under: the user's name, or the name given to the session. */
   displayName?: string;
   /** A member whose role can write the player's project: may pin, complete and delete any comment. */
@@ -50,10 +52,17 @@ export async function resolveListener(ctx: Context, req: Request, playerId: stri
   const now = ctx.clock.now();
   // Past `expires` the link opens for no one; its owner and writers manage the player through the API (getPlayer), not this view.
   if (player.expires !== null && player.expires <= now) throw playerExpired(player.expires);
-  const bearer = await bearerCaller(ctx, req);
-  const bearerRole = bearer ? (await ctx.store.projects.getWithRole(player.projectId, bearer))?.role : undefined;
+  return listenerOf(ctx, player, await bearerCaller(ctx, req), readSession(ctx, req, playerId, now));
+}
 
-  const session = readSession(ctx, req, playerId, now);
+/**
+ * The listener a bearer caller and a (verified) session make on a player
+ * that exists and has not expired: the part of resolveListener that needs
+ * no request, for the session operation, which resolves the session it is
+ * about to set.
+ */
+export async function listenerOf(ctx: Context, player: PlayerRecord, bearer: Caller | undefined, session: ListenerSession | undefined): Promise<Listener> {
+  const bearerRole = bearer ? (await ctx.store.projects.getWithRole(player.projectId, bearer))?.role : undefined;
   let principal: Principal;
   let userId: string | undefined;
   let role: Role | undefined;
@@ -85,6 +94,7 @@ export async function resolveListener(ctx: Context, req: Request, playerId: stri
     permissions: playerPermissions(principal, facts),
     ...(userId ? { userId } : {}),
     ...(session ? { sessionId: session.id } : {}),
+    ...(principal.kind === 'purchaser' && session?.purchaseId ? { purchaseId: session.purchaseId } : {}),
     ...displayNameOf(userId ? await ctx.store.users.get(userId) : undefined, session),
     canModerate: role !== undefined && canOnProject({ kind: 'user', role }, 'project:write'),
     fileIds,

@@ -1,19 +1,39 @@
 import type { OperationHandlers } from '../../http/operations.ts';
 import type { Context } from '../../context.ts';
-import { HttpProblem } from '../../http/problem.ts';
+import { resolveListener } from './listener.ts';
+import { playerView } from './view-service.ts';
+import { closePlayerSession, openPlayerSession } from './session-service.ts';
+import { listCollaborators, removeCollaborator, renewCollaboratorInvite } from './collaborators-service.ts';
 
-/** Under construction (issue 9): each handler is replaced by a real one, with its service, as it is built. */
-const pending = () => {
-  throw new HttpProblem(501, 'not-implemented', 'This operation is being built.');
-};
+/**
+ * Views, sessions and signed URLs in them are for this listener alone and
+ * change with the session: no cache may keep them (RFC 9111 §5.2.2.5,
+ * no-store: "a cache MUST NOT store any part of either the immediate
+ * request or the response").
+ */
+const PRIVATE = { 'Cache-Control': 'private, no-store' };
 
-export function listeningHandlers(_ctx: Context): OperationHandlers {
+export function listeningHandlers(ctx: Context): OperationHandlers {
   return {
-    getPlayerView: pending,
-    openPlayerSession: pending,
-    closePlayerSession: pending,
-    listCollaborators: pending,
-    removeCollaborator: pending,
-    renewCollaboratorInvite: pending,
+    getPlayerView: async (req, res) => {
+      const view = await playerView(ctx, await resolveListener(ctx, req, req.params.playerid));
+      res.set(PRIVATE).json(view);
+    },
+    openPlayerSession: async (req, res) => {
+      const view = await openPlayerSession(ctx, req, res, req.params.playerid, req.body);
+      res.set(PRIVATE).json(view);
+    },
+    closePlayerSession: async (req, res) => {
+      res.set(PRIVATE).json(await closePlayerSession(ctx, req, res, req.params.playerid));
+    },
+    listCollaborators: async (req, res) => {
+      res.set(PRIVATE).json(await listCollaborators(ctx, req.user!, req.params.playerid));
+    },
+    removeCollaborator: async (req, res) => {
+      res.json(await removeCollaborator(ctx, req.user!, req.params.playerid, req.params.email));
+    },
+    renewCollaboratorInvite: async (req, res) => {
+      res.set(PRIVATE).json(await renewCollaboratorInvite(ctx, req.user!, req.params.playerid, req.params.email));
+    },
   };
 }

@@ -1,6 +1,7 @@
 import type { Db } from '../../store/db.ts';
 import type { Schemas } from '../../lib/api-types.ts';
 import { forUpdate } from '../projects/project-repository.ts';
+import { newInviteNonce } from '../listening/invite-links.ts';
 
 export interface PlayerRecord {
   id: string;
@@ -29,7 +30,16 @@ export interface PlayerRecord {
 export type NewPlayer = Omit<PlayerRecord, 'version' | 'passwordHash' | 'expires'> & Partial<Pick<PlayerRecord, 'passwordHash' | 'expires'>>;
 
 /** The fields an update may change. */
-export type PlayerChanges = Pick<PlayerRecord, 'name' | 'public' | 'options' | 'payment'>;
+export type PlayerChanges = Pick<PlayerRecord, 'name' | 'public' | 'options' | 'payment' | 'passwordHash' | 'expires'>;
+
+/** A collaborator with their invite: the nonce its link is derived from (invite-links.ts) and when the link was used. */
+export interface CollaboratorInviteRecord {
+  email: string;
+  role: Schemas['CollaboratorRole'];
+  nonce: string;
+  used: number | null;
+  timeInvited: number;
+}
 
 type PlayerRow = {
   id: string;
@@ -70,9 +80,9 @@ export class PlayerRepository {
       );
       for (const [position, collaborator] of player.collaborators.entries()) {
         await tx.execute(
-          `INSERT INTO player_collaborators (player_id, email, role, position) VALUES ($1, $2, $3, $4)
+          `INSERT INTO player_collaborators (player_id, email, role, position, invite_nonce, time_invited) VALUES ($1, $2, $3, $4, $5, $6)
            ON CONFLICT (player_id, email) DO UPDATE SET role = excluded.role`,
-          [player.id, collaborator.email, collaborator.role, position],
+          [player.id, collaborator.email, collaborator.role, position, newInviteNonce(), player.timeCreated],
         );
       }
     });
@@ -95,8 +105,12 @@ export class PlayerRepository {
    */
   async update(id: string, changes: PlayerChanges, now: number): Promise<number> {
     const [row] = await this.db.query<{ version: number }>(
-      'UPDATE players SET name = $2, public = $3, options = $4, payment = $5, time_modified = $6, version = version + 1 WHERE id = $1 RETURNING version',
-      [id, changes.name, changes.public ? 1 : 0, JSON.stringify(changes.options), changes.payment && JSON.stringify(changes.payment), now],
+      `UPDATE players SET name = $2, public = $3, options = $4, payment = $5, password_hash = $6, expires = $7, time_modified = $8, version = version + 1
+       WHERE id = $1 RETURNING version`,
+      [
+        id, changes.name, changes.public ? 1 : 0, JSON.stringify(changes.options), changes.payment && JSON.stringify(changes.payment),
+        changes.passwordHash, changes.expires, now,
+      ],
     );
     if (!row) throw new Error(`player ${id} vanished while its row was locked`);
     return Number(row.version);
@@ -111,6 +125,66 @@ export class PlayerRepository {
   async listOwnedBy(ownerId: string): Promise<PlayerRecord[]> {
     const rows = await this.db.query<PlayerRow>('SELECT * FROM players WHERE owner_id = $1 ORDER BY time_created DESC, id', [ownerId]);
     return this.withCollaborators(rows);
+  }
+
+  /**
+   * Deletes the player with its collaborators (and so the roles and invite
+   * links they had through it) and its purchases; answers whether it existed.
+   */
+  async delete(id: string): Promise<boolean> {
+    return this.db.transaction(async (tx) => {
+      await tx.execute('DELETE FROM player_purchases WHERE player_id = $1', [id]);
+      await tx.execute('DELETE FROM player_collaborators WHERE player_id = $1', [id]);
+      return (await tx.execute('DELETE FROM players WHERE id = $1', [id])) > 0;
+    });
+  }
+
+  /** The player's collaborators with their invites, in the order they were invited. Ones from before invites existed get their nonce now. */
+  async invites(playerId: string): Promise<CollaboratorInviteRecord[]> {
+    const read = () =>
+      this.db.query<{ email: string; role: string; invite_nonce: string | null; invite_used: number | null; time_invited: number }>(
+        'SELECT email, role, invite_nonce, invite_used, time_invited FROM player_collaborators WHERE player_id = $1 ORDER BY position, email',
+        [playerId],
+      );
+    let rows = await read();
+    if (rows.some((row) => row.invite_nonce === null)) {
+      for (const row of rows.filter((row) => row.invite_nonce === null)) {
+        // Only where there is still none: two readers at once settle on one nonce, and so on one link.
+        await this.db.execute('UPDATE player_collaborators SET invite_nonce = $3 WHERE player_id = $1 AND email = $2 AND invite_nonce IS NULL', [playerId, row.email, newInviteNonce()]);
+      }
+      rows = await read();
+    }
+    return rows.map((row) => ({
+      email: row.email,
+      role: row.role as Schemas['CollaboratorRole'],
+      nonce: row.invite_nonce!,
+      used: row.invite_used === null ? null : Number(row.invite_used),
+      timeInvited: Number(row.time_invited),
+    }));
+  }
+
+  /** Records the use of this invite; answers false when it was used already or its nonce is no longer current (one statement: two uses at once, one wins). */
+  async useInvite(playerId: string, email: string, nonce: string, now: number): Promise<boolean> {
+    const changed = await this.db.execute(
+      'UPDATE player_collaborators SET invite_used = $4 WHERE player_id = $1 AND email = $2 AND invite_nonce = $3 AND invite_used IS NULL',
+      [playerId, email, nonce, now],
+    );
+    return changed === 1;
+  }
+
+  /** Gives the collaborator a new nonce, and so a new, unused link; answers false when there is no such collaborator. */
+  async renewInvite(playerId: string, email: string, nonce: string): Promise<boolean> {
+    const changed = await this.db.execute('UPDATE player_collaborators SET invite_nonce = $3, invite_used = NULL WHERE player_id = $1 AND email = $2', [playerId, email, nonce]);
+    return changed === 1;
+  }
+
+  /** Removes the collaborator, a change of the player (its version is bumped); answers false when there is none. */
+  async removeCollaborator(playerId: string, email: string, now: number): Promise<boolean> {
+    return this.db.transaction(async (tx) => {
+      if ((await tx.execute('DELETE FROM player_collaborators WHERE player_id = $1 AND email = $2', [playerId, email])) === 0) return false;
+      await tx.execute('UPDATE players SET version = version + 1, time_modified = $2 WHERE id = $1', [playerId, now]);
+      return true;
+    });
   }
 
   private async withCollaborators(rows: PlayerRow[]): Promise<PlayerRecord[]> {

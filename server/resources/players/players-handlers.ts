@@ -17,5 +17,8 @@ export function playersHandlers(ctx: Context): OperationHandlers {
     updatePlayer: async (req, res) => {
       sendVersioned(res, await players.updatePlayer(ctx, req.user!, req.params.playerid, req.body, ifMatchOf(req)));
     },
+    deletePlayer: async (req, res) => {
+      res.json(await players.deletePlayer(ctx, req.user!, req.params.playerid));
+    },
   };
 }

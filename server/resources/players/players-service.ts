@@ -9,6 +9,7 @@ import { DEFAULT_PROJECT_COLOR } from '../projects/projects-service.ts';
 import type { PlayerRecord } from './player-repository.ts';
 import type { Store } from '../../repositories.ts';
 import { requireIfMatch, type IfMatch, type Versioned } from '../../http/preconditions.ts';
+import { hashPassword } from './player-password.ts';
 
 /** The ports this service uses, and nothing more. */
 type Ports = Pick<Context, 'store' | 'clock' | 'config'>;
@@ -61,6 +62,9 @@ export function playerJson(ctx: Ports, player: PlayerRecord): Schemas['Player'] 
     color: player.color,
     object: 'player',
     public: player.public,
+    // The password itself never leaves the server, not even hashed.
+    hasPassword: player.passwordHash !== null,
+    ...(player.expires !== null ? { expires: player.expires } : {}),
     timeCreated: player.timeCreated,
     timeModified: player.timeModified,
     options: player.options,
@@ -92,6 +96,8 @@ export async function createPlayer(ctx: Ports, caller: Caller, body: Schemas['Cr
   if (body.payment) await requirePaymentProvider(ctx.store, caller);
   const user = (await ctx.store.users.get(caller.id))!;
   const now = ctx.clock.now();
+  // Hashed before the transaction: scrypt takes tens of milliseconds, and no row should wait on it.
+  const passwordHash = typeof body.password === 'string' ? await hashPassword(body.password) : null;
 
   return ctx.store.transaction(async (store) => {
     let projectId = body.projectid;
@@ -127,8 +133,8 @@ export async function createPlayer(ctx: Ports, caller: Caller, body: Schemas['Cr
       upload: body.upload ?? null,
       payment: body.payment ?? null,
       collaborators: [...collaborators.values()],
-      passwordHash: null,
-      expires: null,
+      passwordHash,
+      expires: body.expires ?? null,
       version: 1,
       timeCreated: now,
       timeModified: now,
@@ -138,7 +144,8 @@ export async function createPlayer(ctx: Ports, caller: Caller, body: Schemas['Cr
   });
 }
 
-async function loadPlayer(ctx: Ports, caller: Caller, playerId: string, need: 'read' | 'write'): Promise<PlayerRecord> {
+/** The player, when the caller may `read` or `write` its project; 404 for a player they cannot see (as for none), 403 for read-only. */
+export async function loadPlayer(ctx: Ports, caller: Caller, playerId: string, need: 'read' | 'write'): Promise<PlayerRecord> {
   const player = await ctx.store.players.get(playerId);
   if (!player) throw notFound(`No player ${playerId} exists that you can see.`);
   try {
@@ -176,6 +183,8 @@ export async function updatePlayer(
 ): Promise<Versioned<Schemas['Player']>> {
   await loadPlayer(ctx, caller, playerId, 'write');
   const now = ctx.clock.now();
+  // `password: null` removes it; absent leaves it. Hashed before the transaction, as on create.
+  const passwordHash = typeof body.password === 'string' ? await hashPassword(body.password) : body.password;
   const updated = await ctx.store.transaction(async (store) => {
     const player = await store.players.getForUpdate(playerId);
     if (!player) throw notFound(`No player ${playerId} exists that you can see.`);
@@ -188,10 +197,24 @@ export async function updatePlayer(
       public: body.public ?? player.public,
       options: { ...player.options, ...body.options },
       payment: body.payment ?? player.payment,
+      passwordHash: passwordHash === undefined ? player.passwordHash : passwordHash,
+      expires: body.expires === undefined ? player.expires : body.expires,
       timeModified: now,
     };
     next.version = await store.players.update(playerId, next, now);
     return next;
   });
   return { body: playerJson(ctx, updated), version: updated.version };
+}
+
+/**
+ * Deletes the player: its link stops opening, and its collaborators (with
+ * the roles and invite links they had through it) and purchases go with it.
+ * Sessions on it are signed cookies for a player that no longer exists, so
+ * they open nothing. The project and its files stay.
+ */
+export async function deletePlayer(ctx: Ports, caller: Caller, playerId: string): Promise<Record<string, never>> {
+  await loadPlayer(ctx, caller, playerId, 'write');
+  if (!(await ctx.store.players.delete(playerId))) throw notFound(`No player ${playerId} exists that you can see.`);
+  return {};
 }

@@ -1,0 +1,49 @@
+/**
+ * A player's collaborators and their invite links, for the player's owner
+ * and the project's writers: list them (the links are derived again, see
+ * invite-links.ts), remove one, renew one's link.
+ */
+import type { Context } from '../../context.ts';
+import type { Schemas } from '../../lib/api-types.ts';
+import type { Caller } from '../../auth/access.ts';
+import { notFound } from '../../http/problem.ts';
+import { normalizeEmail } from '../account/user-repository.ts';
+import { loadPlayer } from '../players/players-service.ts';
+import type { CollaboratorInviteRecord } from '../players/player-repository.ts';
+import { inviteUrl, newInviteNonce } from './invite-links.ts';
+
+type Ports = Pick<Context, 'store' | 'clock' | 'config'>;
+
+const inviteJson = (ctx: Ports, playerId: string, invite: CollaboratorInviteRecord): Schemas['CollaboratorInvite'] => ({
+  email: invite.email,
+  role: invite.role,
+  inviteUrl: inviteUrl(ctx, playerId, invite.email, invite.nonce),
+  inviteUsed: invite.used !== null,
+  timeInvited: invite.timeInvited,
+});
+
+export async function listCollaborators(ctx: Ports, caller: Caller, playerId: string): Promise<Schemas['CollaboratorInvite'][]> {
+  await loadPlayer(ctx, caller, playerId, 'write');
+  return (await ctx.store.players.invites(playerId)).map((invite) => inviteJson(ctx, playerId, invite));
+}
+
+const noCollaborator = (playerId: string, email: string) =>
+  notFound(`Player ${playerId} has no collaborator ${email}. List them with GET /players/${playerId}/collaborators.`);
+
+export async function removeCollaborator(ctx: Ports, caller: Caller, playerId: string, email: string): Promise<Record<string, never>> {
+  await loadPlayer(ctx, caller, playerId, 'write');
+  const normalized = normalizeEmail(email);
+  // Their role on the project came from this row (unless another player invites them too), and is read on every request: their sessions end with it.
+  if (!(await ctx.store.players.removeCollaborator(playerId, normalized, ctx.clock.now()))) throw noCollaborator(playerId, normalized);
+  return {};
+}
+
+export async function renewCollaboratorInvite(ctx: Ports, caller: Caller, playerId: string, email: string): Promise<Schemas['CollaboratorInvite']> {
+  await loadPlayer(ctx, caller, playerId, 'write');
+  const normalized = normalizeEmail(email);
+  // A new nonce: the old link no longer derives from the stored one and stops working at once.
+  if (!(await ctx.store.players.renewInvite(playerId, normalized, newInviteNonce()))) throw noCollaborator(playerId, normalized);
+  const invite = (await ctx.store.players.invites(playerId)).find((candidate) => candidate.email === normalized);
+  if (!invite) throw noCollaborator(playerId, normalized);
+  return inviteJson(ctx, playerId, invite);
+}

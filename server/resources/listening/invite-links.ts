@@ -1,0 +1,39 @@
+/**
+ * Collaborators' invite links. The token is an HMAC-SHA256, under a key
+ * derived from the signing secret, over the player, the collaborator's email
+ * and a random nonce stored with the collaborator. So the owner can list the
+ * links again (they are derived, not stored), a new nonce makes a new link
+ * and kills the old one, and the database alone (without the secret) gives
+ * no working link. A link works once: its use is recorded with the nonce.
+ */
+import { createHmac, randomBytes, timingSafeEqual } from 'node:crypto';
+import type { Context } from '../../context.ts';
+
+const keys = new WeakMap<Buffer, Buffer>();
+function keyOf(secret: Buffer): Buffer {
+  let key = keys.get(secret);
+  if (!key) {
+    // A key of its own, so no signature made for a URL or a session can pass as an invite, or the reverse.
+    key = createHmac('sha256', secret).update('audio-share invite link v1').digest();
+    keys.set(secret, key);
+  }
+  return key;
+}
+
+export const newInviteNonce = () => randomBytes(16).toString('base64url');
+
+export function inviteToken(ctx: Pick<Context, 'config'>, playerId: string, email: string, nonce: string): string {
+  // One field per line; ids, emails and nonces hold no newline, so no two invites share a string.
+  return createHmac('sha256', keyOf(ctx.config.signingSecret)).update(`${playerId}\n${email}\n${nonce}`).digest('base64url');
+}
+
+export function inviteUrl(ctx: Pick<Context, 'config'>, playerId: string, email: string, nonce: string): string {
+  return `${ctx.config.publicUrl}/p/${playerId}?invite=${inviteToken(ctx, playerId, email, nonce)}`;
+}
+
+/** Whether `token` is the link of this collaborator's current nonce (in constant time). */
+export function inviteMatches(ctx: Pick<Context, 'config'>, playerId: string, email: string, nonce: string, token: string): boolean {
+  const expected = Buffer.from(inviteToken(ctx, playerId, email, nonce));
+  const given = Buffer.from(token);
+  return given.length === expected.length && timingSafeEqual(given, expected);
+}

@@ -1,0 +1,59 @@
+/**
+ * Signed URLs minted for a listener's view carry what they were minted
+ * under: the player, the grant (`stream` to play or draw the waveform,
+ * `download` to save the file), who the listener was taken for, and the
+ * purchase that unlocked it. All of it is bound into the signature, and the
+ * download endpoint asks `recheckGrant` before it sends a byte, so a URL
+ * stops working as soon as the player no longer allows what it was made
+ * for: the paywall put back, downloads switched off, the player made
+ * collaborators-only, expired or deleted. Nothing else about the URL (its
+ * expiry, its object) changes.
+ */
+import type { Context } from '../../context.ts';
+import { canOnPlayer, type PlayerFacts, type Principal } from '../../auth/policy.ts';
+import { signatureRefused } from '../../http/problem.ts';
+import type { Variant } from '../../blobs/keys.ts';
+import { paidFor } from './listener.ts';
+
+export type GrantKind = 'stream' | 'download';
+/** Who the URL's listener was taken for: a member (by token or collaborator session), or one of the link holders. */
+export type GrantHolder = 'member' | 'listener' | 'password' | 'purchaser';
+
+export interface PlayerGrant {
+  playerId: string;
+  grant: GrantKind;
+  holder: GrantHolder;
+  /** The purchase that made the holder a purchaser on a `customer` paywall. */
+  purchaseId?: string;
+}
+
+export const GRANT_KINDS: readonly GrantKind[] = ['stream', 'download'];
+export const GRANT_HOLDERS: readonly GrantHolder[] = ['member', 'listener', 'password', 'purchaser'];
+
+export const holderOf = (principal: Principal): GrantHolder => (principal.kind === 'user' || principal.kind === 'collaborator' ? 'member' : principal.kind);
+
+/** The grant's values, as bound into the signature and sent in the query (names the download endpoint's spec gives). */
+export function grantQuery(grant: PlayerGrant): Record<string, string> {
+  return { player: grant.playerId, grant: grant.grant, as: grant.holder, ...(grant.purchaseId ? { purchase: grant.purchaseId } : {}) };
+}
+
+/**
+ * Refuses (403) a URL whose player no longer allows what it was minted for.
+ * A member's URL is checked against the player's options only: membership
+ * itself is not in the URL, and a member who loses their role keeps such a
+ * URL until it expires, as with any signed URL.
+ */
+export async function recheckGrant(ctx: Pick<Context, 'store' | 'clock'>, grant: PlayerGrant, variant: Variant | undefined): Promise<void> {
+  const refused = (why: string) => signatureRefused(`This URL was made for player ${grant.playerId}, which no longer allows it: ${why}. Read the player's view again for current URLs.`);
+  const player = await ctx.store.players.get(grant.playerId);
+  if (!player) throw refused('the player was deleted');
+  if (player.expires !== null && player.expires <= ctx.clock.now()) throw refused('its link has expired');
+  const facts: PlayerFacts = { public: player.public, options: player.options, payment: player.payment, hasPassword: player.passwordHash !== null };
+  const principal: Principal = grant.holder === 'member' ? { kind: 'collaborator', role: 'viewer' } : { kind: grant.holder };
+  if (grant.holder === 'purchaser' && !(await paidFor(ctx, player, { purchaseId: grant.purchaseId }))) throw refused('its purchase is not on record');
+  // A stream of the uploaded file itself (no variant) is the master: only for who may download it (without downloads the view streams renditions only).
+  const needs = grant.grant === 'download' || (variant === undefined && grant.grant === 'stream') ? 'player:download' : 'player:stream';
+  if (!canOnPlayer(principal, needs, facts)) {
+    throw refused(needs === 'player:download' ? 'downloading is not allowed there (now)' : 'playing is not allowed there (now)');
+  }
+}

@@ -1,0 +1,115 @@
+/**
+ * Player sessions (openPlayerSession, closePlayerSession): a browser's
+ * signed cookie on one player (listener-session.ts), opened with a
+ * collaborator's invite link (once), the player's password (rate limited
+ * per address and player), or a display name.
+ */
+import type { Request, Response } from 'express';
+import { RateLimiterRes, type RateLimiterAbstract } from 'rate-limiter-flexible';
+import type { Context } from '../../context.ts';
+import type { Schemas } from '../../lib/api-types.ts';
+import { forbidden, HttpProblem, notFound } from '../../http/problem.ts';
+import { checkSameOrigin } from '../../auth/same-origin.ts';
+import { addressKey } from '../../http/rate-limit.ts';
+import type { Db } from '../../store/db.ts';
+import type { PlayerRecord } from '../players/player-repository.ts';
+import { verifyPassword } from '../players/player-password.ts';
+import { inviteMatches } from './invite-links.ts';
+import { listenerOf, listenerSessions, readSession } from './listener.ts';
+import { inviteInvalid, passwordIncorrect, playerExpired, playerLocked } from './listener-problems.ts';
+import { LISTENER_SESSION_TTL_MS, listenerSessionCookie, newSessionId, passwordTag, type ListenerSession } from './listener-session.ts';
+import { playerView } from './view-service.ts';
+
+/**
+ * Password attempts per address and player: 5 a minute. Enough for someone
+ * who mistypes; a guesser gets 7,200 tries a day at most from one address,
+ * and each costs them the scrypt check's time besides.
+ */
+export const PASSWORD_ATTEMPTS = { points: 5, durationSeconds: 60 };
+
+const limiters = new WeakMap<Db, RateLimiterAbstract>();
+function passwordLimiter(db: Db): RateLimiterAbstract {
+  let limiter = limiters.get(db);
+  if (!limiter) {
+    limiter = db.rateLimiter({ keyPrefix: 'player-password', ...PASSWORD_ATTEMPTS });
+    limiters.set(db, limiter);
+  }
+  return limiter;
+}
+
+/** Refuses (403) a session change that does not come from our own pages: another site must not sign a visitor in or out (login CSRF). */
+function requireSameOrigin(ctx: Pick<Context, 'config'>, req: Request, what: string) {
+  const verdict = checkSameOrigin({ 'sec-fetch-site': req.get('sec-fetch-site'), origin: req.get('origin') }, new URL(ctx.config.publicUrl).origin);
+  if (!verdict.allowed) throw forbidden(`${what} only from the player's own page: this request was refused because ${verdict.reason}.`);
+}
+
+async function playerToOpen(ctx: Context, playerId: string): Promise<PlayerRecord> {
+  const player = await ctx.store.players.get(playerId);
+  if (!player) throw notFound(`No player ${playerId} exists. Check that the link was copied whole.`);
+  if (player.expires !== null && player.expires <= ctx.clock.now()) throw playerExpired(player.expires);
+  return player;
+}
+
+export async function openPlayerSession(
+  ctx: Context,
+  req: Request,
+  res: Response,
+  playerId: string,
+  body: Schemas['PlayerSessionRequest'],
+): Promise<Schemas['PlayerView']> {
+  requireSameOrigin(ctx, req, 'Open a session');
+  const player = await playerToOpen(ctx, playerId);
+  const now = ctx.clock.now();
+  // A session that exists keeps what it had and gains what is given; its day starts again.
+  const existing = readSession(ctx, req, playerId, now);
+  const session: ListenerSession = { ...(existing ?? { id: newSessionId() }), expires: now + LISTENER_SESSION_TTL_MS };
+
+  if (body.invite !== undefined) session.userId = await useInvite(ctx, player, body.invite, now);
+  if (body.password !== undefined) session.password = await checkPassword(ctx, req, player, body.password);
+  if (body.name !== undefined) session.name = body.name.trim();
+
+  // The view this session gives; a session that still does not open the player answers 401, and is not set.
+  const view = await playerView(ctx, await listenerOf(ctx, player, undefined, session));
+  res.append('Set-Cookie', listenerSessionCookie(ctx.config, player.id, listenerSessions(ctx).issue(player.id, session), LISTENER_SESSION_TTL_MS));
+  return view;
+}
+
+/** The user the invite signs in (made now if the email has no account yet); the link is spent. */
+async function useInvite(ctx: Context, player: PlayerRecord, token: string, now: number): Promise<string> {
+  const invites = await ctx.store.players.invites(player.id);
+  const invite = invites.find((candidate) => inviteMatches(ctx, player.id, candidate.email, candidate.nonce, token));
+  // One statement records the use only if it is still unused: of two uses at once, one wins.
+  if (!invite || invite.used !== null || !(await ctx.store.players.useInvite(player.id, invite.email, invite.nonce, now))) throw inviteInvalid();
+  return (await ctx.store.users.findOrCreate(invite.email, now)).id;
+}
+
+/** The session's password tag, once the password is right; counted against the address's attempts first. */
+async function checkPassword(ctx: Context, req: Request, player: PlayerRecord, password: string): Promise<string> {
+  if (!player.public) {
+    throw playerLocked(player.id, 'collaborators', 'This player is for its invited collaborators only; a password does not open it. Use the invite link its owner sent you.');
+  }
+  if (player.passwordHash === null) throw passwordIncorrect('This player has no password: open it without one.');
+  try {
+    // Before the check, so a guesser pays for every attempt, right or wrong.
+    await passwordLimiter(ctx.store.db).consume(`${addressKey(req.ip ?? '')}|${player.id}`);
+  } catch (outcome) {
+    if (!(outcome instanceof RateLimiterRes)) throw outcome;
+    const retryAfter = Math.max(1, Math.ceil(outcome.msBeforeNext / 1000));
+    throw new HttpProblem(
+      429,
+      'rate-limited',
+      `Too many password attempts on this player from your address: ${PASSWORD_ATTEMPTS.points} a minute. Retry after ${retryAfter} second(s).`,
+      { headers: { 'Retry-After': String(retryAfter) } },
+    );
+  }
+  if (!(await verifyPassword(password, player.passwordHash))) throw passwordIncorrect();
+  return passwordTag(player.passwordHash);
+}
+
+export async function closePlayerSession(ctx: Context, req: Request, res: Response, playerId: string): Promise<Record<string, never>> {
+  requireSameOrigin(ctx, req, 'Close a session');
+  if (!(await ctx.store.players.get(playerId))) throw notFound(`No player ${playerId} exists. Check that the link was copied whole.`);
+  // RFC 6265 §5.2.2, Max-Age: "If delta-seconds is less than or equal to zero (0), let expiry-time be the earliest representable date and time."
+  res.append('Set-Cookie', listenerSessionCookie(ctx.config, playerId, '', 0));
+  return {};
+}
