@@ -1,10 +1,11 @@
 /** `npm start`: the server, configured from the environment (see config.ts and the README). */
-import { join } from 'node:path';
 import { type DestinationStream, pino } from 'pino';
 import { adminTokenCommand, describeDatabase } from './admin/admin-command.ts';
 import { loadConfigOrExit } from './config.ts';
 import { createLogger } from './lib/logger.ts';
 import { startServer } from './server.ts';
+import { describeBlobStore } from './blobs/open-blob-store.ts';
+import { BlobStoreUnavailableError } from './blobs/blob-store.ts';
 
 /**
  * Holds the log lines written while the server starts (the audio worker
@@ -35,6 +36,11 @@ try {
 } catch (error) {
   // What was logged on the way may say why it failed.
   logs.release();
+  // A bucket that cannot be used is a setting to fix, said plainly, not a stack trace.
+  if (error instanceof BlobStoreUnavailableError) {
+    console.error(error.message);
+    process.exit(2);
+  }
   throw error;
 }
 // The address first: it is what a newcomer looks for. Then the one command they need
@@ -47,7 +53,7 @@ console.error(
     ...(token.passwordHidden ? ['         (add the password of DATABASE_URL to the URL; it is not printed here)'] : []),
     `  API:   ${config.publicUrl}/api/v1`,
     `  Docs:  ${config.publicUrl}/docs`,
-    `  Data:  ${describeDatabase(config)}; files in ${join(config.dataDir, 'blobs')}`,
+    `  Data:  ${describeDatabase(config)}; files in ${describeBlobStore(config)}`,
   ].join('\n'),
 );
 logs.release();
