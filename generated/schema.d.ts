@@ -76,7 +76,16 @@ export interface paths {
          *     still at that version (412 otherwise).
          */
         post: operations["updatePlayer"];
-        delete?: never;
+        /**
+         * Delete a player
+         * @description **Extension.** Deletes the player and answers 200 with an empty
+         *     object. Its link stops opening at once (404), its listeners' sessions
+         *     and its collaborators' invite links go with it, and so do the roles its
+         *     invitations gave on the project (unless another player of the project
+         *     invites the same people). The project and its files stay. Needs the
+         *     owner, or the admin or editor role.
+         */
+        delete: operations["deletePlayer"];
         options?: never;
         head?: never;
         patch?: never;
@@ -109,9 +118,12 @@ export interface paths {
          *       other id, or an id from another project, is refused.
          *     - Until the PUT completes, the file's `status` is `awaiting-upload`: it
          *       is listed, but not playable or downloadable.
-         *     - The URL expires after one hour and works once. Its signature binds the
-         *       box, the declared `size`, the `contentType` and the metadata headers.
-         *     - A `size` over the server's upload limit is refused with 413.
+         *     - The URL works once and expires at `expires`: by default one hour after
+         *       it was made (a server's operator can change that). Its signature binds
+         *       the box, the declared `size`, the `contentType` and the metadata
+         *       headers.
+         *     - A `size` over the server's upload limit is refused with 413. The limit
+         *       is 5 GiB by default; a server's operator can change it.
          *
          *     Needs the owner, or the admin or editor role.
          */
@@ -142,8 +154,9 @@ export interface paths {
          * @description Returns a signed URL to PUT the project's artwork to (step one of two;
          *     step two is *Upload artwork*). `mimeType` must be an image type
          *     (`image/jpeg`, `image/png`, `image/webp` or `image/gif`); anything else
-         *     is refused with 415. Artwork is at most 20 MiB (413 above). When the
-         *     PUT completes, the image becomes the project's artwork.
+         *     is refused with 415. Artwork is at most 20 MiB by default (413 above; a
+         *     server's operator can change the limit). When the PUT completes, the
+         *     image becomes the project's artwork.
          *
          *     Needs the owner, or the admin or editor role.
          */
@@ -244,7 +257,8 @@ export interface paths {
          * Download a file
          * @description Returns a signed, expiring download URL for a file's bytes: the
          *     original by default, or a rendition (`quality`). `expires` is in
-         *     milliseconds since the epoch; the URL lives for one hour. The URL
+         *     milliseconds since the epoch; by default the URL lives for one hour (a
+         *     server's operator can change that). The URL
          *     answers Range requests and names the file by its original name (with
          *     the rendition's extension). A file whose upload has not completed, or a
          *     rendition that does not exist, is refused with 409.
@@ -428,10 +442,10 @@ export interface paths {
          *     or was altered (403), a header differs from what was signed (403) or is
          *     missing (400), the body is shorter (400) or longer (413) than the
          *     declared `size`, the URL was used before or another PUT to it is under
-         *     way (409), or the body stalls: a PUT that sends no byte for the
-         *     server's claim deadline is given up (408). The bytes are streamed to
-         *     disk, fsynced and appear atomically; the file's `status` leaves
-         *     `awaiting-upload` only then.
+         *     way (409), or the body stalls: a PUT that sends no byte for 60 seconds
+         *     (by default; a server's operator can change it) is given up (408). A
+         *     file is stored whole or not at all: its `status` leaves
+         *     `awaiting-upload` only once every byte is stored.
          */
         put: operations["uploadFile"];
         post?: never;
@@ -510,6 +524,31 @@ export interface paths {
                  * @example inline
                  */
                 disposition?: "inline";
+                /**
+                 * @description **Extension.** On URLs from a listener's view (*Get a listener's view
+                 *     of a player*): the player they were made for, with `grant` and `as`.
+                 *     The URL is refused (403) once that player no longer allows what it
+                 *     was made for: its paywall locks it, downloads are switched off, it
+                 *     is made collaborators-only, expires or is deleted. Part of the
+                 *     signed URL; do not change it.
+                 * @example ply_4c8n2r7t1v
+                 */
+                player?: components["schemas"]["Id"];
+                /**
+                 * @description **Extension.** With `player`: what the URL was made for, `stream` (play, draw the waveform) or `download`. Part of the signed URL; do not change it.
+                 * @example stream
+                 */
+                grant?: "stream" | "download";
+                /**
+                 * @description **Extension.** With `player`: who the listener was taken for (`viewer.kind` of the view). Part of the signed URL; do not change it.
+                 * @example listener
+                 */
+                as?: "member" | "listener" | "password" | "purchaser";
+                /**
+                 * @description **Extension.** With `player`: the purchase that unlocked the player for this listener. Part of the signed URL; do not change it.
+                 * @example pur_7q2w9e4r1t
+                 */
+                purchase?: string;
             };
             header?: never;
             path: {
@@ -626,7 +665,14 @@ export interface paths {
          */
         get: operations["getCurrentUser"];
         put?: never;
-        post?: never;
+        /**
+         * Update the current user
+         * @description **Extension.** Sets the caller's display name, which their comments
+         *     show (on the API and on player pages), or removes it with `null`.
+         *     Comments already written show the new name. The email address is never
+         *     shown in its place.
+         */
+        post: operations["updateCurrentUser"];
         delete?: never;
         options?: never;
         head?: never;
@@ -692,10 +738,852 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/players/{playerid}/view": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The player's id.
+                 * @example ply_4c8n2r7t1v
+                 */
+                playerid: components["parameters"]["PlayerId"];
+            };
+            cookie?: never;
+        };
+        /**
+         * Get a listener's view of a player
+         * @description **Extension.** What this listener may see and do on the player: its
+         *     tracks and their versions, with signed stream, peaks and download URLs
+         *     for what they may do; the loudness target; the paywall state. The
+         *     player page is drawn from this alone.
+         *
+         *     Who the listener is comes from a bearer token (a project member), the
+         *     player's session cookie (an invited collaborator, a listener who gave
+         *     the password or a display name, a purchaser), or nothing (anyone with
+         *     the link). A player for collaborators only, or with a password, answers
+         *     401 until a session opens it; an expired one answers 410.
+         */
+        get: operations["getPlayerView"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/players/{playerid}/session": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The player's id.
+                 * @example ply_4c8n2r7t1v
+                 */
+                playerid: components["parameters"]["PlayerId"];
+            };
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Open a player session
+         * @description **Extension.** Opens this browser's session on the player, or adds to
+         *     it: with an invite link's token (a collaborator, once per link), the
+         *     player's password (rate limited per address), or a display name to
+         *     comment under. The answer sets the session cookie: signed, HttpOnly,
+         *     SameSite=Lax, scoped to this player's API paths, for 24 hours. It is
+         *     never an API token, and opens nothing but this player.
+         *
+         *     Accepted only from the player's own page (`Sec-Fetch-Site:
+         *     same-origin`, or an `Origin` equal to the server's), so that another
+         *     site cannot sign a visitor in; anything else answers 403.
+         */
+        post: operations["openPlayerSession"];
+        /**
+         * Close a player session
+         * @description **Extension.** Signs this browser out of the player: the answer clears the session cookie.
+         */
+        delete: operations["closePlayerSession"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/players/{playerid}/collaborators": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The player's id.
+                 * @example ply_4c8n2r7t1v
+                 */
+                playerid: components["parameters"]["PlayerId"];
+            };
+            cookie?: never;
+        };
+        /**
+         * List a player's collaborators
+         * @description **Extension.** The player's invited collaborators with their roles and
+         *     invite links. Each link signs its collaborator in on the player page,
+         *     once. Needs a role that can write the project.
+         */
+        get: operations["listCollaborators"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/players/{playerid}/collaborators/{email}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The player's id.
+                 * @example ply_4c8n2r7t1v
+                 */
+                playerid: components["parameters"]["PlayerId"];
+                /**
+                 * @description The collaborator's email address (URL-encoded), compared case-insensitively.
+                 * @example mix-engineer@studio.test
+                 */
+                email: components["parameters"]["CollaboratorEmail"];
+            };
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        post?: never;
+        /**
+         * Remove a collaborator
+         * @description **Extension.** Removes the collaborator from the player: their invite
+         *     link stops working, their sessions on the player end at their next
+         *     request, and the role this player gave them on its project is gone
+         *     (unless another player of the project invites them too).
+         */
+        delete: operations["removeCollaborator"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/players/{playerid}/collaborators/{email}/invite": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The player's id.
+                 * @example ply_4c8n2r7t1v
+                 */
+                playerid: components["parameters"]["PlayerId"];
+                /**
+                 * @description The collaborator's email address (URL-encoded), compared case-insensitively.
+                 * @example mix-engineer@studio.test
+                 */
+                email: components["parameters"]["CollaboratorEmail"];
+            };
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Renew a collaborator's invite link
+         * @description **Extension.** Makes a new invite link for the collaborator; the old one
+         *     stops working at once (revoke a link that went astray). The
+         *     collaborator's open sessions are not affected; remove the collaborator
+         *     to end those.
+         */
+        post: operations["renewCollaboratorInvite"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/projects/{projectid}/files/{fileid}/comments": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The project's id.
+                 * @example prj_7h2kq9xw4m
+                 */
+                projectid: components["parameters"]["ProjectId"];
+                /**
+                 * @description The id of a file, folder or stack of the project.
+                 * @example box_f1le9k3m2p
+                 */
+                fileid: components["parameters"]["FileId"];
+            };
+            cookie?: never;
+        };
+        /**
+         * List a file's comments
+         * @description **Extension.** Every comment on the file (one version of a track), oldest
+         *     first, replies included (each with its `parentid`). Any member of the
+         *     project may read them. A folder or stack id answers 404: comments
+         *     belong to files.
+         */
+        get: operations["listComments"];
+        put?: never;
+        /**
+         * Create a comment
+         * @description **Extension.** Comments on the file as the caller, under their display
+         *     name (set with *Update the current user*). Any member of the
+         *     project may comment; pinning needs a role that can write. A reply
+         *     (`parentid`) names a top-level comment on the same file. Timestamps lie
+         *     within the file's `duration` when it is known.
+         */
+        post: operations["createComment"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/projects/{projectid}/files/{fileid}/comments/{commentid}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The project's id.
+                 * @example prj_7h2kq9xw4m
+                 */
+                projectid: components["parameters"]["ProjectId"];
+                /**
+                 * @description The id of a file, folder or stack of the project.
+                 * @example box_f1le9k3m2p
+                 */
+                fileid: components["parameters"]["FileId"];
+                /**
+                 * @description The comment's id.
+                 * @example cmt_5t8w2k6q9d
+                 */
+                commentid: components["schemas"]["Id"];
+            };
+            cookie?: never;
+        };
+        /**
+         * Get a comment
+         * @description **Extension.** One comment on the file.
+         */
+        get: operations["getComment"];
+        put?: never;
+        /**
+         * Update a comment
+         * @description **Extension.** Changes the fields given, all or none. Authors may change
+         *     `message` and `completed` of their own comments; members who can write
+         *     the project may change `completed` and `pinned` of any. Anyone who may
+         *     read the comment may react to it (`react`, `unreact`).
+         */
+        post: operations["updateComment"];
+        /**
+         * Delete a comment
+         * @description **Extension.** Deletes the comment and its replies. Authors may delete
+         *     their own comments; members who can write the project may delete any.
+         */
+        delete: operations["deleteComment"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/players/{playerid}/files/{fileid}/comments": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The player's id.
+                 * @example ply_4c8n2r7t1v
+                 */
+                playerid: components["parameters"]["PlayerId"];
+                /**
+                 * @description The id of a file, folder or stack of the project.
+                 * @example box_f1le9k3m2p
+                 */
+                fileid: components["parameters"]["FileId"];
+            };
+            cookie?: never;
+        };
+        /**
+         * List a file's comments on a player
+         * @description **Extension.** The comments on a file of the player, for a listener
+         *     whose view allows commenting (`access.comment`): the player's
+         *     `comments` option is on and the player opens for them. A file outside
+         *     the player's tracks answers 404.
+         */
+        get: operations["listPlayerComments"];
+        put?: never;
+        /**
+         * Comment on a player
+         * @description **Extension.** Comments on a file of the player, for a listener whose
+         *     view allows commenting. A listener comments under the display name
+         *     their session holds (*Open a player session* with `name`); without one
+         *     the answer is 401 `/problems/name-required`. A member comments under
+         *     their account's. Pinning needs a member who can write the project.
+         *
+         *     Writes on a player (create, update, delete) are rate limited per
+         *     player session (per account for a bearer token): by default 20 per
+         *     minute, then 429 with `Retry-After`.
+         */
+        post: operations["createPlayerComment"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/players/{playerid}/files/{fileid}/comments/{commentid}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The player's id.
+                 * @example ply_4c8n2r7t1v
+                 */
+                playerid: components["parameters"]["PlayerId"];
+                /**
+                 * @description The id of a file, folder or stack of the project.
+                 * @example box_f1le9k3m2p
+                 */
+                fileid: components["parameters"]["FileId"];
+                /**
+                 * @description The comment's id.
+                 * @example cmt_5t8w2k6q9d
+                 */
+                commentid: components["schemas"]["Id"];
+            };
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Update a comment on a player
+         * @description **Extension.** As *Update a comment*, for a listener on the player whose
+         *     view allows commenting: `message` and `completed` of their own
+         *     comments, and reactions on any (which need a player session: 401
+         *     `/problems/name-required` without one). A member who can write the
+         *     project may also change `completed` and `pinned` of any. Rate limited
+         *     as *Comment on a player*.
+         */
+        post: operations["updatePlayerComment"];
+        /**
+         * Delete a comment on a player
+         * @description **Extension.** As *Delete a comment*, for a listener on the player whose
+         *     view allows commenting: their own comments, with their replies. A
+         *     member who can write the project may delete any. Rate limited as
+         *     *Comment on a player*.
+         */
+        delete: operations["deletePlayerComment"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
 }
 export type webhooks = Record<string, never>;
 export interface components {
     schemas: {
+        /**
+         * @description **Extension.** A comment on one version of a track: a file box, never a
+         *     stack. A comment may point at a moment (`audioTimestamp`) or a range
+         *     (`audioTimestamp` to `audioTimestampEnd`) of the audio. Replies go one
+         *     level deep: a reply's `parentid` names a top-level comment.
+         * @example {
+         *       "id": "cmt_5t8w2k6q9d",
+         *       "object": "comment",
+         *       "fileid": "box_f1le4n8q7r",
+         *       "message": "The snare is **too loud** from here to the chorus.",
+         *       "audioTimestamp": 42.5,
+         *       "audioTimestampEnd": 61,
+         *       "completed": false,
+         *       "pinned": false,
+         *       "creator": {
+         *         "name": "Alex (A&R)",
+         *         "kind": "listener",
+         *         "mine": false
+         *       },
+         *       "isReply": false,
+         *       "reactions": {},
+         *       "timeCreated": 1795315500000,
+         *       "timeModified": 1795315500000
+         *     }
+         */
+        Comment: {
+            /** @example cmt_5t8w2k6q9d */
+            id: components["schemas"]["Id"];
+            /**
+             * @description Always `comment`.
+             * @constant
+             */
+            object: "comment";
+            /**
+             * @description The file box (version) the comment belongs to.
+             * @example box_f1le4n8q7r
+             */
+            fileid: components["schemas"]["Id"];
+            message: components["schemas"]["CommentMessage"];
+            audioTimestamp?: components["schemas"]["AudioTimestamp"];
+            audioTimestampEnd?: components["schemas"]["AudioTimestampEnd"];
+            /**
+             * @description The top-level comment this one replies to. Absent on top-level comments.
+             * @example cmt_1a3c5e7g9j
+             */
+            parentid?: components["schemas"]["Id"];
+            /** @description Whether the comment is a reply (has a `parentid`). */
+            isReply: boolean;
+            /** @description Marked done, as a note that has been dealt with. */
+            completed: boolean;
+            /** @description Pinned to the top of the list by a project member who can write. */
+            pinned: boolean;
+            creator: components["schemas"]["CommentCreator"];
+            /**
+             * @description Reactions by emoji: how many people reacted with each, and whether
+             *     the caller is one of them. Absent emoji have no reactions. Each
+             *     person (an account, or a listener's player session) reacts at most
+             *     once per emoji.
+             * @example {
+             *       "👍": {
+             *         "count": 2,
+             *         "mine": true
+             *       }
+             *     }
+             */
+            reactions: {
+                [key: string]: {
+                    count: number;
+                    mine: boolean;
+                };
+            };
+            timeCreated: components["schemas"]["Timestamp"];
+            /** @description When `message`, `completed` or `pinned` last changed. Reactions do not change it. */
+            timeModified: components["schemas"]["Timestamp"];
+        };
+        /**
+         * @description The text, in Markdown (CommonMark). Pages render it with raw HTML
+         *     disabled, so it can format but never script.
+         * @example The snare is **too loud** from here to the chorus.
+         */
+        CommentMessage: string;
+        /**
+         * @description Where in the audio the comment points, in seconds from the start. Absent on a comment about the whole version.
+         * @example 42.5
+         */
+        AudioTimestamp: number;
+        /**
+         * @description The end of the range the comment covers, in seconds. Requires `audioTimestamp`, and must be greater than it.
+         * @example 61
+         */
+        AudioTimestampEnd: number;
+        /**
+         * @description Who wrote the comment, by display name; never an email address.
+         *     `member`: a project member (owner or collaborator), under their
+         *     account's current display name (*Update the current user*), or
+         *     "Project member" while they have none. `listener`: a listener on a
+         *     player, under the name their player session gave when they posted.
+         *     `mine`: whether the caller wrote it (the same account, or for a
+         *     listener the same player session).
+         * @example {
+         *       "name": "Alex (A&R)",
+         *       "kind": "listener",
+         *       "mine": false
+         *     }
+         */
+        CommentCreator: {
+            name: string;
+            /** @enum {string} */
+            kind: "member" | "listener";
+            mine: boolean;
+        };
+        /**
+         * @description The body of *Create a comment*. Rules a schema cannot express:
+         *     - `audioTimestampEnd` requires `audioTimestamp` and must be greater than it;
+         *       both must lie within the version's duration when it is known.
+         *     - `parentid` must name a top-level comment on the same file (replies are
+         *       one level deep); a reply takes no timestamps of its own.
+         *     - `pinned` needs a member who can write the project (403 otherwise).
+         *
+         *     A rule broken answers 400 with the field in `errors`.
+         * @example {
+         *       "message": "The snare is **too loud** from here to the chorus.",
+         *       "audioTimestamp": 42.5,
+         *       "audioTimestampEnd": 61
+         *     }
+         */
+        CreateCommentRequest: {
+            message: components["schemas"]["CommentMessage"];
+            audioTimestamp?: components["schemas"]["AudioTimestamp"];
+            audioTimestampEnd?: components["schemas"]["AudioTimestampEnd"];
+            /**
+             * @description The top-level comment to reply to.
+             * @example cmt_1a3c5e7g9j
+             */
+            parentid?: components["schemas"]["Id"];
+            /** @description Created as done. Default: false. */
+            completed?: boolean;
+            /** @description Pinned. Default: false. Only members who can write the project may pin. */
+            pinned?: boolean;
+        };
+        /**
+         * @description The body of *Update a comment*. Only the fields given change, all or
+         *     none: a field the caller may not change answers 403 and changes
+         *     nothing. The author may change `message` and `completed` of their own
+         *     comment; members who can write the project may change `completed` and
+         *     `pinned` of any comment. Anyone who may read a comment may add or
+         *     remove their own reaction; `react` and `unreact` may not name the same
+         *     emoji.
+         * @example {
+         *       "completed": true
+         *     }
+         */
+        UpdateCommentRequest: {
+            message?: components["schemas"]["CommentMessage"];
+            completed?: boolean;
+            pinned?: boolean;
+            /**
+             * @description An emoji to add as the caller's reaction: one emoji of Unicode's
+             *     recommended set (RGI), skin tones and sequences included, such as
+             *     `👍`, `👍🏽` or `🇫🇷`; anything else answers 400. Reacting again
+             *     with the same emoji changes nothing.
+             * @example 👍
+             */
+            react?: string;
+            /** @description An emoji whose reaction by the caller to remove. Removing a reaction the caller has not made changes nothing. */
+            unreact?: string;
+        };
+        /**
+         * @description **Extension.** What this listener may see and do on a player, and
+         *     nothing more: a player page is drawn from this alone.
+         *
+         *     - **Tracks** follow the player's scope (project, folder or boxes) and its
+         *       `stacks` option: with `stacks` on, every version of a stack is listed,
+         *       newest first; with it off, only the newest version.
+         *     - **URLs** in the view are signed and expire at `urlsExpire` (by
+         *       default an hour from now; a server's operator can change it). Read the
+         *       view again before then to renew them; the page does so on its own.
+         *     - **Locked:** with an unpaid `allow-access` paywall the tracks are listed
+         *       (names, durations, loudness) without stream, peaks or download URLs;
+         *       with an unpaid `allow-download` paywall they play, without download
+         *       URLs. The signed URLs themselves stop working when the player stops
+         *       allowing what they were made for.
+         *     - **No email** appears anywhere in a view: people are shown by display
+         *       name only.
+         * @example {
+         *       "object": "player-view",
+         *       "id": "ply_4c8n2r7t1v",
+         *       "name": "Spring EP — mixes for review",
+         *       "projectName": "Spring EP",
+         *       "color": "#3b82f6",
+         *       "serviceCTA": true,
+         *       "access": {
+         *         "state": "open",
+         *         "stream": true,
+         *         "download": true,
+         *         "comment": true,
+         *         "viewer": {
+         *           "kind": "listener"
+         *         }
+         *       },
+         *       "options": {
+         *         "loudnessMatch": true,
+         *         "targetLufs": -14,
+         *         "loudnessPlatform": "spotify",
+         *         "metadata": true,
+         *         "isrc": true,
+         *         "boxSubtitle": "artist"
+         *       },
+         *       "qualities": [
+         *         "original",
+         *         "lossless",
+         *         "compressed"
+         *       ],
+         *       "tracks": [
+         *         {
+         *           "id": "box_s7ack2b4c6",
+         *           "name": "Night Drive",
+         *           "subtitle": "The Late Shift",
+         *           "versions": [
+         *             {
+         *               "id": "box_f1le4n8q7r",
+         *               "name": "night-drive-v2.wav",
+         *               "versionName": "v2",
+         *               "status": "ready",
+         *               "duration": 214.37,
+         *               "loudness": {
+         *                 "integratedLufs": -9.412,
+         *                 "truePeakDbtp": -0.3
+         *               },
+         *               "peaks": {
+         *                 "json": "http://localhost:8080/api/v1/download/pk_9m2k4q7d1x?expires=1795318800000&signature=5b7d9f2a4c6e8b0d1f3a5c7e9b2d4f6a8c0e1b3d5f7a9c2e4b6d8f0a1c3e5b7d",
+         *                 "dat": "http://localhost:8080/api/v1/download/pk_3n8b2v6c1x?expires=1795318800000&signature=6c8e0a2b4d6f8a1c3e5b7d9f1a3c5e7b9d2f4a6c8e0b2d4f6a8c1e3b5d7f9a2c"
+         *               },
+         *               "streams": {
+         *                 "original": "http://localhost:8080/api/v1/download/box_f1le4n8q7r?expires=1795318800000&signature=7d9f1b3a5c7e9d2f4b6a8c0e2d4f6b8a1c3e5d7f9b2a4c6e8d0f2b4a6c8e1d3f",
+         *                 "lossless": "http://localhost:8080/api/v1/download/rnd_2q8w4e6r1t?expires=1795318800000&signature=8e0a2c4b6d8f0e3a5c7b9d1f3e5a7c9b2d4f6e8a0c2b4d6f8e1a3c5b7d9f2a4c",
+         *                 "compressed": "http://localhost:8080/api/v1/download/rnd_7y3u5i9o2p?expires=1795318800000&signature=9f1b3d5c7e9a1f4b6d8c0e2a4f6b8d0c3e5a7f9b1d3c5e7a9f2b4d6c8e0a3b5d"
+         *               },
+         *               "download": {
+         *                 "url": "http://localhost:8080/api/v1/download/box_f1le4n8q7r?expires=1795318800000&signature=0a2c4e6d8f0b2a5c7e9d1f3b5a7c9e1d4f6b8a0c2e4d6f8b0a3c5e7d9f1b4c6e",
+         *                 "filename": "night-drive-v2.wav"
+         *               },
+         *               "tags": {
+         *                 "title": "Night Drive",
+         *                 "artist": "The Late Shift"
+         *               },
+         *               "isrc": "GBAYE2500001",
+         *               "timeCreated": 1795315200000
+         *             }
+         *           ]
+         *         }
+         *       ],
+         *       "urlsExpire": 1795318800000
+         *     }
+         */
+        PlayerView: {
+            /**
+             * @description Always `player-view`.
+             * @constant
+             */
+            object: "player-view";
+            /** @example ply_4c8n2r7t1v */
+            id: components["schemas"]["Id"];
+            /** @description The player's title. */
+            name: string;
+            /** @description The name of the player's project. */
+            projectName?: string;
+            /** @description The player's colour, used as the page's accent. */
+            color: components["schemas"]["Color"];
+            artwork?: components["schemas"]["SignedUrl"];
+            /** @description Show the service's notice after a listener downloads a file. */
+            serviceCTA?: boolean;
+            access: components["schemas"]["ViewAccess"];
+            paywall?: components["schemas"]["ViewPaywall"];
+            options: components["schemas"]["ViewOptions"];
+            /**
+             * @description The qualities this listener may stream, best first. `original` is
+             *     offered only when downloads are allowed: without downloads the page
+             *     streams renditions only, and `lossless` (FLAC) stands in for the
+             *     original, so a stream URL is no way to the uploaded master.
+             */
+            qualities: components["schemas"]["Quality"][];
+            /** @description The player's `quality` option when this listener may stream it; absent otherwise (the page then picks from the connection). */
+            defaultQuality?: components["schemas"]["Quality"];
+            tracks: components["schemas"]["ViewTrack"][];
+            /** @description When the first signed URL in this view stops working. Read the view again before then. */
+            urlsExpire: components["schemas"]["Timestamp"];
+        };
+        /** @description A signed URL and when it stops working. */
+        SignedUrl: {
+            /** Format: uri */
+            url: string;
+            expires: components["schemas"]["Timestamp"];
+        };
+        /**
+         * @description What this listener may do, and who the server takes them for.
+         *     `state` is `locked` while an unpaid paywall holds something back
+         *     (`lock: paywall`); a player that does not open at all (collaborators
+         *     only, a password) answers 401 instead of a view.
+         */
+        ViewAccess: {
+            /** @enum {string} */
+            state: "open" | "locked";
+            /**
+             * @description What holds the player locked. Present only when `state` is `locked`.
+             * @enum {string}
+             */
+            lock?: "paywall";
+            /** @description Whether this listener may play the tracks. */
+            stream: boolean;
+            /** @description Whether this listener may download the tracks. */
+            download: boolean;
+            /** @description Whether this listener may read and write comments. */
+            comment: boolean;
+            /**
+             * @description Who the server takes the listener for. `member`: a project member
+             *     (by API token or a collaborator's session); `listener`: anyone with
+             *     the link; `password`: a listener who gave the player's password;
+             *     `purchaser`: a listener for whom the paywall is paid. `name` is the
+             *     display name comments are posted under, once known.
+             */
+            viewer: {
+                /** @enum {string} */
+                kind: "member" | "listener" | "password" | "purchaser";
+                name?: string;
+                /** @description A member who can write the project, and so may pin and complete any comment. */
+                canModerate?: boolean;
+            };
+        };
+        /** @description The player's paywall, when it has one, and whether it is paid for this listener. */
+        ViewPaywall: {
+            /** @description The price in cents. */
+            price: number;
+            /**
+             * @description The currency of `price`.
+             * @constant
+             */
+            currency: "usd";
+            /**
+             * @description What paying enables.
+             * @enum {string}
+             */
+            fulfillment: "allow-download" | "allow-access";
+            /**
+             * @description `everyone`: one purchase opens the player for every listener. `customer`: only for the listener who paid.
+             * @enum {string}
+             */
+            recipient: "everyone" | "customer";
+            /** @description Whether the paywall is paid for this listener. */
+            paid: boolean;
+        };
+        /**
+         * @description The player options a page needs, resolved. `targetLufs` is the loudness
+         *     target in force when `loudnessMatch` is on, always sent: the player's
+         *     own `targetLufs`, else its `loudnessPlatform`'s target (Spotify,
+         *     YouTube, Tidal and Amazon Music −14, Deezer −15, Apple Music −16 LUFS),
+         *     else −14 LUFS.
+         */
+        ViewOptions: {
+            loudnessMatch: boolean;
+            targetLufs: components["schemas"]["TargetLufs"];
+            loudnessPlatform?: components["schemas"]["LoudnessPlatform"];
+            /** @description Whether tags are shown (and sent, in `tags`). */
+            metadata: boolean;
+            /** @description Whether ISRC codes are shown (and sent, in `isrc`). */
+            isrc: boolean;
+            boxSubtitle: components["schemas"]["BoxSubtitle"];
+        };
+        /** @description A track of the player: a stack with its versions, or a single file as a track of one version. */
+        ViewTrack: {
+            /**
+             * @description The stack's id, or the file's own for a file outside any stack.
+             * @example box_s7ack2b4c6
+             */
+            id: components["schemas"]["Id"];
+            name: string;
+            /**
+             * @description The value shown below the track, per the player's `boxSubtitle`:
+             *     `artist` is the newest version's artist tag, then its uploader's
+             *     display name (never an email); `timestamp` is when the newest
+             *     version was uploaded, as an ISO 8601 date. Absent for `none`, or
+             *     when there is nothing to show.
+             */
+            subtitle?: string;
+            /** @description The versions, newest first. With the player's `stacks` off, only the newest. */
+            versions: components["schemas"]["ViewVersion"][];
+        };
+        /** @description One version of a track (a file box), with what this listener may do with it. */
+        ViewVersion: {
+            /**
+             * @description The file box's id.
+             * @example box_f1le4n8q7r
+             */
+            id: components["schemas"]["Id"];
+            /** @description The file's name. */
+            name: string;
+            /** @description The version's label in its stack, when set. */
+            versionName?: string;
+            /**
+             * @description The file's analysis status. Only `ready` versions have duration, loudness and peaks.
+             * @enum {string}
+             */
+            status: "pending" | "processing" | "ready" | "failed";
+            /** @description Seconds, to hundredths. */
+            duration?: number;
+            loudness?: {
+                integratedLufs: number;
+                truePeakDbtp: number;
+            };
+            /** @description Signed URLs of the waveform peaks (BBC audiowaveform, 100 pixels per second, one channel). Absent while locked. */
+            peaks?: {
+                /** Format: uri */
+                json: string;
+                /** Format: uri */
+                dat: string;
+            };
+            /**
+             * @description Signed stream URLs (served inline), one per quality of `qualities`
+             *     that the file has: `original` is its own bytes, `lossless` and
+             *     `compressed` the renditions the analysis made (`lossless` only from
+             *     lossless integer sources). Absent while locked, and for a file that
+             *     is not audio (it can only be downloaded, when that is allowed).
+             */
+            streams?: {
+                /** Format: uri */
+                original?: string;
+                /** Format: uri */
+                lossless?: string;
+                /** Format: uri */
+                compressed?: string;
+            };
+            /** @description A signed URL that downloads the uploaded file under its name. Present only when this listener may download. */
+            download?: {
+                /** Format: uri */
+                url: string;
+                filename: string;
+            };
+            /** @description The file's tags. Present only when the player's `metadata` option is on and the file has tags. */
+            tags?: {
+                title?: string;
+                artist?: string;
+                album?: string;
+            };
+            /** @description The file's ISRC. Present only when the player's `isrc` option is on and the file has one. */
+            isrc?: string;
+            timeCreated: components["schemas"]["Timestamp"];
+        };
+        /**
+         * @description **Extension.** Opens (or extends) this browser's session on one player.
+         *     Give one of:
+         *     - `invite`: the token of a collaborator's invite link (usable once);
+         *     - `password`: the player's password (rate limited);
+         *     - `name`: the display name a listener comments under.
+         *     A session that already exists keeps what it had and gains what is given.
+         * @example {
+         *       "name": "Alex (A&R)"
+         *     }
+         */
+        PlayerSessionRequest: {
+            invite?: string;
+            password?: string;
+            name?: string;
+        };
+        /**
+         * @description **Extension.** An invited collaborator of a player, for its owner:
+         *     their role, and the invite link that signs them in on the player page.
+         *     The link works once; `inviteUsed` says whether it has been. A new link
+         *     (`POST …/collaborators/{email}/invite`) makes the old one stop working.
+         * @example {
+         *       "email": "mix-engineer@studio.test",
+         *       "role": "editor",
+         *       "inviteUrl": "http://localhost:8080/p/ply_4c8n2r7t1v?invite=q7Xr2vB9kLm3nP0sT5wY8zA1cD4fG6hJ",
+         *       "inviteUsed": false,
+         *       "timeInvited": 1795315200000
+         *     }
+         */
+        CollaboratorInvite: {
+            /** Format: email */
+            email: string;
+            role: components["schemas"]["CollaboratorRole"];
+            /**
+             * Format: uri
+             * @description The invite link, to send to the collaborator.
+             */
+            inviteUrl: string;
+            inviteUsed: boolean;
+            timeInvited: components["schemas"]["Timestamp"];
+        };
         /**
          * @description An opaque identifier. Clients must not parse it or rely on its format;
          *     compare ids only for equality.
@@ -714,8 +1602,8 @@ export interface components {
         Timestamp: number;
         /**
          * @description A size in bytes, given either as a JSON number or as a string of decimal
-         *     digits (the interface allows both; a string lets clients send sizes above
-         *     2^53 without precision loss). It must be a whole number of at least 0.
+         *     digits (a string lets clients send sizes above 2^53 without precision
+         *     loss). It must be a whole number of at least 0.
          * @example 48213504
          */
         ByteSize: number | string;
@@ -730,19 +1618,6 @@ export interface components {
          *     `type` names the kind of problem (see *Errors* in the introduction),
          *     `detail` says what to fix, and validation failures also list each
          *     offending field in `errors`.
-         * @example {
-         *       "type": "/problems/validation-error",
-         *       "title": "Your request is not valid",
-         *       "status": 400,
-         *       "detail": "The request body is invalid: /name must be a string.",
-         *       "instance": "req_5f1c2a9d",
-         *       "errors": [
-         *         {
-         *           "pointer": "#/name",
-         *           "detail": "must be a string"
-         *         }
-         *       ]
-         *     }
          */
         Problem: {
             /**
@@ -781,16 +1656,19 @@ export interface components {
             header?: string;
         };
         /**
-         * @description A shareable window onto a project (interface 2.1). Every player operation
-         *     returns one. All fields are read-only.
+         * @description A shareable window onto a project. Every player operation returns one.
+         *     All fields are read-only.
          *
          *     - `folderid` is present only when the player is scoped to a folder.
          *     - `boxids` is present only when the player is scoped to specific boxes.
          *     - A player with neither covers the whole project.
-         *     - `playerUrl` is optional in the interface; this server always sends it.
+         *     - `playerUrl` is always sent.
          *     - `upload`, `payment` and `collaborators` are **extensions**: they echo
          *       what was stored from the create or update request, and are present only
          *       when set.
+         *     - `hasPassword` and `expires` are **extensions**: whether the player has
+         *       a password (the password itself is never sent back), and when its link
+         *       stops opening, present only when set.
          * @example {
          *       "name": "Spring EP — mixes for review",
          *       "id": "ply_4c8n2r7t1v",
@@ -800,6 +1678,7 @@ export interface components {
          *       "color": "#3b82f6",
          *       "object": "player",
          *       "public": true,
+         *       "hasPassword": false,
          *       "timeCreated": 1795315200000,
          *       "timeModified": 1795315260000,
          *       "options": {
@@ -819,15 +1698,20 @@ export interface components {
         Player: {
             /** @description Human-readable title. */
             name: string;
+            /** @example ply_4c8n2r7t1v */
             id: components["schemas"]["Id"];
+            /** @example prj_7h2kq9xw4m */
             projectid: components["schemas"]["Id"];
-            /** @description The folder the player is scoped to. Present only on folder-scoped players. */
+            /**
+             * @description The folder the player is scoped to. Present only on folder-scoped players.
+             * @example box_f01d3r5a8e
+             */
             folderid?: components["schemas"]["Id"];
             /** @description The boxes the player is scoped to, in the order given at creation. Present only on box-scoped players. */
             boxids?: components["schemas"]["Id"][];
             /**
              * Format: uri
-             * @description A ready-to-open link to the player's page. Optional in the interface; always sent by this server.
+             * @description A ready-to-open link to the player's page. Always sent.
              */
             playerUrl?: string;
             /** @description The player's colour, in hex format. It is the project's colour at the time the player was created. */
@@ -839,6 +1723,10 @@ export interface components {
             object: "player";
             /** @description `true`: anyone with the link can open the player. `false`: only invited collaborators (and the owner) can. */
             public: boolean;
+            /** @description **Extension.** Whether listeners must give a password to open the player. Set it with `password` on create or update. */
+            hasPassword: boolean;
+            /** @description **Extension.** When the player's link stops opening: from then on its page and view answer 410. Present only when set. */
+            expires?: components["schemas"]["Timestamp"];
             timeCreated: components["schemas"]["Timestamp"];
             timeModified: components["schemas"]["Timestamp"];
             options: components["schemas"]["PlayerOptions"];
@@ -852,10 +1740,6 @@ export interface components {
          *     The fields that have a final default are always present; `quality`,
          *     `targetLufs` and `loudnessPlatform` are present only when set, either
          *     by the request or by the creator's stored preferences.
-         *
-         *     The interface labels `targetLufs` and `loudnessPlatform` "boolean" in
-         *     its field descriptions, but shows a number and an enumeration in the
-         *     payload shape. This API follows the payload shape.
          * @example {
          *       "quality": "lossless",
          *       "metadata": true,
@@ -933,7 +1817,7 @@ export interface components {
         /**
          * @description Player options for updating a player. Only the fields given change;
          *     the others keep their stored value. There are no fallbacks on update.
-         *     `boxSubtitle` cannot be changed after creation, as in the interface.
+         *     `boxSubtitle` cannot be changed after creation.
          * @example {
          *       "downloads": true,
          *       "quality": "original"
@@ -969,14 +1853,13 @@ export interface components {
         Quality: "original" | "compressed" | "lossless";
         /**
          * @description Target integrated loudness, in LUFS, when loudness matching is enabled.
-         *     Must lie between −60 and 0. Typed as a number (see the note on
-         *     PlayerOptions).
+         *     Must lie between −60 and 0. A number, not a boolean.
          * @example -14
          */
         TargetLufs: number;
         /**
          * @description The platform whose loudness target is used when loudness matching is
-         *     enabled. Typed as an enumeration (see the note on PlayerOptions).
+         *     enabled. One of the platform names, not a boolean.
          * @example spotify
          * @enum {string}
          */
@@ -996,7 +1879,7 @@ export interface components {
          *       "enabled": true,
          *       "header": "Send us your stems",
          *       "greeting": "Drop WAV or FLAC files here; we will get back to you within a week.",
-         *       "redirect": "http://localhost:8080/thanks"
+         *       "redirect": "https://www.example.com/thanks"
          *     }
          */
         UploadPortal: {
@@ -1088,6 +1971,8 @@ export interface components {
          *     - `public` falls back to the creator's stored preference, then to `true`.
          *     - Each field of `options` falls back as described on PlayerOptionsInput.
          *     - `payment` requires a connected payment provider (409 otherwise).
+         *     - `password` and `expires` are extensions; `null` is the same as
+         *       leaving them out.
          * @example {
          *       "name": "Spring EP — mixes for review",
          *       "projectid": "prj_7h2kq9xw4m",
@@ -1107,9 +1992,15 @@ export interface components {
         CreatePlayerRequest: {
             /** @description Human-readable title. */
             name: string;
-            /** @description Creates the player for this existing project instead of creating a new project. */
+            /**
+             * @description Creates the player for this existing project instead of creating a new project.
+             * @example prj_7h2kq9xw4m
+             */
             projectid?: components["schemas"]["Id"];
-            /** @description A folder of the project to scope the player to. Requires `projectid`. */
+            /**
+             * @description A folder of the project to scope the player to. Requires `projectid`.
+             * @example box_f01d3r5a8e
+             */
             folderid?: components["schemas"]["Id"];
             /** @description Boxes of the project to include. Requires `projectid`; not allowed together with `folderid`. */
             boxids?: components["schemas"]["Id"][];
@@ -1125,10 +2016,13 @@ export interface components {
             /** @description Invited collaborators. */
             collaborators?: components["schemas"]["Collaborator"][];
             sortBy?: components["schemas"]["SortBy"];
+            password?: components["schemas"]["PlayerPassword"];
+            expires?: components["schemas"]["PlayerExpires"];
         };
         /**
          * @description The body of *Update a player*. Every field is optional and only the
          *     fields given change. `payment` requires a connected payment provider.
+         *     `password: null` removes the password, `expires: null` the expiry.
          * @example {
          *       "name": "Spring EP — final masters",
          *       "public": false,
@@ -1144,10 +2038,11 @@ export interface components {
             public?: boolean;
             options?: components["schemas"]["PlayerOptionsUpdate"];
             payment?: components["schemas"]["Payment"];
+            password?: components["schemas"]["PlayerPassword"];
+            expires?: components["schemas"]["PlayerExpires"];
         };
         /**
-         * @description A file, folder or stack of a project (interface 2.2). The `object`
-         *     field says which:
+         * @description A file, folder or stack of a project. The `object` field says which:
          *
          *     - **file** (FileBox): `duration` is present only on audio files whose
          *       duration is known; never `children` or `hidden`.
@@ -1157,30 +2052,12 @@ export interface components {
          *
          *     Only folders and stacks can be hidden. Hiding a box does not hide its
          *     children. Trashing a folder or stack trashes its contents too.
-         * @example {
-         *       "id": "box_s7ack2b4c6",
-         *       "object": "stack",
-         *       "name": "Night Drive",
-         *       "color": "#f59e0b",
-         *       "timeCreated": 1795315200000,
-         *       "trashed": false,
-         *       "hidden": false,
-         *       "children": [
-         *         {
-         *           "id": "box_f1le9k3m2p",
-         *           "name": "Night Drive (v1 rough mix)"
-         *         },
-         *         {
-         *           "id": "box_f1le4n8q7r",
-         *           "name": "v2 — vocals up"
-         *         }
-         *       ]
-         *     }
          */
         Box: components["schemas"]["FileBox"] | components["schemas"]["FolderBox"] | components["schemas"]["StackBox"];
         /**
-         * @description A file. `duration` appears only on audio files. The fields marked
-         *     **extension** are additive and not part of the interface.
+         * @description A file. `duration` appears only on audio files. Fields marked
+         *     **Extension** are additions to the core of this API (see the
+         *     introduction).
          * @example {
          *       "id": "box_f1le9k3m2p",
          *       "object": "file",
@@ -1197,6 +2074,7 @@ export interface components {
          *     }
          */
         FileBox: {
+            /** @example box_f1le9k3m2p */
             id: components["schemas"]["Id"];
             /**
              * @description Always `file`. (enum property replaced by openapi-typescript)
@@ -1211,7 +2089,10 @@ export interface components {
             trashed: boolean;
             /** @description Duration in seconds, rounded to hundredths. Present only on audio files whose duration is known. */
             duration?: number;
-            /** @description **Extension.** The folder or stack that holds the file. Absent at the top level of the project. */
+            /**
+             * @description **Extension.** The folder or stack that holds the file. Absent at the top level of the project.
+             * @example box_s7ack2b4c6
+             */
             parentid?: components["schemas"]["Id"];
             /** @description **Extension.** The file's version name within its stack, when one was set. */
             versionName?: string;
@@ -1219,7 +2100,7 @@ export interface components {
              * @description **Extension.** Where the file is in its life:
              *     `awaiting-upload` until its upload PUT completes (such a file is not
              *     playable or downloadable yet); `pending` once its bytes are stored and
-             *     analysis is waiting (also while the server runs without ffmpeg);
+             *     analysis is waiting (also while the server cannot analyse audio);
              *     `processing` while analysed; `ready` when done, with `duration` and
              *     `audio` (files that are not audio go straight to `ready`, with
              *     neither); `failed` when the file could not be decoded, with the reason
@@ -1239,10 +2120,6 @@ export interface components {
          * @description **Extension.** What the audio pipeline found in an audio file and made
          *     from it. Present once the file's `status` is `ready`; absent on files
          *     that are not audio.
-         *
-         *     One ffmpeg pass decodes the file once and feeds every output: the
-         *     loudness meter, the waveform peaks, the sample count the duration comes
-         *     from, and the renditions.
          * @example {
          *       "codec": "pcm_s24le",
          *       "container": "wav",
@@ -1348,6 +2225,7 @@ export interface components {
          *     }
          */
         FolderBox: {
+            /** @example box_f01d3r5a8e */
             id: components["schemas"]["Id"];
             /**
              * @description Always `folder`. (enum property replaced by openapi-typescript)
@@ -1364,7 +2242,10 @@ export interface components {
             trashed: boolean;
             /** @description Whether the folder is hidden. Hidden boxes are left out of *List all files*; their children are not hidden. */
             hidden: boolean;
-            /** @description **Extension.** The folder that holds this folder. Absent at the top level of the project. */
+            /**
+             * @description **Extension.** The folder that holds this folder. Absent at the top level of the project.
+             * @example box_f01d3r9w2k
+             */
             parentid?: components["schemas"]["Id"];
         };
         /**
@@ -1386,6 +2267,7 @@ export interface components {
          *     }
          */
         StackBox: {
+            /** @example box_s7ack2b4c6 */
             id: components["schemas"]["Id"];
             /**
              * @description Always `stack`. (enum property replaced by openapi-typescript)
@@ -1402,7 +2284,10 @@ export interface components {
             trashed: boolean;
             /** @description Whether the stack is hidden. Hidden boxes are left out of *List all files*; their children are not hidden. */
             hidden: boolean;
-            /** @description **Extension.** The folder that holds this stack. Absent at the top level of the project. */
+            /**
+             * @description **Extension.** The folder that holds this stack. Absent at the top level of the project.
+             * @example box_f01d3r5a8e
+             */
             parentid?: components["schemas"]["Id"];
         };
         /**
@@ -1413,6 +2298,7 @@ export interface components {
          *     }
          */
         BoxChild: {
+            /** @example box_f1le9k3m2p */
             id: components["schemas"]["Id"];
             /** @description The child's label name. */
             name: string;
@@ -1425,7 +2311,8 @@ export interface components {
         /**
          * @description The body of *Request an upload URL*. `size` is the exact number of bytes
          *     the PUT will send; a body of any other length is refused. Sizes above the
-         *     server's limit (5 GiB by default, `MAX_UPLOAD_BYTES`) are refused with 413.
+         *     server's upload limit are refused with 413. The limit is 5 GiB by
+         *     default; a server's operator can change it.
          * @example {
          *       "name": "night-drive-v2.wav",
          *       "mimeType": "audio/wav",
@@ -1443,6 +2330,7 @@ export interface components {
              *     file as its newest version; a folder receives a new stack holding the
              *     file. Any other id is refused. Without it, the file lands at the top
              *     level of the project in a new stack of its own.
+             * @example box_s7ack2b4c6
              */
             parentid?: components["schemas"]["Id"];
         };
@@ -1450,7 +2338,8 @@ export interface components {
          * @description The body of *Request an artwork upload URL*. `mimeType` must be an image
          *     type (`image/jpeg`, `image/png`, `image/webp` or `image/gif`); anything
          *     else is refused with 415. The uploaded bytes are checked again on the PUT.
-         *     Artwork is at most 20 MiB.
+         *     Artwork is at most 20 MiB by default (413 above); a server's operator can
+         *     change the limit.
          * @example {
          *       "name": "cover.jpg",
          *       "mimeType": "image/jpeg",
@@ -1464,7 +2353,7 @@ export interface components {
             size: components["schemas"]["ByteSize"];
         };
         /**
-         * @description Where and how to upload a file's bytes (interface 2.3). Send them with
+         * @description Where and how to upload a file's bytes. Send them with
          *     `PUT url` and exactly the `headers` given: `Content-Type: <contentType>`
          *     and the headers `x-storage-meta-destination`, `x-storage-meta-projectid`
          *     and `x-storage-meta-boxpath` set to the values in `metadata`. No
@@ -1490,20 +2379,29 @@ export interface components {
          *     }
          */
         UploadUrlResponse: {
-            /** @description The id of the file box being uploaded. */
+            /**
+             * @description The id of the file box being uploaded.
+             * @example box_f1le4n8q7r
+             */
             boxid: components["schemas"]["Id"];
             /** @description The content type to send on the PUT. */
             contentType: string;
             /** @description The values of the `x-storage-meta-*` headers to send on the PUT. */
             metadata: {
-                /** @description The path of the box's record in the database. */
+                /** @description An opaque path that names the box being uploaded. Send it back as it is. */
                 boxpath: string;
                 /** @description An internal indicator of where the bytes go (`file` for files). */
                 destination: string;
-                /** @description The project the file uploads to. */
+                /**
+                 * @description The project the file uploads to.
+                 * @example prj_7h2kq9xw4m
+                 */
                 projectid: components["schemas"]["Id"];
             };
-            /** @description The stack the file is uploaded to. Every file uploaded lands in a stack. */
+            /**
+             * @description The stack the file is uploaded to. Every file uploaded lands in a stack.
+             * @example box_s7ack2b4c6
+             */
             stackid: components["schemas"]["Id"];
             headers: components["schemas"]["UploadHeaders"];
             /**
@@ -1515,7 +2413,7 @@ export interface components {
             expires?: components["schemas"]["Timestamp"];
         };
         /**
-         * @description Where and how to upload a project's artwork (interface 2.4). As for
+         * @description Where and how to upload a project's artwork. As for
          *     files, plus the header `x-storage-meta-writeback`. When the PUT completes,
          *     the image becomes the project's artwork.
          * @example {
@@ -1539,17 +2437,23 @@ export interface components {
          *     }
          */
         ArtworkUploadUrlResponse: {
-            /** @description The id of the artwork asset being uploaded. */
+            /**
+             * @description The id of the artwork asset being uploaded.
+             * @example art_3k8d1m5p9w
+             */
             boxid: components["schemas"]["Id"];
             /** @description The content type to send on the PUT. */
             contentType: string;
             /** @description The values of the `x-storage-meta-*` headers to send on the PUT. */
             metadata: {
-                /** @description The path of the asset's record in the database. */
+                /** @description An opaque path that names the artwork being uploaded. Send it back as it is. */
                 boxpath: string;
                 /** @description An internal indicator of where the bytes go (`artwork` for artwork). */
                 destination: string;
-                /** @description The project whose artwork this sets. */
+                /**
+                 * @description The project whose artwork this sets.
+                 * @example prj_7h2kq9xw4m
+                 */
                 projectid: components["schemas"]["Id"];
                 /** @description An internal indicator that this upload sets the project artwork. */
                 writeback: string;
@@ -1575,12 +2479,12 @@ export interface components {
             [key: string]: string;
         };
         /**
-         * @description A signed download URL for a file (interface 2.5). `expires` is in
+         * @description A signed download URL for a file. `expires` is in
          *     milliseconds since the Unix epoch. The URL needs no Authorization
          *     header, supports Range requests, and sends the file under its original
          *     name.
          * @example {
-         *       "url": "http://127.0.0.1:4010/download/box_f1le9k3m2p?expires=1795318800000&signature=5e7a9c1b3d5f7e9a2c4b6d8f0e1a3c5b7d9f2e4a6c8b0d1f3e5a7c9b2d4f6e8a",
+         *       "url": "http://localhost:8080/api/v1/download/box_f1le9k3m2p?expires=1795318800000&signature=5e7a9c1b3d5f7e9a2c4b6d8f0e1a3c5b7d9f2e4a6c8b0d1f3e5a7c9b2d4f6e8a",
          *       "expires": 1795318800000
          *     }
          */
@@ -1670,6 +2574,7 @@ export interface components {
          *     }
          */
         Project: {
+            /** @example prj_7h2kq9xw4m */
             id: components["schemas"]["Id"];
             /**
              * @description Always `project`.
@@ -1734,10 +2639,12 @@ export interface components {
          *       "id": "usr_2b7x9c4v1n",
          *       "object": "user",
          *       "email": "you@example.com",
+         *       "name": "Sam Rivera",
          *       "timeCreated": 1795315200000
          *     }
          */
         User: {
+            /** @example usr_2b7x9c4v1n */
             id: components["schemas"]["Id"];
             /**
              * @description Always `user`.
@@ -1746,9 +2653,15 @@ export interface components {
             object: "user";
             /**
              * Format: email
-             * @description The account's email address.
+             * @description The account's email address. It is shown to no one else.
              */
             email: string;
+            /**
+             * @description The display name the account's comments show, set with *Update the
+             *     current user*. Absent until set; meanwhile comments show
+             *     "Project member", never the email address.
+             */
+            name?: components["schemas"]["DisplayName"];
             timeCreated: components["schemas"]["Timestamp"];
         };
         /**
@@ -1840,6 +2753,52 @@ export interface components {
             /** @description The caller's connected-account id at the provider. */
             accountId: string;
         };
+        /**
+         * @description **Extension.** A password listeners must give to open the player (on a
+         *     public player: a collaborators-only player opens to its collaborators
+         *     alone). Stored only as a salted hash and never sent back; the player
+         *     says `hasPassword`. A new password ends the sessions opened with the
+         *     old one. `null` removes it.
+         * @example night-drive-2026
+         */
+        PlayerPassword: string | null;
+        /**
+         * @description **Extension.** When the player's link stops opening, in milliseconds
+         *     since the Unix epoch: from then on its page and its view answer 410
+         *     (`/problems/player-expired`), for everyone, until the owner moves it or
+         *     removes it with `null`. The player itself stays, for its owner and
+         *     collaborators, through the API.
+         * @example 1798761600000
+         */
+        PlayerExpires: components["schemas"]["Timestamp"] | null;
+        /**
+         * @description A name people see beside what this account writes, such as comments. Leading and trailing spaces are dropped.
+         * @example Sam Rivera
+         */
+        DisplayName: string;
+        /**
+         * @description **Extension.** Changes the caller's account. `name: null` removes the display name.
+         * @example {
+         *       "name": "Sam Rivera"
+         *     }
+         */
+        UpdateCurrentUserRequest: {
+            name: components["schemas"]["DisplayName"] | null;
+        };
+        /**
+         * @description A 401 of a listener's write: the player is locked (`/problems/player-locked`,
+         *     with `lock`, as for its view), or the write needs a player session the
+         *     request does not carry (`/problems/name-required`): a listener comments
+         *     under a display name, and reacts as their session, so open one with
+         *     *Open a player session* and `name`, then send the request again.
+         */
+        CommentSessionProblem: components["schemas"]["Problem"] & {
+            /**
+             * @description What the player is locked by; only on `/problems/player-locked`.
+             * @enum {string}
+             */
+            lock?: "collaborators" | "password";
+        };
     };
     responses: {
         /**
@@ -1924,55 +2883,29 @@ export interface components {
                 [name: string]: unknown;
             };
             content: {
-                /**
-                 * @example {
-                 *       "type": "/problems/not-found",
-                 *       "title": "Not found",
-                 *       "status": 404,
-                 *       "detail": "No project prj_7h2kq9xw4m exists that you can see.",
-                 *       "instance": "req_5f1c2a9d"
-                 *     }
-                 */
                 "application/problem+json": components["schemas"]["Problem"];
             };
         };
         /**
-         * @description The request is well-formed but conflicts with the stored state: a
-         *     paywall without a connected payment provider, `hidden` on a file,
-         *     `versionName` on a box outside a stack, an id of another kind or project.
+         * @description The request is well-formed but conflicts with the stored state: a field
+         *     that does not apply to this kind of box (`hidden` or `addids` on a file,
+         *     `versionName` outside a stack), an id of another kind or project, a
+         *     folder or stack where only files go.
          */
         Conflict: {
             headers: {
                 [name: string]: unknown;
             };
             content: {
-                /**
-                 * @example {
-                 *       "type": "/problems/payment-provider-required",
-                 *       "title": "Connect a payment provider first",
-                 *       "status": 409,
-                 *       "detail": "A paywall needs a connected payment provider. Connect one with POST /me/payment-provider, then set payment again.",
-                 *       "instance": "req_5f1c2a9d"
-                 *     }
-                 */
                 "application/problem+json": components["schemas"]["Problem"];
             };
         };
-        /** @description The request body, or the declared upload size, is over the limit. */
+        /** @description The request body is over 1 MiB. */
         PayloadTooLarge: {
             headers: {
                 [name: string]: unknown;
             };
             content: {
-                /**
-                 * @example {
-                 *       "type": "/problems/payload-too-large",
-                 *       "title": "Too large",
-                 *       "status": 413,
-                 *       "detail": "The declared size 6442450944 bytes is over the upload limit of 5368709120 bytes.",
-                 *       "instance": "req_5f1c2a9d"
-                 *     }
-                 */
                 "application/problem+json": components["schemas"]["Problem"];
             };
         };
@@ -2005,15 +2938,6 @@ export interface components {
                 [name: string]: unknown;
             };
             content: {
-                /**
-                 * @example {
-                 *       "type": "/problems/rate-limited",
-                 *       "title": "Too many requests",
-                 *       "status": 429,
-                 *       "detail": "Rate limit of 50 requests per second exceeded. Retry after 1 second.",
-                 *       "instance": "req_5f1c2a9d"
-                 *     }
-                 */
                 "application/problem+json": components["schemas"]["Problem"];
             };
         };
@@ -2041,51 +2965,186 @@ export interface components {
         /**
          * @description The signed upload URL has been used already (each upload URL works once;
          *     request a new one), or another PUT to it is under way. A PUT under way
-         *     holds the URL with a claim it renews while bytes flow; the claim of a PUT
-         *     whose server died lapses after the server's claim deadline
-         *     (`UPLOAD_CLAIM_SECONDS`, 60 s by default), and the URL works again.
+         *     holds the URL with a claim it renews while bytes flow; the claim of a
+         *     PUT that was cut off lapses after 60 seconds by default (a server's
+         *     operator can change that), and the URL works again.
          */
         UploadUsed: {
             headers: {
                 [name: string]: unknown;
             };
             content: {
+                "application/problem+json": components["schemas"]["Problem"];
+            };
+        };
+        /**
+         * @description The player does not exist, or the caller may not see it. The two cases
+         *     are answered alike so that the existence of a player does not leak.
+         */
+        PlayerNotFound: {
+            headers: {
+                [name: string]: unknown;
+            };
+            content: {
+                "application/problem+json": components["schemas"]["Problem"];
+            };
+        };
+        /**
+         * @description No such upload: its URL expired unused, or its file or project was
+         *     deleted. Request a new upload URL.
+         */
+        UploadNotFound: {
+            headers: {
+                [name: string]: unknown;
+            };
+            content: {
+                "application/problem+json": components["schemas"]["Problem"];
+            };
+        };
+        /** @description The file or artwork of this signed URL no longer exists. */
+        DownloadNotFound: {
+            headers: {
+                [name: string]: unknown;
+            };
+            content: {
+                "application/problem+json": components["schemas"]["Problem"];
+            };
+        };
+        /**
+         * @description The request is well-formed but conflicts with the stored state: a
+         *     paywall without a connected payment provider, or a `folderid` or
+         *     `boxids` that are not a folder or boxes of the project.
+         */
+        PlayerConflict: {
+            headers: {
+                [name: string]: unknown;
+            };
+            content: {
+                "application/problem+json": components["schemas"]["Problem"];
+            };
+        };
+        /**
+         * @description There is nothing to download yet: the upload has not completed, the file
+         *     is not an analysed audio file, or it has no such rendition. Also a
+         *     folder or stack, which has no bytes.
+         */
+        DownloadConflict: {
+            headers: {
+                [name: string]: unknown;
+            };
+            content: {
+                "application/problem+json": components["schemas"]["Problem"];
+            };
+        };
+        /**
+         * @description The declared size is over the upload limit (5 GiB by default; a server's
+         *     operator can change it), or the request body is over 1 MiB.
+         */
+        UploadTooLarge: {
+            headers: {
+                [name: string]: unknown;
+            };
+            content: {
+                "application/problem+json": components["schemas"]["Problem"];
+            };
+        };
+        /**
+         * @description The declared size is over the artwork limit (20 MiB by default; a
+         *     server's operator can change it), or the request body is over 1 MiB.
+         */
+        ArtworkTooLarge: {
+            headers: {
+                [name: string]: unknown;
+            };
+            content: {
+                "application/problem+json": components["schemas"]["Problem"];
+            };
+        };
+        /**
+         * @description The body is longer than the size declared when the upload URL was
+         *     requested. Nothing is stored; request a new upload URL with the right
+         *     size.
+         */
+        UploadBodyTooLarge: {
+            headers: {
+                [name: string]: unknown;
+            };
+            content: {
+                "application/problem+json": components["schemas"]["Problem"];
+            };
+        };
+        /**
+         * @description The caller's address sent too many requests. Wait for `Retry-After`
+         *     seconds, then try again.
+         */
+        AddressTooManyRequests: {
+            headers: {
                 /**
-                 * @example {
-                 *       "type": "/problems/upload-already-used",
-                 *       "title": "Upload URL already used",
-                 *       "status": 409,
-                 *       "detail": "This upload URL was already used to store the file's bytes. Request a new upload URL to upload again.",
-                 *       "instance": "req_5f1c2a9d"
-                 *     }
+                 * @description Seconds to wait before trying again.
+                 * @example 1
                  */
+                "Retry-After"?: number;
+                [name: string]: unknown;
+            };
+            content: {
                 "application/problem+json": components["schemas"]["Problem"];
             };
         };
         /**
          * @description The `If-Match` header names a version that is no longer current: the
-         *     resource changed after you read it. Nothing was changed. Read the
-         *     resource again, apply your change to what it returns, and retry with its
-         *     new `ETag`.
+         *     project changed after you read it. Nothing was changed. Read it again,
+         *     apply your change to what it returns, and retry with its new `ETag`.
          */
-        PreconditionFailed: {
+        ProjectChanged: {
             headers: {
                 [name: string]: unknown;
             };
             content: {
-                /**
-                 * @example {
-                 *       "type": "/problems/precondition-failed",
-                 *       "title": "Precondition failed",
-                 *       "status": 412,
-                 *       "detail": "Project prj_7h2kq9xw4m has changed since the version your If-Match names; it is now at ETag \"8\". Nothing was changed. GET /projects/prj_7h2kq9xw4m again, apply your change to what it returns, and retry with its ETag in If-Match.",
-                 *       "instance": "req_5f1c2a9d"
-                 *     }
-                 */
                 "application/problem+json": components["schemas"]["Problem"];
             };
         };
-        /** @description No bytes arrived for the server's claim deadline (`UPLOAD_CLAIM_SECONDS`, 60 s by default), so the PUT was given up. Nothing was stored and the URL works again. */
+        /**
+         * @description The `If-Match` header names a version that is no longer current: the
+         *     player changed after you read it. Nothing was changed. Read it again,
+         *     apply your change to what it returns, and retry with its new `ETag`.
+         */
+        PlayerChanged: {
+            headers: {
+                [name: string]: unknown;
+            };
+            content: {
+                "application/problem+json": components["schemas"]["Problem"];
+            };
+        };
+        /**
+         * @description The `If-Match` header names a version that is no longer current: the
+         *     file, folder or stack changed after you read it. Nothing was changed.
+         *     Read it again, apply your change to what it returns, and retry with its
+         *     new `ETag`.
+         */
+        BoxChanged: {
+            headers: {
+                [name: string]: unknown;
+            };
+            content: {
+                "application/problem+json": components["schemas"]["Problem"];
+            };
+        };
+        /**
+         * @description The `If-Match` header names a version that is no longer current: the
+         *     preferences changed after you read it. Nothing was changed. Read it
+         *     again, apply your change to what it returns, and retry with its new
+         *     `ETag`.
+         */
+        PreferencesChanged: {
+            headers: {
+                [name: string]: unknown;
+            };
+            content: {
+                "application/problem+json": components["schemas"]["Problem"];
+            };
+        };
+        /** @description No bytes arrived for 60 seconds (by default; a server's operator can change that), so the PUT was given up. Nothing was stored and the URL works again. */
         UploadStalled: {
             headers: {
                 [name: string]: unknown;
@@ -2100,6 +3159,119 @@ export interface components {
                  *       "instance": "req_5f1c2a9d"
                  *     }
                  */
+                "application/problem+json": components["schemas"]["Problem"];
+            };
+        };
+        /**
+         * @description The player does not open for this listener yet: it is for invited
+         *     collaborators only (`lock: collaborators`: open the invite link), or it
+         *     has a password (`lock: password`: give it with *Open a player
+         *     session*).
+         */
+        PlayerLocked: {
+            headers: {
+                /**
+                 * @description `PlayerSession realm="<playerid>"`: the credential is a player session, opened with an invite link or the password.
+                 * @example PlayerSession realm="ply_4c8n2r7t1v"
+                 */
+                "WWW-Authenticate"?: string;
+                [name: string]: unknown;
+            };
+            content: {
+                /**
+                 * @example {
+                 *       "type": "/problems/player-locked",
+                 *       "title": "This player is locked",
+                 *       "status": 401,
+                 *       "detail": "This player has a password. Give it to open the player.",
+                 *       "instance": "req_5f1c2a9d",
+                 *       "lock": "password"
+                 *     }
+                 */
+                "application/problem+json": components["schemas"]["Problem"] & {
+                    /**
+                     * @description What the player is locked by.
+                     * @enum {string}
+                     */
+                    lock: "collaborators" | "password";
+                };
+            };
+        };
+        /** @description The player's link has expired (its `expires` time has passed). It does not open again unless its owner changes `expires`. */
+        PlayerExpired: {
+            headers: {
+                [name: string]: unknown;
+            };
+            content: {
+                /**
+                 * @example {
+                 *       "type": "/problems/player-expired",
+                 *       "title": "This link has expired",
+                 *       "status": 410,
+                 *       "detail": "This player's link expired on 2026-12-01. Ask its owner for a new one.",
+                 *       "instance": "req_5f1c2a9d"
+                 *     }
+                 */
+                "application/problem+json": components["schemas"]["Problem"];
+            };
+        };
+        /**
+         * @description The session was not opened: the password is wrong
+         *     (`/problems/password-incorrect`), or the invite link was used already,
+         *     revoked, or is not this player's (`/problems/invite-invalid`).
+         */
+        SessionRefused: {
+            headers: {
+                [name: string]: unknown;
+            };
+            content: {
+                /**
+                 * @example {
+                 *       "type": "/problems/password-incorrect",
+                 *       "title": "Wrong password",
+                 *       "status": 403,
+                 *       "detail": "That is not this player's password.",
+                 *       "instance": "req_5f1c2a9d"
+                 *     }
+                 */
+                "application/problem+json": components["schemas"]["Problem"];
+            };
+        };
+        /**
+         * @description The player is locked (`/problems/player-locked`, with `lock`: open it
+         *     with an invite link or its password), or the write needs a player
+         *     session the request does not carry (`/problems/name-required`: open
+         *     one with *Open a player session* and `name`, then send the request
+         *     again).
+         */
+        CommentWriteUnauthorized: {
+            headers: {
+                /**
+                 * @description `PlayerSession realm="<playerid>"`: the credential is a player session.
+                 * @example PlayerSession realm="ply_4c8n2r7t1v"
+                 */
+                "WWW-Authenticate"?: string;
+                [name: string]: unknown;
+            };
+            content: {
+                "application/problem+json": components["schemas"]["CommentSessionProblem"];
+            };
+        };
+        /**
+         * @description Too many writes from this player session (or account): by default 20
+         *     per minute. Or too many requests from the caller's address or account.
+         *     Wait for `Retry-After` seconds, then try again.
+         */
+        CommentWriteTooManyRequests: {
+            headers: {
+                /**
+                 * @description Seconds to wait before trying again.
+                 * @example 42
+                 */
+                "Retry-After"?: number;
+                [name: string]: unknown;
+            };
+            content: {
                 "application/problem+json": components["schemas"]["Problem"];
             };
         };
@@ -2160,6 +3332,11 @@ export interface components {
          * @example "7"
          */
         IfMatch: string;
+        /**
+         * @description The collaborator's email address (URL-encoded), compared case-insensitively.
+         * @example mix-engineer@studio.test
+         */
+        CollaboratorEmail: string;
     };
     requestBodies: never;
     headers: {
@@ -2231,6 +3408,7 @@ export interface operations {
                      *         "color": "#3b82f6",
                      *         "object": "player",
                      *         "public": true,
+                     *         "hasPassword": false,
                      *         "timeCreated": 1795315200000,
                      *         "timeModified": 1795315260000,
                      *         "options": {
@@ -2285,6 +3463,7 @@ export interface operations {
                      *       "color": "#3b82f6",
                      *       "object": "player",
                      *       "public": true,
+                     *       "hasPassword": false,
                      *       "timeCreated": 1795315200000,
                      *       "timeModified": 1795315200000,
                      *       "options": {
@@ -2308,7 +3487,7 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
-            409: components["responses"]["Conflict"];
+            409: components["responses"]["PlayerConflict"];
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
             429: components["responses"]["TooManyRequests"];
@@ -2345,6 +3524,7 @@ export interface operations {
                      *       "color": "#3b82f6",
                      *       "object": "player",
                      *       "public": true,
+                     *       "hasPassword": false,
                      *       "timeCreated": 1795315200000,
                      *       "timeModified": 1795315200000,
                      *       "options": {
@@ -2376,7 +3556,7 @@ export interface operations {
             };
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
-            404: components["responses"]["NotFound"];
+            404: components["responses"]["PlayerNotFound"];
             429: components["responses"]["TooManyRequests"];
         };
     };
@@ -2436,6 +3616,7 @@ export interface operations {
                      *       "color": "#3b82f6",
                      *       "object": "player",
                      *       "public": false,
+                     *       "hasPassword": false,
                      *       "timeCreated": 1795315200000,
                      *       "timeModified": 1795401600000,
                      *       "options": {
@@ -2458,11 +3639,43 @@ export interface operations {
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
-            404: components["responses"]["NotFound"];
-            409: components["responses"]["Conflict"];
-            412: components["responses"]["PreconditionFailed"];
+            404: components["responses"]["PlayerNotFound"];
+            409: components["responses"]["PlayerConflict"];
+            412: components["responses"]["PlayerChanged"];
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
+            429: components["responses"]["TooManyRequests"];
+        };
+    };
+    deletePlayer: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The player's id.
+                 * @example ply_4c8n2r7t1v
+                 */
+                playerid: components["parameters"]["PlayerId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The player is deleted. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /** @example {} */
+                    "application/json": components["schemas"]["EmptyObject"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["PlayerNotFound"];
             429: components["responses"]["TooManyRequests"];
         };
     };
@@ -2519,7 +3732,7 @@ export interface operations {
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
             409: components["responses"]["Conflict"];
-            413: components["responses"]["PayloadTooLarge"];
+            413: components["responses"]["UploadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
             429: components["responses"]["TooManyRequests"];
         };
@@ -2584,7 +3797,7 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
-            413: components["responses"]["PayloadTooLarge"];
+            413: components["responses"]["ArtworkTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
             429: components["responses"]["TooManyRequests"];
         };
@@ -2616,51 +3829,6 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    /**
-                     * @example {
-                     *       "id": "box_f1le9k3m2p",
-                     *       "object": "file",
-                     *       "name": "night-drive-v1.wav",
-                     *       "color": "#64748b",
-                     *       "timeCreated": 1795315200000,
-                     *       "trashed": false,
-                     *       "duration": 214.37,
-                     *       "parentid": "box_s7ack2b4c6",
-                     *       "versionName": "v1 rough mix",
-                     *       "status": "ready",
-                     *       "size": 41157120,
-                     *       "mimeType": "audio/wav",
-                     *       "audio": {
-                     *         "codec": "pcm_s24le",
-                     *         "container": "wav",
-                     *         "sampleRate": 48000,
-                     *         "bitDepth": 24,
-                     *         "channels": 2,
-                     *         "bitRate": 2304000,
-                     *         "lossless": true,
-                     *         "loudness": {
-                     *           "integratedLufs": -14.212,
-                     *           "truePeakDbtp": -1.1
-                     *         },
-                     *         "tags": {
-                     *           "title": "Night Drive",
-                     *           "artist": "The Late Shift",
-                     *           "isrc": "GBAYE2600001",
-                     *           "artwork": false
-                     *         },
-                     *         "renditions": [
-                     *           "original",
-                     *           "compressed",
-                     *           "lossless"
-                     *         ],
-                     *         "peaks": {
-                     *           "pixelsPerSecond": 100,
-                     *           "samplesPerPixel": 480,
-                     *           "length": 21437
-                     *         }
-                     *       }
-                     *     }
-                     */
                     "application/json": components["schemas"]["Box"];
                 };
             };
@@ -2736,7 +3904,7 @@ export interface operations {
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
             409: components["responses"]["Conflict"];
-            412: components["responses"]["PreconditionFailed"];
+            412: components["responses"]["BoxChanged"];
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
             429: components["responses"]["TooManyRequests"];
@@ -2828,7 +3996,7 @@ export interface operations {
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
             404: components["responses"]["NotFound"];
-            409: components["responses"]["Conflict"];
+            409: components["responses"]["DownloadConflict"];
             429: components["responses"]["TooManyRequests"];
         };
     };
@@ -2876,7 +4044,7 @@ export interface operations {
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
             404: components["responses"]["NotFound"];
-            409: components["responses"]["Conflict"];
+            409: components["responses"]["DownloadConflict"];
             429: components["responses"]["TooManyRequests"];
         };
     };
@@ -3194,11 +4362,11 @@ export interface operations {
             };
             400: components["responses"]["BadRequest"];
             403: components["responses"]["SignatureRefused"];
-            404: components["responses"]["NotFound"];
+            404: components["responses"]["UploadNotFound"];
             408: components["responses"]["UploadStalled"];
             409: components["responses"]["UploadUsed"];
-            413: components["responses"]["PayloadTooLarge"];
-            429: components["responses"]["TooManyRequests"];
+            413: components["responses"]["UploadBodyTooLarge"];
+            429: components["responses"]["AddressTooManyRequests"];
         };
     };
     uploadArtwork: {
@@ -3285,12 +4453,12 @@ export interface operations {
             };
             400: components["responses"]["BadRequest"];
             403: components["responses"]["SignatureRefused"];
-            404: components["responses"]["NotFound"];
+            404: components["responses"]["UploadNotFound"];
             408: components["responses"]["UploadStalled"];
             409: components["responses"]["UploadUsed"];
-            413: components["responses"]["PayloadTooLarge"];
+            413: components["responses"]["UploadBodyTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
-            429: components["responses"]["TooManyRequests"];
+            429: components["responses"]["AddressTooManyRequests"];
         };
     };
     fetchSignedDownload: {
@@ -3320,6 +4488,31 @@ export interface operations {
                  * @example inline
                  */
                 disposition?: "inline";
+                /**
+                 * @description **Extension.** On URLs from a listener's view (*Get a listener's view
+                 *     of a player*): the player they were made for, with `grant` and `as`.
+                 *     The URL is refused (403) once that player no longer allows what it
+                 *     was made for: its paywall locks it, downloads are switched off, it
+                 *     is made collaborators-only, expires or is deleted. Part of the
+                 *     signed URL; do not change it.
+                 * @example ply_4c8n2r7t1v
+                 */
+                player?: components["schemas"]["Id"];
+                /**
+                 * @description **Extension.** With `player`: what the URL was made for, `stream` (play, draw the waveform) or `download`. Part of the signed URL; do not change it.
+                 * @example stream
+                 */
+                grant?: "stream" | "download";
+                /**
+                 * @description **Extension.** With `player`: who the listener was taken for (`viewer.kind` of the view). Part of the signed URL; do not change it.
+                 * @example listener
+                 */
+                as?: "member" | "listener" | "password" | "purchaser";
+                /**
+                 * @description **Extension.** With `player`: the purchase that unlocked the player for this listener. Part of the signed URL; do not change it.
+                 * @example pur_7q2w9e4r1t
+                 */
+                purchase?: string;
             };
             header?: {
                 /**
@@ -3389,7 +4582,7 @@ export interface operations {
             };
             400: components["responses"]["BadRequest"];
             403: components["responses"]["SignatureRefused"];
-            404: components["responses"]["NotFound"];
+            404: components["responses"]["DownloadNotFound"];
             /** @description The range cannot be satisfied. */
             416: {
                 headers: {
@@ -3410,7 +4603,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            429: components["responses"]["TooManyRequests"];
+            429: components["responses"]["AddressTooManyRequests"];
         };
     };
     listProjects: {
@@ -3608,7 +4801,7 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
-            412: components["responses"]["PreconditionFailed"];
+            412: components["responses"]["ProjectChanged"];
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
             429: components["responses"]["TooManyRequests"];
@@ -3642,6 +4835,49 @@ export interface operations {
             };
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
+            429: components["responses"]["TooManyRequests"];
+        };
+    };
+    updateCurrentUser: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "name": "Sam Rivera"
+                 *     }
+                 */
+                "application/json": components["schemas"]["UpdateCurrentUserRequest"];
+            };
+        };
+        responses: {
+            /** @description The caller's account, as it is now. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "id": "usr_2b7x9c4v1n",
+                     *       "object": "user",
+                     *       "email": "you@example.com",
+                     *       "name": "Sam Rivera",
+                     *       "timeCreated": 1795315200000
+                     *     }
+                     */
+                    "application/json": components["schemas"]["User"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
             429: components["responses"]["TooManyRequests"];
         };
     };
@@ -3732,7 +4968,7 @@ export interface operations {
             };
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
-            412: components["responses"]["PreconditionFailed"];
+            412: components["responses"]["PreferencesChanged"];
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
             429: components["responses"]["TooManyRequests"];
@@ -3835,6 +5071,591 @@ export interface operations {
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
             429: components["responses"]["TooManyRequests"];
+        };
+    };
+    getPlayerView: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The player's id.
+                 * @example ply_4c8n2r7t1v
+                 */
+                playerid: components["parameters"]["PlayerId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The view. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["PlayerView"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["PlayerLocked"];
+            404: components["responses"]["NotFound"];
+            410: components["responses"]["PlayerExpired"];
+            429: components["responses"]["TooManyRequests"];
+        };
+    };
+    openPlayerSession: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The player's id.
+                 * @example ply_4c8n2r7t1v
+                 */
+                playerid: components["parameters"]["PlayerId"];
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["PlayerSessionRequest"];
+            };
+        };
+        responses: {
+            /** @description The session is open; the body is the view it gives. */
+            200: {
+                headers: {
+                    /**
+                     * @description The player session cookie.
+                     * @example as_player_session=…; Path=/api/v1/players/ply_4c8n2r7t1v; HttpOnly; SameSite=Lax; Max-Age=86400
+                     */
+                    "Set-Cookie"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["PlayerView"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["PlayerLocked"];
+            403: components["responses"]["SessionRefused"];
+            404: components["responses"]["NotFound"];
+            410: components["responses"]["PlayerExpired"];
+            415: components["responses"]["UnsupportedMediaType"];
+            429: components["responses"]["TooManyRequests"];
+        };
+    };
+    closePlayerSession: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The player's id.
+                 * @example ply_4c8n2r7t1v
+                 */
+                playerid: components["parameters"]["PlayerId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The session is closed. */
+            200: {
+                headers: {
+                    /** @description Clears the player session cookie. */
+                    "Set-Cookie"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["EmptyObject"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            429: components["responses"]["TooManyRequests"];
+        };
+    };
+    listCollaborators: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The player's id.
+                 * @example ply_4c8n2r7t1v
+                 */
+                playerid: components["parameters"]["PlayerId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The collaborators, in the order they were invited. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["CollaboratorInvite"][];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            429: components["responses"]["TooManyRequests"];
+        };
+    };
+    removeCollaborator: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The player's id.
+                 * @example ply_4c8n2r7t1v
+                 */
+                playerid: components["parameters"]["PlayerId"];
+                /**
+                 * @description The collaborator's email address (URL-encoded), compared case-insensitively.
+                 * @example mix-engineer@studio.test
+                 */
+                email: components["parameters"]["CollaboratorEmail"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The collaborator is removed. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["EmptyObject"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            429: components["responses"]["TooManyRequests"];
+        };
+    };
+    renewCollaboratorInvite: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The player's id.
+                 * @example ply_4c8n2r7t1v
+                 */
+                playerid: components["parameters"]["PlayerId"];
+                /**
+                 * @description The collaborator's email address (URL-encoded), compared case-insensitively.
+                 * @example mix-engineer@studio.test
+                 */
+                email: components["parameters"]["CollaboratorEmail"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The collaborator with the new link. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["CollaboratorInvite"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            429: components["responses"]["TooManyRequests"];
+        };
+    };
+    listComments: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The project's id.
+                 * @example prj_7h2kq9xw4m
+                 */
+                projectid: components["parameters"]["ProjectId"];
+                /**
+                 * @description The id of a file, folder or stack of the project.
+                 * @example box_f1le9k3m2p
+                 */
+                fileid: components["parameters"]["FileId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The comments. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Comment"][];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            429: components["responses"]["TooManyRequests"];
+        };
+    };
+    createComment: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The project's id.
+                 * @example prj_7h2kq9xw4m
+                 */
+                projectid: components["parameters"]["ProjectId"];
+                /**
+                 * @description The id of a file, folder or stack of the project.
+                 * @example box_f1le9k3m2p
+                 */
+                fileid: components["parameters"]["FileId"];
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["CreateCommentRequest"];
+            };
+        };
+        responses: {
+            /** @description The comment. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Comment"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            429: components["responses"]["TooManyRequests"];
+        };
+    };
+    getComment: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The project's id.
+                 * @example prj_7h2kq9xw4m
+                 */
+                projectid: components["parameters"]["ProjectId"];
+                /**
+                 * @description The id of a file, folder or stack of the project.
+                 * @example box_f1le9k3m2p
+                 */
+                fileid: components["parameters"]["FileId"];
+                /**
+                 * @description The comment's id.
+                 * @example cmt_5t8w2k6q9d
+                 */
+                commentid: components["schemas"]["Id"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The comment. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Comment"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            429: components["responses"]["TooManyRequests"];
+        };
+    };
+    updateComment: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The project's id.
+                 * @example prj_7h2kq9xw4m
+                 */
+                projectid: components["parameters"]["ProjectId"];
+                /**
+                 * @description The id of a file, folder or stack of the project.
+                 * @example box_f1le9k3m2p
+                 */
+                fileid: components["parameters"]["FileId"];
+                /**
+                 * @description The comment's id.
+                 * @example cmt_5t8w2k6q9d
+                 */
+                commentid: components["schemas"]["Id"];
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["UpdateCommentRequest"];
+            };
+        };
+        responses: {
+            /** @description The comment as it is now. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Comment"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            429: components["responses"]["TooManyRequests"];
+        };
+    };
+    deleteComment: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The project's id.
+                 * @example prj_7h2kq9xw4m
+                 */
+                projectid: components["parameters"]["ProjectId"];
+                /**
+                 * @description The id of a file, folder or stack of the project.
+                 * @example box_f1le9k3m2p
+                 */
+                fileid: components["parameters"]["FileId"];
+                /**
+                 * @description The comment's id.
+                 * @example cmt_5t8w2k6q9d
+                 */
+                commentid: components["schemas"]["Id"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The comment is deleted. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["EmptyObject"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            429: components["responses"]["TooManyRequests"];
+        };
+    };
+    listPlayerComments: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The player's id.
+                 * @example ply_4c8n2r7t1v
+                 */
+                playerid: components["parameters"]["PlayerId"];
+                /**
+                 * @description The id of a file, folder or stack of the project.
+                 * @example box_f1le9k3m2p
+                 */
+                fileid: components["parameters"]["FileId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The comments. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Comment"][];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["PlayerLocked"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            410: components["responses"]["PlayerExpired"];
+            429: components["responses"]["TooManyRequests"];
+        };
+    };
+    createPlayerComment: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The player's id.
+                 * @example ply_4c8n2r7t1v
+                 */
+                playerid: components["parameters"]["PlayerId"];
+                /**
+                 * @description The id of a file, folder or stack of the project.
+                 * @example box_f1le9k3m2p
+                 */
+                fileid: components["parameters"]["FileId"];
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["CreateCommentRequest"];
+            };
+        };
+        responses: {
+            /** @description The comment. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Comment"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["CommentWriteUnauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            410: components["responses"]["PlayerExpired"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            429: components["responses"]["CommentWriteTooManyRequests"];
+        };
+    };
+    updatePlayerComment: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The player's id.
+                 * @example ply_4c8n2r7t1v
+                 */
+                playerid: components["parameters"]["PlayerId"];
+                /**
+                 * @description The id of a file, folder or stack of the project.
+                 * @example box_f1le9k3m2p
+                 */
+                fileid: components["parameters"]["FileId"];
+                /**
+                 * @description The comment's id.
+                 * @example cmt_5t8w2k6q9d
+                 */
+                commentid: components["schemas"]["Id"];
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["UpdateCommentRequest"];
+            };
+        };
+        responses: {
+            /** @description The comment as it is now. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Comment"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["CommentWriteUnauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            410: components["responses"]["PlayerExpired"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            429: components["responses"]["CommentWriteTooManyRequests"];
+        };
+    };
+    deletePlayerComment: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The player's id.
+                 * @example ply_4c8n2r7t1v
+                 */
+                playerid: components["parameters"]["PlayerId"];
+                /**
+                 * @description The id of a file, folder or stack of the project.
+                 * @example box_f1le9k3m2p
+                 */
+                fileid: components["parameters"]["FileId"];
+                /**
+                 * @description The comment's id.
+                 * @example cmt_5t8w2k6q9d
+                 */
+                commentid: components["schemas"]["Id"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The comment is deleted. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["EmptyObject"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["CommentWriteUnauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            410: components["responses"]["PlayerExpired"];
+            429: components["responses"]["CommentWriteTooManyRequests"];
         };
     };
 }
