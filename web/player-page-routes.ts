@@ -14,7 +14,8 @@ import { signDownload } from '../server/resources/downloads/signed-downloads.ts'
 import type { BoxRecord } from '../server/resources/boxes/box-repository.ts';
 import type { Schemas } from '../server/lib/api-types.ts';
 import { forbidden } from '../server/http/problem.ts';
-import { canOnPlayer, playerPermissions, type Principal } from '../server/auth/policy.ts';
+import { canOnPlayer, type Principal } from '../server/auth/policy.ts';
+import { permissionsNow } from '../server/resources/listening/player-facts.ts';
 import { playerVisitor } from '../server/auth/player-access.ts';
 import { PlayerSessionSigner, SESSION_COOKIE, SESSION_TTL_MS } from '../server/auth/player-session.ts';
 import { checkSameOrigin } from '../server/auth/same-origin.ts';
@@ -42,7 +43,8 @@ export function playerPageRoutes(ctx: Context): Router {
     const cookies = parseCookies(req.headers.cookie ?? '');
     const visit = await playerVisitor(visitorPorts, player, cookies[SESSION_COOKIE], ctx.clock.now());
     if (visit.session === 'refused') res.append('Set-Cookie', sessionCookie(ctx.config, player.id, '', 0));
-    const may = playerPermissions(visit.principal, player);
+    // The policy's answer on the player as stored: a password locks it, and past its expiry nothing opens.
+    const may = permissionsNow(visit.principal, player, ctx.clock.now());
     if (!may.has('player:view')) {
       if (!player.public) {
         const notice: SignInNotice = visit.session === 'refused' ? 'session-ended' : undefined;

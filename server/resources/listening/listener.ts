@@ -13,7 +13,8 @@ import type { Request } from 'express';
 import { parse as parseCookies } from 'cookie';
 import type { Context } from '../../context.ts';
 import type { PlayerRecord } from '../players/player-repository.ts';
-import { canOnProject, playerPermissions, type PlayerFacts, type PlayerPermission, type Principal } from '../../auth/policy.ts';
+import { canOnProject, playerPermissions, type PlayerPermission, type Principal } from '../../auth/policy.ts';
+import { hasExpired, playerFacts } from './player-facts.ts';
 import { HttpProblem, notFound } from '../../http/problem.ts';
 import type { Caller } from '../../auth/access.ts';
 import type { Role } from '../../lib/api-types.ts';
@@ -51,7 +52,7 @@ export async function resolveListener(ctx: Context, req: Request, playerId: stri
   if (!player) throw notFound(`No player ${playerId} exists. Check that the link was copied whole.`);
   const now = ctx.clock.now();
   // Past `expires` the link opens for no one; its owner and writers manage the player through the API (getPlayer), not this view.
-  if (player.expires !== null && player.expires <= now) throw playerExpired(player.expires);
+  if (hasExpired(player, now)) throw playerExpired(player.expires!);
   return listenerOf(ctx, player, await bearerCaller(ctx, req), readSession(ctx, req, playerId, now));
 }
 
@@ -85,13 +86,12 @@ export async function listenerOf(ctx: Context, player: PlayerRecord, bearer: Cal
     }
   }
 
-  const facts: PlayerFacts = { public: player.public, options: player.options, payment: player.payment, hasPassword: player.passwordHash !== null };
   const boxes = await ctx.store.boxes.listProject(player.projectId);
   const fileIds = new Set(playerTrackGroups(player, boxes).flatMap((track) => track.versions.map((version) => version.id)));
   return {
     player,
     principal,
-    permissions: playerPermissions(principal, facts),
+    permissions: playerPermissions(principal, playerFacts(player)),
     ...(userId ? { userId } : {}),
     ...(session ? { sessionId: session.id } : {}),
     ...(principal.kind === 'purchaser' && session?.purchaseId ? { purchaseId: session.purchaseId } : {}),

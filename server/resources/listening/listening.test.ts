@@ -327,6 +327,18 @@ describe.each(backends)('listening on %s', (backend) => {
     });
   });
 
+  it('keeps the old player page locked for a password player and an expired one (until the new page replaces it)', async () => {
+    const page = (playerid: string) => fetch(`${t.server.ctx.config.publicUrl}/p/${playerid}`);
+    const open = await page((await makePlayer({})).id);
+    expect(open.status).toBe(200);
+    await open.text();
+    for (const player of [await makePlayer({ password: 'page-password' }), await makePlayer({ expires: t.server.clock.now() - 1 })]) {
+      const locked = await page(player.id);
+      expect(locked.status, player.name).not.toBe(200);
+      expect(await locked.text()).not.toContain('night-drive');
+    }
+  });
+
   describe('expiry and deletion', () => {
     it('answers 410 once the player expires, echoes expires, and opens again when it is removed', async () => {
       const expires = t.server.clock.now() + 60_000;

@@ -10,7 +10,8 @@
  * expiry, its object) changes.
  */
 import type { Context } from '../../context.ts';
-import { canOnPlayer, type PlayerFacts, type Principal } from '../../auth/policy.ts';
+import { canOnPlayer, type Principal } from '../../auth/policy.ts';
+import { hasExpired, playerFacts } from './player-facts.ts';
 import { signatureRefused } from '../../http/problem.ts';
 import type { Variant } from '../../blobs/keys.ts';
 import { paidFor } from './listener.ts';
@@ -47,8 +48,8 @@ export async function recheckGrant(ctx: Pick<Context, 'store' | 'clock'>, grant:
   const refused = (why: string) => signatureRefused(`This URL was made for player ${grant.playerId}, which no longer allows it: ${why}. Read the player's view again for current URLs.`);
   const player = await ctx.store.players.get(grant.playerId);
   if (!player) throw refused('the player was deleted');
-  if (player.expires !== null && player.expires <= ctx.clock.now()) throw refused('its link has expired');
-  const facts: PlayerFacts = { public: player.public, options: player.options, payment: player.payment, hasPassword: player.passwordHash !== null };
+  if (hasExpired(player, ctx.clock.now())) throw refused('its link has expired');
+  const facts = playerFacts(player);
   const principal: Principal = grant.holder === 'member' ? { kind: 'collaborator', role: 'viewer' } : { kind: grant.holder };
   if (grant.holder === 'purchaser' && !(await paidFor(ctx, player, { purchaseId: grant.purchaseId }))) throw refused('its purchase is not on record');
   // A stream of the uploaded file itself (no variant) is the master: only for who may download it (without downloads the view streams renditions only).

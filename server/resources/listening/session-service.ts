@@ -15,6 +15,7 @@ import type { Db } from '../../store/db.ts';
 import type { PlayerRecord } from '../players/player-repository.ts';
 import { verifyPassword } from '../players/player-password.ts';
 import { inviteMatches } from './invite-links.ts';
+import { hasExpired } from './player-facts.ts';
 import { listenerOf, listenerSessions, readSession } from './listener.ts';
 import { inviteInvalid, passwordIncorrect, playerExpired, playerLocked } from './listener-problems.ts';
 import { LISTENER_SESSION_TTL_MS, listenerSessionCookie, newSessionId, passwordTag, type ListenerSession } from './listener-session.ts';
@@ -46,7 +47,7 @@ function requireSameOrigin(ctx: Pick<Context, 'config'>, req: Request, what: str
 async function playerToOpen(ctx: Context, playerId: string): Promise<PlayerRecord> {
   const player = await ctx.store.players.get(playerId);
   if (!player) throw notFound(`No player ${playerId} exists. Check that the link was copied whole.`);
-  if (player.expires !== null && player.expires <= ctx.clock.now()) throw playerExpired(player.expires);
+  if (hasExpired(player, ctx.clock.now())) throw playerExpired(player.expires!);
   return player;
 }
 
