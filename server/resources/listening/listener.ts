@@ -21,6 +21,7 @@ import type { Role } from '../../lib/api-types.ts';
 import { LISTENER_SESSION_COOKIE, ListenerSessionSigner, passwordTag, type ListenerSession } from './listener-session.ts';
 import { playerExpired, playerLocked } from './listener-problems.ts';
 import { playerTrackGroups } from './player-tracks.ts';
+import type { BoxRecord } from '../boxes/box-repository.ts';
 
 export interface Listener {
   player: PlayerRecord;
@@ -88,7 +89,7 @@ export async function listenerOf(ctx: Context, player: PlayerRecord, bearer: Cal
 
   const boxes = await ctx.store.boxes.listProject(player.projectId);
   const fileIds = new Set(playerTrackGroups(player, boxes).flatMap((track) => track.versions.map((version) => version.id)));
-  return {
+  const listener: Listener = {
     player,
     principal,
     permissions: playerPermissions(principal, playerFacts(player)),
@@ -99,7 +100,13 @@ export async function listenerOf(ctx: Context, player: PlayerRecord, bearer: Cal
     canModerate: role !== undefined && canOnProject({ kind: 'user', role }, 'project:write'),
     fileIds,
   };
+  projectBoxes.set(listener, boxes);
+  return listener;
 }
+
+/** The project's boxes as this listener's resolution read them, so the view does not read them twice. */
+const projectBoxes = new WeakMap<Listener, BoxRecord[]>();
+export const boxesReadFor = (listener: Listener): BoxRecord[] | undefined => projectBoxes.get(listener);
 
 /**
  * Who holds the link, when they are no member: a player for collaborators

@@ -8,7 +8,7 @@ import type { Context } from '../../context.ts';
 import type { Schemas } from '../../lib/api-types.ts';
 import type { BoxRecord } from '../boxes/box-repository.ts';
 import { signDownload } from '../downloads/signed-downloads.ts';
-import type { Listener } from './listener.ts';
+import { boxesReadFor, type Listener } from './listener.ts';
 import { playerTrackGroups } from './player-tracks.ts';
 import { holderOf, type PlayerGrant } from './player-grants.ts';
 
@@ -49,7 +49,7 @@ const playsAsAudio = (box: BoxRecord) => box.status === 'pending' || box.status 
 export async function playerView(ctx: Ports, listener: Listener): Promise<View> {
   const { player, permissions } = listener;
   const project = await ctx.store.projects.get(player.projectId);
-  const boxes = await ctx.store.boxes.listProject(player.projectId);
+  const boxes = boxesReadFor(listener) ?? (await ctx.store.boxes.listProject(player.projectId));
   const groups = playerTrackGroups(player, boxes);
 
   const stream = permissions.has('player:stream');
