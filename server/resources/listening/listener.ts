@@ -22,6 +22,7 @@ import { LISTENER_SESSION_COOKIE, ListenerSessionSigner, passwordTag, type Liste
 import { playerExpired, playerLocked } from './listener-problems.ts';
 import { playerTrackGroups } from './player-tracks.ts';
 import type { BoxRecord } from '../boxes/box-repository.ts';
+import type { UserRecord } from '../account/user-repository.ts';
 
 export interface Listener {
   player: PlayerRecord;
@@ -176,8 +177,8 @@ export function readSession(ctx: Pick<Context, 'config'>, req: Request, playerId
   return value ? listenerSessions(ctx).verify(value, playerId, now) : undefined;
 }
 
-/** The user's own name once users have one (never their email), else the name given to the session. */
-function displayNameOf(user: object | undefined, session: ListenerSession | undefined): { displayName?: string } {
-  const name = user && 'name' in user && typeof user.name === 'string' && user.name.trim() !== '' ? user.name : session?.name;
+/** The user's own display name (never their email), else the name given to the session. */
+function displayNameOf(user: Pick<UserRecord, 'name'> | undefined, session: ListenerSession | undefined): { displayName?: string } {
+  const name = user?.name?.trim() ? user.name : session?.name;
   return name ? { displayName: name } : {};
 }

@@ -459,4 +459,16 @@ describe.each(backends)('listening on %s', (backend) => {
       await download.arrayBuffer();
     });
   });
+
+  // Last: it gives the owner a display name, which the tests above expect absent.
+  it("falls back to the uploader's display name for the subtitle, and names a member by it, never by their email", async () => {
+    const { api, token } = await t.as(OWNER);
+    expect((await api.POST('/me', { body: { name: 'Jo Producer' } })).error).toBeUndefined();
+    const player = await makePlayer({ options: { boxSubtitle: 'artist' } });
+    const anonymous = await viewJson(player.id);
+    expect(anonymous.tracks.find((track) => track.id === stackid)!.subtitle).toBe('Jo Producer');
+    const member = await viewJson(player.id, { token });
+    expect(member.access.viewer).toEqual({ kind: 'member', name: 'Jo Producer', canModerate: true });
+    expect(JSON.stringify([anonymous, member])).not.toMatch(/owner\.secret|@/);
+  });
 });

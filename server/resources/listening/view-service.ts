@@ -170,13 +170,13 @@ function subtitleOf(newest: BoxRecord, subtitle: Schemas['PlayerOptions']['boxSu
   return undefined;
 }
 
-/** The display names of the files' uploaders, once users have one (users.name); an email is never one. */
+/** The display names of the files' uploaders who set one (users.name); an email is never one. */
 async function uploaderDisplayNames(ctx: Ports, boxes: BoxRecord[]): Promise<Map<string, string>> {
   const names = new Map<string, string>();
   const ids = new Set(boxes.filter((box) => !box.audio?.tags.artist && box.uploaderId).map((box) => box.uploaderId!));
   for (const id of ids) {
-    const user: object | undefined = await ctx.store.users.get(id);
-    if (user && 'name' in user && typeof user.name === 'string' && user.name.trim() !== '') names.set(id, user.name);
+    const name = (await ctx.store.users.get(id))?.name;
+    if (name?.trim()) names.set(id, name);
   }
   return names;
 }
