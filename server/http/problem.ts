@@ -28,6 +28,12 @@ const titles: Record<string, string> = {
   'rate-limited': 'Too many requests',
   'request-timeout': 'Request timeout',
   'headers-too-large': 'Request headers too large',
+  // Listener operations (a player page's view, session and comments).
+  'player-locked': 'This player is locked',
+  'player-expired': 'This link has expired',
+  'password-incorrect': 'Wrong password',
+  'invite-invalid': 'This invite link does not work',
+  'name-required': 'A display name is needed',
   'method-not-allowed': 'Method not allowed',
   'service-unavailable': 'Service unavailable',
   'internal-error': 'Internal server error',

@@ -4,18 +4,13 @@
  * the listener problems do (listening/listener-problems.ts), so that the one
  * error handler writes it, headers included.
  */
-import { HttpProblem, type ProblemType } from '../../http/problem.ts';
+import { HttpProblem } from '../../http/problem.ts';
 
 export class NameRequiredProblem extends HttpProblem {
   constructor(playerId: string, detail: string) {
     // RFC 9110 §15.5.2: "The server generating a 401 response MUST send a WWW-Authenticate header field containing at
     // least one challenge applicable to the target resource." The credential is a player session, as for a locked player.
-    super(401, 'name-required' as ProblemType, detail, { headers: { 'WWW-Authenticate': `PlayerSession realm="${playerId}"` } });
-  }
-
-  override body(instance: string) {
-    // The base class takes titles from its own table, which does not list this type.
-    return { ...super.body(instance), title: 'A display name is needed' };
+    super(401, 'name-required', detail, { headers: { 'WWW-Authenticate': `PlayerSession realm="${playerId}"` } });
   }
 }
 

@@ -3,16 +3,9 @@
  * types and the `lock` extension member of a 401. They extend HttpProblem so
  * the one error handler writes them, headers included.
  */
-import { HttpProblem, type ProblemType } from '../../http/problem.ts';
+import { HttpProblem } from '../../http/problem.ts';
 
 type ListenerProblemType = 'player-locked' | 'player-expired' | 'password-incorrect' | 'invite-invalid';
-
-const titles: Record<ListenerProblemType, string> = {
-  'player-locked': 'This player is locked',
-  'player-expired': 'This link has expired',
-  'password-incorrect': 'Wrong password',
-  'invite-invalid': 'This invite link does not work',
-};
 
 export class ListenerProblem extends HttpProblem {
   constructor(
@@ -22,13 +15,12 @@ export class ListenerProblem extends HttpProblem {
     private readonly members: Record<string, string> = {},
     headers?: Record<string, string>,
   ) {
-    // The base class types `type` by its own table; the body below writes ours.
-    super(status, listenerType as ProblemType, detail, headers ? { headers } : {});
+    super(status, listenerType, detail, headers ? { headers } : {});
   }
 
   override body(instance: string) {
     // RFC 9457 §3.2: "Problem type definitions MAY extend the problem details object with additional members".
-    return { ...super.body(instance), title: titles[this.listenerType], ...this.members };
+    return { ...super.body(instance), ...this.members };
   }
 }
 
