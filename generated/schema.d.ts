@@ -1326,16 +1326,16 @@ export interface components {
          *                 "truePeakDbtp": -0.3
          *               },
          *               "peaks": {
-         *                 "json": "http://localhost:8080/api/v1/download/pk_9m2k4q7d1x?expires=1795318800000&signature=5b7d9f2a4c6e8b0d1f3a5c7e9b2d4f6a8c0e1b3d5f7a9c2e4b6d8f0a1c3e5b7d",
-         *                 "dat": "http://localhost:8080/api/v1/download/pk_3n8b2v6c1x?expires=1795318800000&signature=6c8e0a2b4d6f8a1c3e5b7d9f1a3c5e7b9d2f4a6c8e0b2d4f6a8c1e3b5d7f9a2c"
+         *                 "json": "http://localhost:8080/api/v1/download/box_f1le4n8q7r?player=ply_4c8n2r7t1v&grant=stream&as=listener&variant=peaks-json&expires=1795318800000&signature=5b7d9f2a4c6e8b0d1f3a5c7e9b2d4f6a8c0e1b3d5f7a9c2e4b6d8f0a1c3e5b7d&disposition=inline",
+         *                 "dat": "http://localhost:8080/api/v1/download/box_f1le4n8q7r?player=ply_4c8n2r7t1v&grant=stream&as=listener&variant=peaks-dat&expires=1795318800000&signature=6c8e0a2b4d6f8a1c3e5b7d9f1a3c5e7b9d2f4a6c8e0b2d4f6a8c1e3b5d7f9a2c"
          *               },
          *               "streams": {
-         *                 "original": "http://localhost:8080/api/v1/download/box_f1le4n8q7r?expires=1795318800000&signature=7d9f1b3a5c7e9d2f4b6a8c0e2d4f6b8a1c3e5d7f9b2a4c6e8d0f2b4a6c8e1d3f",
-         *                 "lossless": "http://localhost:8080/api/v1/download/rnd_2q8w4e6r1t?expires=1795318800000&signature=8e0a2c4b6d8f0e3a5c7b9d1f3e5a7c9b2d4f6e8a0c2b4d6f8e1a3c5b7d9f2a4c",
-         *                 "compressed": "http://localhost:8080/api/v1/download/rnd_7y3u5i9o2p?expires=1795318800000&signature=9f1b3d5c7e9a1f4b6d8c0e2a4f6b8d0c3e5a7f9b1d3c5e7a9f2b4d6c8e0a3b5d"
+         *                 "original": "http://localhost:8080/api/v1/download/box_f1le4n8q7r?player=ply_4c8n2r7t1v&grant=stream&as=listener&expires=1795318800000&signature=7d9f1b3a5c7e9d2f4b6a8c0e2d4f6b8a1c3e5d7f9b2a4c6e8d0f2b4a6c8e1d3f&disposition=inline",
+         *                 "lossless": "http://localhost:8080/api/v1/download/box_f1le4n8q7r?player=ply_4c8n2r7t1v&grant=stream&as=listener&variant=lossless&expires=1795318800000&signature=8e0a2c4b6d8f0e3a5c7b9d1f3e5a7c9b2d4f6e8a0c2b4d6f8e1a3c5b7d9f2a4c&disposition=inline",
+         *                 "compressed": "http://localhost:8080/api/v1/download/box_f1le4n8q7r?player=ply_4c8n2r7t1v&grant=stream&as=listener&variant=compressed&expires=1795318800000&signature=9f1b3d5c7e9a1f4b6d8c0e2a4f6b8d0c3e5a7f9b1d3c5e7a9f2b4d6c8e0a3b5d&disposition=inline"
          *               },
          *               "download": {
-         *                 "url": "http://localhost:8080/api/v1/download/box_f1le4n8q7r?expires=1795318800000&signature=0a2c4e6d8f0b2a5c7e9d1f3b5a7c9e1d4f6b8a0c2e4d6f8b0a3c5e7d9f1b4c6e",
+         *                 "url": "http://localhost:8080/api/v1/download/box_f1le4n8q7r?player=ply_4c8n2r7t1v&grant=download&as=listener&expires=1795318800000&signature=0a2c4e6d8f0b2a5c7e9d1f3b5a7c9e1d4f6b8a0c2e4d6f8b0a3c5e7d9f1b4c6e",
          *                 "filename": "night-drive-v2.wav"
          *               },
          *               "tags": {
@@ -3216,24 +3216,18 @@ export interface components {
             };
         };
         /**
-         * @description The session was not opened: the password is wrong
-         *     (`/problems/password-incorrect`), or the invite link was used already,
-         *     revoked, or is not this player's (`/problems/invite-invalid`).
+         * @description The session was not opened: the password is wrong, or the player has
+         *     none (`/problems/password-incorrect`); the invite link was used
+         *     already, replaced by a newer one, or is not this player's
+         *     (`/problems/invite-invalid`); or the request did not come from the
+         *     player's own page (`/problems/forbidden`: neither `Sec-Fetch-Site:
+         *     same-origin` nor an `Origin` equal to the server's).
          */
         SessionRefused: {
             headers: {
                 [name: string]: unknown;
             };
             content: {
-                /**
-                 * @example {
-                 *       "type": "/problems/password-incorrect",
-                 *       "title": "Wrong password",
-                 *       "status": 403,
-                 *       "detail": "That is not this player's password.",
-                 *       "instance": "req_5f1c2a9d"
-                 *     }
-                 */
                 "application/problem+json": components["schemas"]["Problem"];
             };
         };
@@ -5128,7 +5122,7 @@ export interface operations {
                 headers: {
                     /**
                      * @description The player session cookie.
-                     * @example as_player_session=…; Path=/api/v1/players/ply_4c8n2r7t1v; HttpOnly; SameSite=Lax; Max-Age=86400
+                     * @example as_player_session=eyJpZCI6InBzc180YThmMmQ5YzFlN2IzMCIsImV4cGlyZXMiOjE3OTU0MDE2MDAwMDB9.q3Xv7Rk2mN9pL4sT8wY1zA6cD0fG5hJ2bE7nK3uV9xQ; Max-Age=86400; Path=/api/v1/players/ply_4c8n2r7t1v; HttpOnly; SameSite=Lax
                      */
                     "Set-Cookie"?: string;
                     [name: string]: unknown;
