@@ -82,12 +82,8 @@ const fromRow = (row: CommentRow): CommentRecord => {
 
 const select = `SELECT comments.*, users.name AS user_name FROM comments LEFT JOIN users ON users.id = comments.author_user_id`;
 
-/**
- * A new comment id. ids.ts names the prefixes it knows; rather than widen
- * that shared list from here, take its generator's 80 random bits and put
- * our own prefix on them.
- */
-export const newCommentId = () => `cmt_${newId('box').slice('box_'.length)}`;
+/** A new comment id (`cmt_…`). */
+export const newCommentId = () => newId('cmt');
 
 export class CommentRepository {
   constructor(private db: Db) {}
