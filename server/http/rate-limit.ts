@@ -40,17 +40,28 @@ export function rateLimitByUser(db: Db, limit: RateLimit): RequestHandler {
 }
 
 async function consume(counters: RateLimiterAbstract, key: string, { perSecond, burst }: RateLimit, whose: string, next: NextFunction) {
+  const window = Math.max(1, Math.ceil(burst / perSecond));
+  try {
+    await consumeOrRefuse(counters, key, (retryAfter) => `Too many requests ${whose}: the limit is ${burst} per ${window} s (${perSecond} per second on average). Retry after ${retryAfter} second(s).`);
+    next();
+  } catch (error) {
+    next(error);
+  }
+}
+
+/**
+ * Counts one request against `key`, or refuses it: a 429 problem with
+ * Retry-After, whose detail `explain` writes from the seconds to wait. The
+ * one refusal of every rate limit, those of the HTTP layer and those of a
+ * service (password attempts, listeners' comment writes) alike.
+ */
+export async function consumeOrRefuse(counters: RateLimiterAbstract, key: string, explain: (retryAfterSeconds: number) => string): Promise<void> {
   try {
     await counters.consume(key);
-    next();
   } catch (outcome) {
-    if (!(outcome instanceof RateLimiterRes)) return next(outcome);
+    if (!(outcome instanceof RateLimiterRes)) throw outcome;
     const retryAfter = Math.max(1, Math.ceil(outcome.msBeforeNext / 1000));
-    next(
-      new HttpProblem(429, 'rate-limited', `Too many requests ${whose}: the limit is ${burst} per ${Math.max(1, Math.ceil(burst / perSecond))} s (${perSecond} per second on average). Retry after ${retryAfter} second(s).`, {
-        headers: { 'Retry-After': String(retryAfter) },
-      }),
-    );
+    throw new HttpProblem(429, 'rate-limited', explain(retryAfter), { headers: { 'Retry-After': String(retryAfter) } });
   }
 }
 

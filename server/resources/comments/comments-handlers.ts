@@ -1,8 +1,8 @@
 import type { Request } from 'express';
-import { RateLimiterRes, type RateLimiterAbstract } from 'rate-limiter-flexible';
+import type { RateLimiterAbstract } from 'rate-limiter-flexible';
 import type { OperationHandlers } from '../../http/operations.ts';
+import { consumeOrRefuse } from '../../http/rate-limit.ts';
 import type { Context } from '../../context.ts';
-import { HttpProblem } from '../../http/problem.ts';
 import { resolveListener, type Listener } from '../listening/listener.ts';
 import * as comments from './comments-service.ts';
 
@@ -20,16 +20,8 @@ async function countWrite(limiter: RateLimiterAbstract, listener: Listener): Pro
   // A listener without a session or an account has nothing to count by; their writes are refused anyway (401/403), and the address limit holds them.
   const key = listener.sessionId ? `session:${listener.sessionId}` : listener.userId ? `user:${listener.userId}` : undefined;
   if (!key) return;
-  try {
-    await limiter.consume(key);
-  } catch (outcome) {
-    if (!(outcome instanceof RateLimiterRes)) throw outcome;
-    const retryAfter = Math.max(1, Math.ceil(outcome.msBeforeNext / 1000));
-    const { points, durationSeconds } = PLAYER_COMMENT_WRITES;
-    throw new HttpProblem(429, 'rate-limited', `Too many comment writes from this session: the limit is ${points} per ${durationSeconds} s. Retry after ${retryAfter} second(s).`, {
-      headers: { 'Retry-After': String(retryAfter) },
-    });
-  }
+  const { points, durationSeconds } = PLAYER_COMMENT_WRITES;
+  await consumeOrRefuse(limiter, key, (retryAfter) => `Too many comment writes from this session: the limit is ${points} per ${durationSeconds} s. Retry after ${retryAfter} second(s).`);
 }
 
 export function commentsHandlers(ctx: Context): OperationHandlers {

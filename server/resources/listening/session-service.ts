@@ -5,12 +5,12 @@
  * per address and player), or a display name.
  */
 import type { Request, Response } from 'express';
-import { RateLimiterRes, type RateLimiterAbstract } from 'rate-limiter-flexible';
+import type { RateLimiterAbstract } from 'rate-limiter-flexible';
 import type { Context } from '../../context.ts';
 import type { Schemas } from '../../lib/api-types.ts';
-import { forbidden, HttpProblem, notFound } from '../../http/problem.ts';
+import { forbidden, notFound } from '../../http/problem.ts';
 import { checkSameOrigin } from '../../auth/same-origin.ts';
-import { addressKey } from '../../http/rate-limit.ts';
+import { addressKey, consumeOrRefuse } from '../../http/rate-limit.ts';
 import type { Db } from '../../store/db.ts';
 import type { PlayerRecord } from '../players/player-repository.ts';
 import { verifyPassword } from '../players/player-password.ts';
@@ -90,19 +90,12 @@ async function checkPassword(ctx: Context, req: Request, player: PlayerRecord, p
     throw playerLocked(player.id, 'collaborators', 'This player is for its invited collaborators only; a password does not open it. Use the invite link its owner sent you.');
   }
   if (player.passwordHash === null) throw passwordIncorrect('This player has no password: open it without one.');
-  try {
-    // Before the check, so a guesser pays for every attempt, right or wrong.
-    await passwordLimiter(ctx.store.db).consume(`${addressKey(req.ip ?? '')}|${player.id}`);
-  } catch (outcome) {
-    if (!(outcome instanceof RateLimiterRes)) throw outcome;
-    const retryAfter = Math.max(1, Math.ceil(outcome.msBeforeNext / 1000));
-    throw new HttpProblem(
-      429,
-      'rate-limited',
-      `Too many password attempts on this player from your address: ${PASSWORD_ATTEMPTS.points} a minute. Retry after ${retryAfter} second(s).`,
-      { headers: { 'Retry-After': String(retryAfter) } },
-    );
-  }
+  // Before the check, so a guesser pays for every attempt, right or wrong.
+  await consumeOrRefuse(
+    passwordLimiter(ctx.store.db),
+    `${addressKey(req.ip ?? '')}|${player.id}`,
+    (retryAfter) => `Too many password attempts on this player from your address: ${PASSWORD_ATTEMPTS.points} a minute. Retry after ${retryAfter} second(s).`,
+  );
   if (!(await verifyPassword(password, player.passwordHash))) throw passwordIncorrect();
   return passwordTag(player.passwordHash);
 }
