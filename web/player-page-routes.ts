@@ -15,7 +15,7 @@ import type { BoxRecord } from '../server/resources/boxes/box-repository.ts';
 import type { Schemas } from '../server/lib/api-types.ts';
 import { forbidden } from '../server/http/problem.ts';
 import { canOnPlayer, type Principal } from '../server/auth/policy.ts';
-import { permissionsNow } from '../server/resources/listening/player-facts.ts';
+import { hasExpired, permissionsNow } from '../server/resources/listening/player-facts.ts';
 import { playerVisitor } from '../server/auth/player-access.ts';
 import { PlayerSessionSigner, SESSION_COOKIE, SESSION_TTL_MS } from '../server/auth/player-session.ts';
 import { checkSameOrigin } from '../server/auth/same-origin.ts';
@@ -49,6 +49,12 @@ export function playerPageRoutes(ctx: Context): Router {
       if (!player.public) {
         const notice: SignInNotice = visit.session === 'refused' ? 'session-ended' : undefined;
         return sendPage(res, 401, renderSignInPage({ basePath: base, name: player.name, playerId: player.id, notice }));
+      }
+      if (hasExpired(player, ctx.clock.now())) {
+        return sendPage(res, 410, renderMessagePage({ basePath: base, title: player.name, message: 'This link has expired. Ask its owner for a new one.' }));
+      }
+      if (player.passwordHash !== null) {
+        return sendPage(res, 401, renderMessagePage({ basePath: base, title: player.name, message: 'This player is protected by a password.' }));
       }
       // Interface 4.1, payment `allow-access`: viewing is what the payment enables. Paying comes with the paywall issue.
       return sendPage(res, 402, renderMessagePage({ basePath: base, title: player.name, message: 'This player opens once it is paid for.' }));

@@ -332,10 +332,16 @@ describe.each(backends)('listening on %s', (backend) => {
     const open = await page((await makePlayer({})).id);
     expect(open.status).toBe(200);
     await open.text();
-    for (const player of [await makePlayer({ password: 'page-password' }), await makePlayer({ expires: t.server.clock.now() - 1 })]) {
+    const cases: Array<[Awaited<ReturnType<typeof makePlayer>>, number, string]> = [
+      [await makePlayer({ password: 'page-password' }), 401, 'protected by a password'],
+      [await makePlayer({ expires: t.server.clock.now() - 1 }), 410, 'This link has expired'],
+    ];
+    for (const [player, status, says] of cases) {
       const locked = await page(player.id);
-      expect(locked.status, player.name).not.toBe(200);
-      expect(await locked.text()).not.toContain('night-drive');
+      expect(locked.status, player.name).toBe(status);
+      const text = await locked.text();
+      expect(text).toContain(says);
+      expect(text).not.toContain('night-drive');
     }
   });
 
