@@ -8,6 +8,8 @@
  *   generated/docs.html     the reference the server serves at /docs (Redoc,
  *                           with its scripts inlined: the page makes no
  *                           request to a CDN)
+ *   generated/player/       the player page's script and stylesheet, bundled
+ *                           from web/player/ by esbuild (build-player.ts)
  *
  * The docs are built here, with the devDependencies, and committed, so that a
  * production install (`npm ci --omit=dev && npm start`) serves them without
@@ -24,6 +26,7 @@ import { join, resolve } from 'node:path';
 import openapiTS, { astToString } from 'openapi-typescript';
 import { type OperationRow, renderClient } from './client-template.ts';
 import { finishDocsPage } from './docs-page.ts';
+import { buildPlayerBundle, PLAYER_BUNDLE_FILES } from './build-player.ts';
 
 const root = resolve(import.meta.dirname, '..');
 const committed = join(root, 'generated');
@@ -85,7 +88,10 @@ redocly(['build-docs', join(out, 'openapi.json'), '--inlineBundle', '--title', '
 const docsFile = join(out, 'docs.html');
 writeFileSync(docsFile, finishDocsPage(readFileSync(docsFile, 'utf8'), readFileSync(join(root, 'web/assets/icon.svg'), 'utf8')));
 
-const files = ['openapi.json', 'schema.d.ts', 'client.ts', 'docs.html'];
+// 5. The player page's bundle: it imports the client just made.
+await buildPlayerBundle(join(out, 'player'));
+
+const files = ['openapi.json', 'schema.d.ts', 'client.ts', 'docs.html', ...PLAYER_BUNDLE_FILES.map((name) => `player/${name}`)];
 if (check) {
   const stale = files.filter((name) => {
     const mine = join(committed, name);

@@ -33,7 +33,7 @@ import { downloadsHandlers, downloadSafetyHeaders } from './resources/downloads/
 import { playersHandlers } from './resources/players/players-handlers.ts';
 import { listeningHandlers } from './resources/listening/listening-handlers.ts';
 import { commentsHandlers } from './resources/comments/comments-handlers.ts';
-import { playerPageRoutes } from '../web/player-page-routes.ts';
+import { playerPageRoutes } from '../web/page-routes.ts';
 
 const root = resolve(import.meta.dirname, '..');
 export const specPath = resolve(root, 'generated/openapi.json');

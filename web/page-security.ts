@@ -1,25 +1,25 @@
 /**
- * The security headers of every player page. They are set by the page's own
+ * The security headers of the player pages. They are set by the page's own
  * route, after the app-wide ones (helmet), so they are the ones sent.
  *
  * The Content-Security-Policy allows nothing but our own origin, and only
- * for what the pages use: the script and the stylesheet (static files, no
- * inline code), the artwork (img) and the audio (media), all on PUBLIC_URL,
- * which is the pages' own origin. `connect-src 'self'` is for the player's
- * coming calls to its own API. `base-uri 'none'` stops an injected <base>
- * from redirecting relative links; `form-action 'self'` keeps the sign-in
- * form (and any injected one) posting home.
+ * for what the pages use: the bundled script and stylesheet (static files,
+ * no inline code), the artwork (img), the audio (media), and the page's calls
+ * to its own API and peaks files (connect), all on PUBLIC_URL, the pages' own
+ * origin. `base-uri 'none'` stops an injected <base> from redirecting
+ * relative links; `form-action 'none'`: the page's forms are handled by its
+ * script and post nowhere.
  *
- * `frame-ancestors 'none'` on every page, the player page included: the
- * sign-in page must never sit in a frame (a framed sign-in invites
- * clickjacking and phishing), and the full player page carries download
- * links and, soon, comments, which a hidden frame could trick a listener
- * into using. Embedding on other sites is the job of a compact embed page
- * (the player issue) with its own, deliberate frame-ancestors.
+ * Framing: the full page says `frame-ancestors 'none'`. It holds comment
+ * forms and download links that a hidden frame could trick a listener into
+ * using, and the password form, which must never sit in a frame
+ * (clickjacking, phishing). The compact /embed page is made to sit in an
+ * iframe on any site: it has no forms (no comments, and a locked player only
+ * links out to the full page), so it allows any ancestor.
  */
 import type { Response } from 'express';
 
-export const PAGE_CSP = [
+const POLICY = [
   "default-src 'none'",
   "script-src 'self'",
   "style-src 'self'",
@@ -27,18 +27,22 @@ export const PAGE_CSP = [
   "media-src 'self'",
   "connect-src 'self'",
   "base-uri 'none'",
-  "form-action 'self'",
-  "frame-ancestors 'none'",
-].join('; ');
+  "form-action 'none'",
+];
 
-export function sendPage(res: Response, status: number, html: string): void {
-  res.setHeader('Content-Security-Policy', PAGE_CSP);
+export const PAGE_CSP = [...POLICY, "frame-ancestors 'none'"].join('; ');
+/** CSP's `*` in frame-ancestors matches any http(s) origin (CSP3 §6.4.2, "frame-ancestors"). */
+export const EMBED_CSP = [...POLICY, 'frame-ancestors *'].join('; ');
+
+export function sendPage(res: Response, status: number, html: string, { embed = false }: { embed?: boolean } = {}): void {
+  res.setHeader('Content-Security-Policy', embed ? EMBED_CSP : PAGE_CSP);
   // The pages' URLs and the signed URLs in them go to no other site.
   res.setHeader('Referrer-Policy', 'no-referrer');
-  // frame-ancestors for browsers that predate it.
-  res.setHeader('X-Frame-Options', 'DENY');
+  // frame-ancestors for browsers that predate it; the embed page sends none (helmet's default is removed).
+  if (embed) res.removeHeader('X-Frame-Options');
+  else res.setHeader('X-Frame-Options', 'DENY');
   res.setHeader('X-Content-Type-Options', 'nosniff');
-  // Pages hold signed URLs and, behind a session, what only collaborators see: no cache keeps them.
+  // The shell holds no signed URL, but a preview's artwork URL expires: no cache keeps the page.
   res.setHeader('Cache-Control', 'private, no-store');
   res.status(status).type('html').send(html);
 }

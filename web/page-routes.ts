@@ -1,0 +1,36 @@
+/**
+ * The pages a playerUrl opens: /p/{playerid}, the full player, and
+ * /embed/{playerid}, the compact one for iframes on other sites. Both are
+ * the same bundled app (web/player/) in a server-rendered shell; the app
+ * reads the player through the API like any other client, so these routes
+ * hold no access rule: who may see what is the API's answer alone
+ * (server/resources/listening/listener.ts and the access policy).
+ */
+import { Router, type Request, type Response } from 'express';
+import type { Context } from '../server/context.ts';
+import { playerPreview } from '../server/resources/listening/preview-service.ts';
+import { assetRoutes } from './page-assets.ts';
+import { sendPage } from './page-security.ts';
+import { renderShell } from './page-shell.ts';
+
+/** common.yaml#/Id: "minLength: 1, maxLength: 64"; a longer id names no player. */
+const MAX_ID_LENGTH = 64;
+
+export function playerPageRoutes(ctx: Pick<Context, 'store' | 'clock' | 'config' | 'signer'>): Router {
+  const router = Router();
+  const publicUrl = ctx.config.publicUrl.replace(/\/+$/, '');
+  // The path PUBLIC_URL may carry (a server behind a prefix), without a trailing slash; '' at the root.
+  const basePath = new URL(publicUrl).pathname.replace(/\/+$/, '');
+  router.use(assetRoutes());
+
+  const page = (embed: boolean) => async (req: Request<{ playerid: string }>, res: Response) => {
+    const playerId = req.params.playerid;
+    const preview = playerId.length <= MAX_ID_LENGTH
+      ? await playerPreview(ctx, playerId)
+      : ({ status: 404, title: 'Player not found', description: 'This link does not lead to a player.' } as const);
+    sendPage(res, preview.status, renderShell({ basePath, publicUrl, playerId, embed, preview }), { embed });
+  };
+  router.get('/p/:playerid', page(false));
+  router.get('/embed/:playerid', page(true));
+  return router;
+}
