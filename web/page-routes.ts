@@ -18,12 +18,13 @@ const MAX_ID_LENGTH = 64;
 
 export function playerPageRoutes(ctx: Pick<Context, 'store' | 'clock' | 'config' | 'signer'>): Router {
   const router = Router();
-  const publicUrl = ctx.config.publicUrl.replace(/\/+$/, '');
-  // The path PUBLIC_URL may carry (a server behind a prefix), without a trailing slash; '' at the root.
-  const basePath = new URL(publicUrl).pathname.replace(/\/+$/, '');
   router.use(assetRoutes());
 
   const page = (embed: boolean) => async (req: Request<{ playerid: string }>, res: Response) => {
+    // Read per request: a server that listens on port 0 learns its PUBLIC_URL once it listens.
+    const publicUrl = ctx.config.publicUrl.replace(/\/+$/, '');
+    // The path PUBLIC_URL may carry (a server behind a prefix), without a trailing slash; '' at the root.
+    const basePath = new URL(publicUrl).pathname.replace(/\/+$/, '');
     const playerId = req.params.playerid;
     const preview = playerId.length <= MAX_ID_LENGTH
       ? await playerPreview(ctx, playerId)

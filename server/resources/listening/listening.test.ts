@@ -327,24 +327,6 @@ describe.each(backends)('listening on %s', (backend) => {
     });
   });
 
-  it('keeps the old player page locked for a password player and an expired one (until the new page replaces it)', async () => {
-    const page = (playerid: string) => fetch(`${t.server.ctx.config.publicUrl}/p/${playerid}`);
-    const open = await page((await makePlayer({})).id);
-    expect(open.status).toBe(200);
-    await open.text();
-    const cases: Array<[Awaited<ReturnType<typeof makePlayer>>, number, string]> = [
-      [await makePlayer({ password: 'page-password' }), 401, 'protected by a password'],
-      [await makePlayer({ expires: t.server.clock.now() - 1 }), 410, 'This link has expired'],
-    ];
-    for (const [player, status, says] of cases) {
-      const locked = await page(player.id);
-      expect(locked.status, player.name).toBe(status);
-      const text = await locked.text();
-      expect(text).toContain(says);
-      expect(text).not.toContain('night-drive');
-    }
-  });
-
   describe('expiry and deletion', () => {
     it('answers 410 once the player expires, echoes expires, and opens again when it is removed', async () => {
       const expires = t.server.clock.now() + 60_000;
