@@ -26,9 +26,20 @@ export function lockOf(refusal: Refusal): Lock | undefined {
   return undefined;
 }
 
-export function showRefusal(root: HTMLElement, api: PlayerApi, refusal: Refusal, open: (view: PlayerView) => void): void {
+export function showRefusal(
+  root: HTMLElement,
+  api: PlayerApi,
+  refusal: Refusal,
+  open: (view: PlayerView) => void,
+  embed?: { pageUrl: string },
+): void {
   const lock = lockOf(refusal);
   const detail = h('p', {}, refusal.detail);
+  // The embed page takes no password: a form in a frame on another site is how phishing and clickjacking work.
+  if (embed && lock === 'password') {
+    lockedPage(root, lock, 'This player has a password', h('p', {}, h('a', { href: embed.pageUrl, target: '_blank', rel: 'noopener' }, 'Open the player to enter it')));
+    return;
+  }
   switch (lock) {
     case 'not-found':
       lockedPage(root, lock, 'Player not found', h('p', {}, 'This link does not lead to a player. Check that it was copied whole, or ask whoever sent it.'));

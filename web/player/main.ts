@@ -41,7 +41,7 @@ async function boot(): Promise<void> {
     answer = await api.view();
   }
   if (answer.ok) open(answer.data);
-  else showRefusal(root, api, answer.refusal, open);
+  else showRefusal(root, api, answer.refusal, open, config.embed ? { pageUrl: config.pageUrl } : undefined);
 }
 
 void boot();

@@ -73,6 +73,14 @@ export class PlayerApp {
   }
 
   start(): void {
+    if (this.view.tracks.length === 0) {
+      // An empty project: the owner has made the player before uploading. Say so, and look again later.
+      applyAccent(this.view.color);
+      document.title = this.view.name;
+      replaceChildren(this.root, h('h1', {}, this.view.name), h('p', { class: 'note' }, 'No tracks yet. Reload this page once its owner has uploaded some.'));
+      this.root.dataset.state = 'ready';
+      return;
+    }
     this.render();
     this.listen();
     this.selectTrack(0, { play: false });
