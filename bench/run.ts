@@ -31,6 +31,8 @@ import { waitForStatus } from '../server/testing/files.ts';
 import { measureEventLoop } from '../server/testing/audio.ts';
 import { analyseAudio } from '../server/audio/analyse.ts';
 import { SystemMediaTools, TOOL_NICENESS } from '../server/audio/media-tools.ts';
+import { openStore } from '../server/repositories.ts';
+import type { Schemas } from '../server/lib/api-types.ts';
 
 const root = resolve(import.meta.dirname, '..');
 const seconds = Number(process.env.BENCH_SECONDS ?? 10);
@@ -49,7 +51,9 @@ async function start(script: string, env: Record<string, string> = {}, pinned = 
   // Each server gets core 1 to itself and the load generator (this process) core 0,
   // so that the two never compete and runs are comparable.
   const command = pinned ? ['taskset', '-c', '1', process.execPath] : [process.execPath];
-  const child = spawn(command[0], [...command.slice(1), '--import', 'tsx', script], {
+  // BENCH_NODE_ARGS reach every server started here, for example `--cpu-prof --cpu-prof-dir=/tmp/prof` to profile them.
+  const nodeArgs = (process.env.BENCH_NODE_ARGS ?? '').split(' ').filter(Boolean);
+  const child = spawn(command[0], [...command.slice(1), ...nodeArgs, '--import', 'tsx', script], {
     cwd: root,
     env: { ...process.env, PORT: String(port), HOST: '127.0.0.1', DATA_DIR: dataDir, PUBLIC_URL: `http://127.0.0.1:${port}`, RATE_LIMIT_PER_SECOND: '0', LOG_LEVEL: 'info', DATABASE_URL: '', ...env },
     stdio: ['ignore', 'ignore', 'inherit'],
@@ -79,10 +83,10 @@ async function start(script: string, env: Record<string, string> = {}, pinned = 
   };
 }
 
-async function load(url: string, headers: Record<string, string> = {}) {
-  const result = await autocannon({ url, connections: 50, duration: seconds, headers });
+async function load(url: string, headers: Record<string, string> = {}, connections = 50) {
+  const result = await autocannon({ url, connections, duration: seconds, headers });
   if (result.non2xx > 0 || result.errors > 0) throw new Error(`${url}: ${result.non2xx} non-2xx responses, ${result.errors} errors`);
-  return { rps: result.requests.average, p99: result.latency.p99 };
+  return { rps: result.requests.average, p50: result.latency.p50, p99: result.latency.p99 };
 }
 
 const rssKiB = (pid: number) => Number(/VmRSS:\s+(\d+)/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'))![1]);
@@ -151,8 +155,14 @@ say(`# Bench, ${new Date().toISOString()}, node ${process.version}, median of ${
 
 /** Each part alternates its runs for this many rounds and reports medians. */
 const rounds = Number(process.env.BENCH_ROUNDS ?? 3);
-// BENCH_PARTS picks what runs: reads, upload, audio, latency (all by default).
-const parts = new Set((process.env.BENCH_PARTS ?? 'reads,upload,audio,latency').split(','));
+// The parts to run, named on the command line (`npm run bench -- view bundle`) or in BENCH_PARTS; all by default.
+const ALL_PARTS = ['reads', 'upload', 'audio', 'latency', 'view', 'bundle', 'play'];
+const named = process.argv.slice(2).flatMap((arg) => arg.split(',')).filter(Boolean);
+const parts = new Set(named.length > 0 ? named : (process.env.BENCH_PARTS ?? ALL_PARTS.join(',')).split(','));
+const unknownParts = [...parts].filter((part) => !ALL_PARTS.includes(part));
+if (unknownParts.length > 0) throw new Error(`No bench part ${unknownParts.join(', ')}; the parts are ${ALL_PARTS.join(', ')}.`);
+/** Budgets missed: printed again at the end, and the run exits non-zero, after every part has printed its figures. */
+const failures: string[] = [];
 
 if (parts.has('reads')) {
   // The three servers run side by side (idle while another is measured), and
@@ -328,4 +338,92 @@ if (parts.has('latency')) {
       `at idle ${median(idle, 'p99')} ms (${median(idle, 'rps').toFixed(0)} req/s); ${ratio(median(busy, 'p99'), median(idle, 'p99'))}× the idle p99 (goal ≤ 1.5×); ` +
       `p99 of each round: while analysing ${list(busy)} ms, at idle ${list(idle)} ms`,
   );
+}
+
+if (parts.has('view')) {
+  // --- a listener's view of a player of 200 tracks ---------------------------
+  // 200 stacks of 2 versions, each version analysed: the files are real uploads (their bytes stored), and their
+  // analysis is the one the audio job computes for such a file, written through the job's own store call
+  // (boxes.setProcessing), instead of running ffmpeg 400 times; the view reads only those rows. The server runs with
+  // PROCESSING=external and no worker, so no job touches them meanwhile.
+  spawnSync('taskset', ['-pc', '0', String(process.pid)]);
+  const tracks = Number(process.env.BENCH_VIEW_TRACKS ?? 200);
+  const connectionCounts = (process.env.BENCH_VIEW_CONNECTIONS ?? '1,10,50').split(',').map(Number);
+  const audioDir = mkdtempSync(join(tmpdir(), 'bench-view-'));
+  const wav = join(audioDir, 'take.wav');
+  spawnSync('ffmpeg', ['-v', 'error', '-y', '-f', 'lavfi', '-i', 'anoisesrc=color=pink:amplitude=0.3:sample_rate=48000:duration=1', '-c:a', 'pcm_s24le', wav]);
+  const analysis = await analyseAudio(new SystemMediaTools(), wav, mkdtempSync(join(audioDir, 'analyse-')), statSync(wav).size);
+  const bytes = readFileSync(wav);
+
+  const server = await start('server/main.ts', { PROCESSING: 'external' });
+  const token = await benchToken(server);
+  const api = createApiClient({ baseUrl: server.url + '/api/v1', token });
+  const { data: project } = await api.POST('/projects', { body: { name: 'View bench' } });
+  const projectid = project!.id;
+  const versions: Array<{ id: string; track: number; take: number }> = [];
+  for (let track = 0; track < tracks; track++) {
+    let stackid: string | undefined;
+    for (let take = 1; take <= 2; take++) {
+      const uploaded = await api.uploadFile(projectid, { name: `track-${track}-take-${take}.wav`, mimeType: 'audio/wav', ...(stackid ? { parentid: stackid } : {}) }, bytes);
+      if (!uploaded.data) throw new Error(`upload failed: ${JSON.stringify(uploaded.error)}`);
+      stackid = uploaded.data.upload.stackid;
+      versions.push({ id: uploaded.data.box.id, track, take });
+    }
+  }
+  const store = await openStore({ dataDir: server.dataDir });
+  for (const { id, track, take } of versions) {
+    const audio = { ...analysis.audio, tags: { ...analysis.audio.tags, title: `Track ${track}, take ${take}`, artist: 'The Bench Band', album: 'Load' } };
+    await store.boxes.setProcessing(projectid, id, { status: 'ready', duration: analysis.duration, audio }, Date.now());
+  }
+  await store.close();
+  const { data: player } = await api.POST('/players', {
+    body: { name: 'View bench', projectid, public: true, options: { comments: true, downloads: true, metadata: true, isrc: true, stacks: true } },
+  });
+  // As the page asks for it: anonymously, a listener with the link.
+  const target = `${server.url}/api/v1/players/${player!.id}/view`;
+  const viewResponse = await fetch(target);
+  if (!viewResponse.ok) throw new Error(`the view answered ${viewResponse.status}`);
+  const viewText = await viewResponse.text();
+  const view = JSON.parse(viewText) as Schemas['PlayerView'];
+  const shownVersions = view.tracks.reduce((sum, track) => sum + track.versions.length, 0);
+  if (view.tracks.length !== tracks || shownVersions !== 2 * tracks) throw new Error(`the view shows ${view.tracks.length} tracks, ${shownVersions} versions`);
+  const bodiesFile = join(audioDir, 'bodies.json');
+  writeFileSync(bodiesFile, JSON.stringify({ view }));
+  const bare = await start('bench/baselines/bare-express.ts', { BENCH_BODIES: bodiesFile });
+  const bareTarget = `${bare.url}/players/ply_bench/view`;
+
+  // Per number of connections, the rounds alternate the server and the baseline; each figure is the median of the rounds.
+  type Run = { rps: number; p50: number; p99: number };
+  const runs = connectionCounts.map((connections) => ({ connections, ours: [] as Run[], base: [] as Run[] }));
+  for (let round = 0; round < rounds; round++) {
+    for (const level of runs) {
+      level.ours.push(await load(target, {}, level.connections));
+      level.base.push(await load(bareTarget, {}, level.connections));
+    }
+  }
+  await Promise.all([server.stop(), bare.stop()]);
+  rmSync(audioDir, { recursive: true, force: true });
+  const median = (list: Run[], key: keyof Run) => list.map((run) => run[key]).sort((a, b) => a - b)[Math.floor(list.length / 2)];
+  const describe = (list: Run[]) =>
+    `p50 ${median(list, 'p50')} ms, p99 ${median(list, 'p99')} ms, ${median(list, 'rps').toFixed(0)} req/s (p99 of each round: ${list.map((run) => run.p99).join(', ')} ms)`;
+  say(`view of a player of ${tracks} tracks × 2 versions, public, comments, downloads and metadata on (${(Buffer.byteLength(viewText) / 1024).toFixed(0)} KiB of JSON):`);
+  for (const { connections, ours, base } of runs) {
+    say(`  ${connections} connection(s), bare Express, same body: ${describe(base)}`);
+    say(
+      `  ${connections} connection(s), server GET /players/:id/view: ${describe(ours)}; p99 ${ratio(median(ours, 'p99'), median(base, 'p99'))}× the bare p99, ` +
+        `${ratio(median(ours, 'rps'), median(base, 'rps'))}× its req/s`,
+    );
+  }
+  // The target is what one listener waits for a view: one connection, requests one after another.
+  const single = runs.find((level) => level.connections === 1);
+  if (single) {
+    const p99 = median(single.ours, 'p99');
+    say(`  target: p99 < 50 ms with one connection: ${p99} ms, ${p99 < 50 ? 'met' : 'MISSED'}`);
+    if (p99 >= 50) failures.push(`view of ${tracks} tracks: p99 ${p99} ms with one connection, target < 50 ms`);
+  }
+}
+
+if (failures.length > 0) {
+  for (const failure of failures) say(`MISSED: ${failure}`);
+  process.exitCode = 1;
 }
