@@ -29,6 +29,8 @@ const RENEW_MIN_DELAY_MS = 10_000;
 const ARROW_SEEK_SECONDS = 5;
 /** Below this downlink (Mbit/s, Network Information API) the page defaults to the compressed stream. */
 const FAST_DOWNLINK_MBPS = 2;
+/** The least time between two attempts to recover a failed stream. */
+const RECOVERY_INTERVAL_MS = 60_000;
 
 const QUALITY_LABELS: Record<Quality, string> = { original: 'Original', lossless: 'Lossless (FLAC)', compressed: 'Compressed (AAC)' };
 
@@ -47,6 +49,7 @@ export class PlayerApp {
   /** A renewed view whose stream URL waits for the audio to pause before it replaces the playing one. */
   private swapPending = false;
   private seekDragging = false;
+  private lastRecovery = 0;
   private visible?: IntersectionObserver;
 
   // The transport's controls, made once.
@@ -249,11 +252,11 @@ export class PlayerApp {
       download,
     );
     this.waveforms.get(waveformBox.dataset.versionId!)?.destroy();
-    if (version.peaks) this.observeWaveform(waveformBox, track, version);
+    if (version.peaks) this.observeWaveform(waveformBox, track);
   }
 
   /** Waveforms are drawn when they scroll into view: a player of 200 tracks loads the peaks it shows. */
-  private observeWaveform(box: HTMLElement, track: ViewTrack, version: ViewVersion): void {
+  private observeWaveform(box: HTMLElement, track: ViewTrack): void {
     this.visible ??= new IntersectionObserver((entries) => {
       for (const entry of entries) {
         if (!entry.isIntersecting) continue;
@@ -265,7 +268,6 @@ export class PlayerApp {
     });
     box.dataset.trackId = track.id;
     this.visible.observe(box);
-    void version;
   }
 
   private findVersion(versionId: string): { track: ViewTrack; version: ViewVersion } | undefined {
@@ -558,34 +560,34 @@ export class PlayerApp {
       return;
     }
     this.view = view;
-    this.view.tracks.forEach((track, index) => {
-      const item = this.trackItems.get(track.id);
-      // Links and waveforms read their URLs when used; only the rows' download links need the new ones now.
-      const link = item?.querySelector<HTMLAnchorElement>('a.download');
+    for (const track of view.tracks) {
+      // Waveforms have their peaks already and streams are swapped below: only the download links need the new URLs now.
+      const link = this.trackItems.get(track.id)?.querySelector<HTMLAnchorElement>('a.download');
       const download = this.versionFor(track).download;
       if (link && download) link.href = download.url;
-      void index;
-    });
+    }
     this.comments?.adopt(view);
     if (this.engine.playing) this.swapPending = true;
     else if (this.engine.audio.src) this.loadCurrent({ keepPosition: true, play: false });
     this.scheduleRenewal();
   }
 
-  /** A stream that fails mid-play (most often an expired URL after a long pause) is read again from a fresh view. */
+  /**
+   * A stream that fails (most often an expired URL after a long pause) is
+   * read again from a fresh view, at the same position; at most once a
+   * minute, so a stream that keeps failing shows its error instead of looping.
+   */
   private async recoverFromError(): Promise<void> {
-    if (!this.engine.audio.src) return;
-    const time = this.engine.currentTime;
+    if (!this.engine.audio.src || Date.now() - this.lastRecovery < RECOVERY_INTERVAL_MS) return;
+    this.lastRecovery = Date.now();
     const answer = await this.api.view();
-    if (!answer.ok) {
+    if (!answer.ok || answer.data.access.state !== this.view.access.state) {
+      // The player closed for this listener meanwhile: the page shows why.
       window.location.reload();
       return;
     }
-    this.view = answer.data;
-    this.engine.load(
-      { url: this.streamOf(this.version)?.url ?? '', labels: {} },
-      { time, play: false },
-    );
+    this.adopt(answer.data);
+    this.loadCurrent({ keepPosition: true, play: false });
   }
 }
 
