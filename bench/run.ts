@@ -20,7 +20,8 @@
  *            longest stretch it was busy.
  */
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
-import { mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { gzipSync } from 'node:zlib';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { request } from 'node:http';
@@ -45,6 +46,12 @@ interface Started {
   stop(): Promise<void>;
 }
 
+/** Every server started and not yet stopped: a part that throws leaves none running behind it (nor holding the output pipe open). */
+const running = new Set<ChildProcess>();
+process.on('exit', () => {
+  for (const child of running) child.kill('SIGKILL');
+});
+
 async function start(script: string, env: Record<string, string> = {}, pinned = true): Promise<Started> {
   const port = await freePort();
   const dataDir = mkdtempSync(join(tmpdir(), 'bench-'));
@@ -58,6 +65,8 @@ async function start(script: string, env: Record<string, string> = {}, pinned = 
     env: { ...process.env, PORT: String(port), HOST: '127.0.0.1', DATA_DIR: dataDir, PUBLIC_URL: `http://127.0.0.1:${port}`, RATE_LIMIT_PER_SECOND: '0', LOG_LEVEL: 'info', DATABASE_URL: '', ...env },
     stdio: ['ignore', 'ignore', 'inherit'],
   });
+  running.add(child);
+  child.once('exit', () => running.delete(child));
   const url = `http://127.0.0.1:${port}`;
   for (let i = 0; ; i++) {
     try {
@@ -348,7 +357,7 @@ if (parts.has('view')) {
   // PROCESSING=external and no worker, so no job touches them meanwhile.
   spawnSync('taskset', ['-pc', '0', String(process.pid)]);
   const tracks = Number(process.env.BENCH_VIEW_TRACKS ?? 200);
-  const connectionCounts = (process.env.BENCH_VIEW_CONNECTIONS ?? '1,10,50').split(',').map(Number);
+  const connectionCounts = (process.env.BENCH_VIEW_CONNECTIONS ?? '1,10').split(',').map(Number);
   const audioDir = mkdtempSync(join(tmpdir(), 'bench-view-'));
   const wav = join(audioDir, 'take.wav');
   spawnSync('ffmpeg', ['-v', 'error', '-y', '-f', 'lavfi', '-i', 'anoisesrc=color=pink:amplitude=0.3:sample_rate=48000:duration=1', '-c:a', 'pcm_s24le', wav]);
@@ -421,6 +430,24 @@ if (parts.has('view')) {
     say(`  target: p99 < 50 ms with one connection: ${p99} ms, ${p99 < 50 ? 'met' : 'MISSED'}`);
     if (p99 >= 50) failures.push(`view of ${tracks} tracks: p99 ${p99} ms with one connection, target < 50 ms`);
   }
+}
+
+if (parts.has('bundle')) {
+  // --- the player page's JavaScript and CSS, gzipped -------------------------------
+  // What a listener's browser fetches to draw the page, as the build writes it (scripts/build-player.ts), each
+  // file gzipped at level 9 (zlib). The budget is for the two together.
+  const budgetBytes = 150_000;
+  const files = ['player.js', 'player.css'].map((name) => {
+    const path = join(root, 'generated/player', name);
+    if (!existsSync(path)) throw new Error(`${path} is missing: the player page's bundle is built by npm run generate`);
+    const bytes = readFileSync(path);
+    return { name, bytes: bytes.length, gzipped: gzipSync(bytes, { level: 9 }).length };
+  });
+  const total = files.reduce((sum, file) => sum + file.gzipped, 0);
+  const kB = (bytes: number) => `${(bytes / 1000).toFixed(1)} kB`;
+  for (const file of files) say(`player page ${file.name}: ${kB(file.bytes)}, gzipped (level 9) ${kB(file.gzipped)}`);
+  say(`player page JavaScript and CSS, gzipped: ${kB(total)} of a ${kB(budgetBytes)} budget (${((100 * total) / budgetBytes).toFixed(0)} %), ${total <= budgetBytes ? 'within' : 'OVER'}`);
+  if (total > budgetBytes) failures.push(`player page JavaScript and CSS: ${kB(total)} gzipped, budget ${kB(budgetBytes)}`);
 }
 
 if (failures.length > 0) {
