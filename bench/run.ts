@@ -18,6 +18,20 @@
  *            core. Then the event loop of a thread that analyses the same
  *            file (in this process): its longest delay, its p99, and the
  *            longest stretch it was busy.
+ *   view     GET /players/:id/view of a public player of 200 stacks of 2
+ *            analysed versions (comments, downloads, metadata on), at 1 and
+ *            10 connections, against bare Express answering the same body;
+ *            target p99 < 50 ms with one connection.
+ *   bundle   the player page's player.js and player.css gzipped (level 9),
+ *            against a budget of 150 kB for the two.
+ *   play     first audio after a click on Play in headless Chromium (to the
+ *            `playing` event, and to currentTime > 0), median of fresh page
+ *            loads, against a bare <audio> on a plain node:http page with
+ *            the same file.
+ *
+ * `npm run bench -- view bundle` runs only the parts named (or BENCH_PARTS);
+ * a missed budget or target makes the run exit non-zero once every part
+ * has printed its figures.
  */
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { existsSync, mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
@@ -34,6 +48,8 @@ import { analyseAudio } from '../server/audio/analyse.ts';
 import { SystemMediaTools, TOOL_NICENESS } from '../server/audio/media-tools.ts';
 import { openStore } from '../server/repositories.ts';
 import type { Schemas } from '../server/lib/api-types.ts';
+import { launchBrowser } from '../server/testing/browser.ts';
+import { firstAudio, type FirstAudio } from './first-audio.ts';
 
 const root = resolve(import.meta.dirname, '..');
 const seconds = Number(process.env.BENCH_SECONDS ?? 10);
@@ -159,9 +175,6 @@ const say = (line: string) => {
   lines.push(line);
 };
 
-spawnSync('taskset', ['-pc', '0', String(process.pid)]);
-say(`# Bench, ${new Date().toISOString()}, node ${process.version}, median of ${process.env.BENCH_ROUNDS ?? 3} rounds of ${seconds} s per read run, ${uploadBytes / 1024 ** 2} MiB upload`);
-
 /** Each part alternates its runs for this many rounds and reports medians. */
 const rounds = Number(process.env.BENCH_ROUNDS ?? 3);
 // The parts to run, named on the command line (`npm run bench -- view bundle`) or in BENCH_PARTS; all by default.
@@ -172,6 +185,9 @@ const unknownParts = [...parts].filter((part) => !ALL_PARTS.includes(part));
 if (unknownParts.length > 0) throw new Error(`No bench part ${unknownParts.join(', ')}; the parts are ${ALL_PARTS.join(', ')}.`);
 /** Budgets missed: printed again at the end, and the run exits non-zero, after every part has printed its figures. */
 const failures: string[] = [];
+
+spawnSync('taskset', ['-pc', '0', String(process.pid)]);
+say(`# Bench, ${new Date().toISOString()}, node ${process.version}, median of ${process.env.BENCH_ROUNDS ?? 3} rounds of ${seconds} s per read run, ${uploadBytes / 1024 ** 2} MiB upload`);
 
 if (parts.has('reads')) {
   // The three servers run side by side (idle while another is measured), and
@@ -448,6 +464,65 @@ if (parts.has('bundle')) {
   for (const file of files) say(`player page ${file.name}: ${kB(file.bytes)}, gzipped (level 9) ${kB(file.gzipped)}`);
   say(`player page JavaScript and CSS, gzipped: ${kB(total)} of a ${kB(budgetBytes)} budget (${((100 * total) / budgetBytes).toFixed(0)} %), ${total <= budgetBytes ? 'within' : 'OVER'}`);
   if (total > budgetBytes) failures.push(`player page JavaScript and CSS: ${kB(total)} gzipped, budget ${kB(budgetBytes)}`);
+}
+
+if (parts.has('play')) {
+  // --- first audio after a click on Play, on loopback ------------------------------
+  // The server (SQLite, analysing in-process) and the baseline each on core 1, as for the reads; this process and
+  // Chromium, which inherits its pinning, on core 0. The player plays a 3-minute 48 kHz / 24-bit stereo pink-noise WAV;
+  // the baseline is a bare <audio> on a plain page served by node:http with the very file the player page plays.
+  spawnSync('taskset', ['-pc', '0', String(process.pid)]);
+  const runsWanted = Number(process.env.BENCH_PLAY_RUNS ?? 10);
+  const audioDir = mkdtempSync(join(tmpdir(), 'bench-play-'));
+  const wav = join(audioDir, 'track.wav');
+  spawnSync('ffmpeg', ['-v', 'error', '-y', '-f', 'lavfi', '-i', 'anoisesrc=color=pink:amplitude=0.3:sample_rate=48000:duration=180', '-af', 'pan=stereo|c0=c0|c1=0.8*c0', '-c:a', 'pcm_s24le', wav]);
+  const wavBytes = statSync(wav).size;
+  const server = await start('server/main.ts', { PROCESSING: 'in-process', JOB_POLL_MS: '20' });
+  const token = await benchToken(server);
+  const api = createApiClient({ baseUrl: server.url + '/api/v1', token });
+  const { data: project } = await api.POST('/projects', { body: { name: 'Play bench' } });
+  const uploaded = await api.uploadFile(project!.id, { name: 'track.wav', mimeType: 'audio/wav' }, readFileSync(wav));
+  if (!uploaded.data) throw new Error(`upload failed: ${JSON.stringify(uploaded.error)}`);
+  const analysed = await waitForStatus(api, project!.id, uploaded.data.box.id, ['ready', 'failed'], { timeoutMs: 600_000, intervalMs: 100 });
+  if (analysed.status !== 'ready') throw new Error(`the bench file failed to process: ${analysed.statusReason}`);
+  // A player with the defaults a musician gets, open to anyone with the link.
+  const { data: player } = await api.POST('/players', { body: { name: 'Play bench', projectid: project!.id, public: true } });
+  const pageUrl = player!.playerUrl!;
+
+  const browser = await launchBrowser();
+  // A first run warms up both sides (the server's code paths, Chromium's media stack) and says what the page plays.
+  const warmUp = await firstAudio(browser, pageUrl);
+  const served = await fetch(warmUp.source);
+  if (!served.ok) throw new Error(`the page's audio answered ${served.status}`);
+  const played = join(audioDir, 'played');
+  writeFileSync(played, Buffer.from(await served.arrayBuffer()));
+  const contentType = served.headers.get('content-type') ?? 'application/octet-stream';
+  const playedBytes = statSync(played).size;
+  const bare = await start('bench/baselines/bare-audio-page.ts', { BENCH_AUDIO_FILE: played, BENCH_AUDIO_TYPE: contentType });
+  await firstAudio(browser, `${bare.url}/`);
+
+  const page: FirstAudio[] = [];
+  const base: FirstAudio[] = [];
+  for (let run = 0; run < runsWanted; run++) {
+    page.push(await firstAudio(browser, pageUrl));
+    base.push(await firstAudio(browser, `${bare.url}/`));
+  }
+  await browser.close();
+  await Promise.all([server.stop(), bare.stop()]);
+  rmSync(audioDir, { recursive: true, force: true });
+  const middle = (runs: FirstAudio[], key: 'playingMs' | 'advancingMs') => {
+    const sorted = runs.map((run) => run[key]).sort((a, b) => a - b);
+    return sorted.length % 2 ? sorted[(sorted.length - 1) / 2] : (sorted[sorted.length / 2 - 1] + sorted[sorted.length / 2]) / 2;
+  };
+  const list = (runs: FirstAudio[], key: 'playingMs' | 'advancingMs') => runs.map((run) => run[key].toFixed(0)).join(', ');
+  const quality = new URL(warmUp.source).searchParams.get('variant') ?? 'original';
+  say(`first audio after a click on Play, 3-minute WAV, ${(wavBytes / 1e6).toFixed(0)} MB, the page streams ${quality} (${contentType}, ${(playedBytes / 1e6).toFixed(0)} MB), median of ${runsWanted} fresh page loads:`);
+  for (const [key, what] of [['playingMs', '`playing` event'], ['advancingMs', 'currentTime > 0']] as const) {
+    say(
+      `  click → ${what}: player page ${middle(page, key).toFixed(0)} ms, bare <audio> ${middle(base, key).toFixed(0)} ms, ${ratio(middle(page, key), middle(base, key))}× ` +
+        `(runs: page ${list(page, key)}; bare ${list(base, key)} ms)`,
+    );
+  }
 }
 
 if (failures.length > 0) {

@@ -1,0 +1,60 @@
+/**
+ * Baseline for the first audio after a click on Play: a plain page with a
+ * bare <audio id="audio"> and a button "Play" whose click calls play(),
+ * served by node:http with the very file the player page plays
+ * (BENCH_AUDIO_FILE, sent as BENCH_AUDIO_TYPE). The element preloads
+ * metadata, as the player page's does, and the file is served with byte
+ * ranges (206), as the server's download endpoint serves it, so that the
+ * browser fetches it the same way from both.
+ */
+import { createReadStream, statSync } from 'node:fs';
+import { createServer } from 'node:http';
+
+const file = process.env.BENCH_AUDIO_FILE!;
+const type = process.env.BENCH_AUDIO_TYPE ?? 'application/octet-stream';
+const size = statSync(file).size;
+
+const page = `<!doctype html>
+<html lang="en"><head><meta charset="utf-8"><title>Bare audio</title></head>
+<body><main id="app" data-state="ready">
+<button type="button" id="play">Play</button>
+<audio id="audio" preload="metadata" src="/audio"></audio>
+</main>
+<script>
+  const audio = document.getElementById('audio');
+  document.getElementById('play').addEventListener('click', () => void audio.play());
+</script>
+</body></html>`;
+
+const server = createServer((req, res) => {
+  if (req.url === '/healthz') return void res.end('ok');
+  if (req.url === '/') {
+    res.writeHead(200, { 'Content-Type': 'text/html; charset=utf-8', 'Cache-Control': 'no-store' });
+    return void res.end(page);
+  }
+  if (req.url !== '/audio') {
+    res.writeHead(404);
+    return void res.end();
+  }
+  // RFC 9110 section 14: one range, bytes=first-[last]; anything else gets the whole file.
+  const range = /^bytes=(\d+)-(\d*)$/.exec(req.headers.range ?? '');
+  const first = range ? Number(range[1]) : 0;
+  const last = range?.[2] ? Math.min(Number(range[2]), size - 1) : size - 1;
+  if (range && first >= size) {
+    res.writeHead(416, { 'Content-Range': `bytes */${size}` });
+    return void res.end();
+  }
+  res.writeHead(range ? 206 : 200, {
+    'Content-Type': type,
+    'Accept-Ranges': 'bytes',
+    'Content-Length': String(last - first + 1),
+    'Cache-Control': 'no-store',
+    ...(range ? { 'Content-Range': `bytes ${first}-${last}/${size}` } : {}),
+  });
+  createReadStream(file, { start: first, end: last }).pipe(res);
+});
+server.listen(Number(process.env.PORT), '127.0.0.1');
+process.on('SIGTERM', () => {
+  server.closeAllConnections();
+  server.close(() => process.exit(0));
+});
