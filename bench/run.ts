@@ -27,7 +27,8 @@
  *   play     first audio after a click on Play in headless Chromium (to the
  *            `playing` event, and to currentTime > 0), median of fresh page
  *            loads, against a bare <audio> on a plain node:http page with
- *            the same file.
+ *            the same file (and, to tell what Web Audio costs by itself,
+ *            the same element through a GainNode).
  *
  * `npm run bench -- view bundle` runs only the parts named (or BENCH_PARTS);
  * a missed budget or target makes the run exit non-zero once every part
@@ -501,11 +502,15 @@ if (parts.has('play')) {
   const bare = await start('bench/baselines/bare-audio-page.ts', { BENCH_AUDIO_FILE: played, BENCH_AUDIO_TYPE: contentType });
   await firstAudio(browser, `${bare.url}/`);
 
+  await firstAudio(browser, `${bare.url}/webaudio`);
+
   const page: FirstAudio[] = [];
   const base: FirstAudio[] = [];
+  const webAudio: FirstAudio[] = [];
   for (let run = 0; run < runsWanted; run++) {
     page.push(await firstAudio(browser, pageUrl));
     base.push(await firstAudio(browser, `${bare.url}/`));
+    webAudio.push(await firstAudio(browser, `${bare.url}/webaudio`));
   }
   await browser.close();
   await Promise.all([server.stop(), bare.stop()]);
@@ -522,6 +527,7 @@ if (parts.has('play')) {
       `  click → ${what}: player page ${middle(page, key).toFixed(0)} ms, bare <audio> ${middle(base, key).toFixed(0)} ms, ${ratio(middle(page, key), middle(base, key))}× ` +
         `(runs: page ${list(page, key)}; bare ${list(base, key)} ms)`,
     );
+    say(`    the bare <audio> through Web Audio (a GainNode, its context made in the click): ${middle(webAudio, key).toFixed(0)} ms (runs: ${list(webAudio, key)} ms)`);
   }
 }
 

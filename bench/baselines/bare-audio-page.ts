@@ -6,6 +6,11 @@
  * metadata, as the player page's does, and the file is served with byte
  * ranges (206), as the server's download endpoint serves it, so that the
  * browser fetches it the same way from both.
+ *
+ * `/webaudio` is the same page with the element played through Web Audio,
+ * as the player page plays it (MediaElementSource → GainNode →
+ * destination, the context made and resumed in the click): what that path
+ * costs by itself.
  */
 import { createReadStream, statSync } from 'node:fs';
 import { createServer } from 'node:http';
@@ -14,7 +19,7 @@ const file = process.env.BENCH_AUDIO_FILE!;
 const type = process.env.BENCH_AUDIO_TYPE ?? 'application/octet-stream';
 const size = statSync(file).size;
 
-const page = `<!doctype html>
+const page = (script: string) => `<!doctype html>
 <html lang="en"><head><meta charset="utf-8"><title>Bare audio</title></head>
 <body><main id="app" data-state="ready">
 <button type="button" id="play">Play</button>
@@ -22,15 +27,26 @@ const page = `<!doctype html>
 </main>
 <script>
   const audio = document.getElementById('audio');
-  document.getElementById('play').addEventListener('click', () => void audio.play());
+  ${script}
 </script>
 </body></html>`;
 
+const pages: Record<string, string> = {
+  '/': page(`document.getElementById('play').addEventListener('click', () => void audio.play());`),
+  '/webaudio': page(`document.getElementById('play').addEventListener('click', () => {
+    const context = new AudioContext();
+    context.createMediaElementSource(audio).connect(context.createGain()).connect(context.destination);
+    void context.resume();
+    void audio.play();
+  });`),
+};
+
 const server = createServer((req, res) => {
   if (req.url === '/healthz') return void res.end('ok');
-  if (req.url === '/') {
+  const html = pages[req.url ?? ''];
+  if (html) {
     res.writeHead(200, { 'Content-Type': 'text/html; charset=utf-8', 'Cache-Control': 'no-store' });
-    return void res.end(page);
+    return void res.end(html);
   }
   if (req.url !== '/audio') {
     res.writeHead(404);
