@@ -465,6 +465,23 @@ if (parts.has('bundle')) {
   for (const file of files) say(`player page ${file.name}: ${kB(file.bytes)}, gzipped (level 9) ${kB(file.gzipped)}`);
   say(`player page JavaScript and CSS, gzipped: ${kB(total)} of a ${kB(budgetBytes)} budget (${((100 * total) / budgetBytes).toFixed(0)} %), ${total <= budgetBytes ? 'within' : 'OVER'}`);
   if (total > budgetBytes) failures.push(`player page JavaScript and CSS: ${kB(total)} gzipped, budget ${kB(budgetBytes)}`);
+  // What the server itself sends for them to a browser that accepts compressed answers: the bytes on the wire, unless
+  // a proxy in front compresses them.
+  const server = await start('server/main.ts');
+  for (const name of ['player.js', 'player.css']) {
+    const wire = await new Promise<{ bytes: number; encoding: string }>((done, fail) => {
+      const asked = request(`${server.url}/assets/${name}`, { headers: { 'Accept-Encoding': 'gzip, deflate, br' } }, (res) => {
+        if (res.statusCode !== 200) return fail(new Error(`/assets/${name} answered ${res.statusCode}`));
+        let bytes = 0;
+        res.on('data', (chunk: Buffer) => (bytes += chunk.length));
+        res.on('end', () => done({ bytes, encoding: res.headers['content-encoding'] ?? 'none' }));
+      });
+      asked.on('error', fail);
+      asked.end();
+    });
+    say(`  served by the server (Accept-Encoding: gzip, deflate, br): /assets/${name} ${kB(wire.bytes)}, Content-Encoding ${wire.encoding}`);
+  }
+  await server.stop();
 }
 
 if (parts.has('play')) {
