@@ -7,10 +7,14 @@
  * ranges (206), as the server's download endpoint serves it, so that the
  * browser fetches it the same way from both.
  *
- * `/webaudio` is the same page with the element played through Web Audio,
- * as the player page plays it (MediaElementSource → GainNode →
- * destination, the context made and resumed in the click): what that path
- * costs by itself.
+ * Two variants tell apart what the player page adds:
+ * - `/webaudio`: the element played through Web Audio, as the player page
+ *   plays it (MediaElementSource → GainNode → destination, the context made
+ *   and resumed in the click): what that path costs by itself.
+ * - `/server-stream`: the bare element playing the player page's own
+ *   signed stream URL from the server (BENCH_SERVER_AUDIO_URL; another
+ *   origin, which a bare element may play without CORS): what the server's
+ *   download endpoint costs against node:http.
  */
 import { createReadStream, statSync } from 'node:fs';
 import { createServer } from 'node:http';
@@ -19,11 +23,11 @@ const file = process.env.BENCH_AUDIO_FILE!;
 const type = process.env.BENCH_AUDIO_TYPE ?? 'application/octet-stream';
 const size = statSync(file).size;
 
-const page = (script: string) => `<!doctype html>
+const page = (script: string, src = '/audio') => `<!doctype html>
 <html lang="en"><head><meta charset="utf-8"><title>Bare audio</title></head>
 <body><main id="app" data-state="ready">
 <button type="button" id="play">Play</button>
-<audio id="audio" preload="metadata" src="/audio"></audio>
+<audio id="audio" preload="metadata" src="${src.replaceAll('&', '&amp;')}"></audio>
 </main>
 <script>
   const audio = document.getElementById('audio');
@@ -31,8 +35,10 @@ const page = (script: string) => `<!doctype html>
 </script>
 </body></html>`;
 
+const playOnClick = `document.getElementById('play').addEventListener('click', () => void audio.play());`;
 const pages: Record<string, string> = {
-  '/': page(`document.getElementById('play').addEventListener('click', () => void audio.play());`),
+  '/': page(playOnClick),
+  ...(process.env.BENCH_SERVER_AUDIO_URL ? { '/server-stream': page(playOnClick, process.env.BENCH_SERVER_AUDIO_URL) } : {}),
   '/webaudio': page(`document.getElementById('play').addEventListener('click', () => {
     const context = new AudioContext();
     context.createMediaElementSource(audio).connect(context.createGain()).connect(context.destination);
