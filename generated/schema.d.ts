@@ -2890,7 +2890,8 @@ export interface components {
          * @description The request is well-formed but conflicts with the stored state: a field
          *     that does not apply to this kind of box (`hidden` or `addids` on a file,
          *     `versionName` outside a stack), an id of another kind or project, a
-         *     folder or stack where only files go.
+         *     folder or stack where only files go. `detail` says which, and what to
+         *     change.
          */
         Conflict: {
             headers: {
@@ -3163,6 +3164,21 @@ export interface components {
             };
         };
         /**
+         * @description Any other problem (RFC 9457), for example a method the path does not
+         *     take (405, with `Allow`), request headers that are too large (431), an
+         *     error on the server's side (500: quote its `instance` when reporting
+         *     it), or a server that is not ready (503). Every problem has the same
+         *     shape, whatever its status.
+         */
+        DefaultProblem: {
+            headers: {
+                [name: string]: unknown;
+            };
+            content: {
+                "application/problem+json": components["schemas"]["Problem"];
+            };
+        };
+        /**
          * @description The player does not open for this listener yet: it is for invited
          *     collaborators only (`lock: collaborators`: open the invite link), or it
          *     has a password (`lock: password`: give it with *Open a player
@@ -3425,6 +3441,7 @@ export interface operations {
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
             429: components["responses"]["TooManyRequests"];
+            default: components["responses"]["DefaultProblem"];
         };
     };
     createPlayer: {
@@ -3485,6 +3502,7 @@ export interface operations {
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
             429: components["responses"]["TooManyRequests"];
+            default: components["responses"]["DefaultProblem"];
         };
     };
     getPlayer: {
@@ -3552,6 +3570,7 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             404: components["responses"]["PlayerNotFound"];
             429: components["responses"]["TooManyRequests"];
+            default: components["responses"]["DefaultProblem"];
         };
     };
     updatePlayer: {
@@ -3639,6 +3658,7 @@ export interface operations {
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
             429: components["responses"]["TooManyRequests"];
+            default: components["responses"]["DefaultProblem"];
         };
     };
     deletePlayer: {
@@ -3671,6 +3691,7 @@ export interface operations {
             403: components["responses"]["Forbidden"];
             404: components["responses"]["PlayerNotFound"];
             429: components["responses"]["TooManyRequests"];
+            default: components["responses"]["DefaultProblem"];
         };
     };
     requestUploadUrl: {
@@ -3729,6 +3750,7 @@ export interface operations {
             413: components["responses"]["UploadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
             429: components["responses"]["TooManyRequests"];
+            default: components["responses"]["DefaultProblem"];
         };
     };
     requestArtworkUploadUrl: {
@@ -3794,6 +3816,7 @@ export interface operations {
             413: components["responses"]["ArtworkTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
             429: components["responses"]["TooManyRequests"];
+            default: components["responses"]["DefaultProblem"];
         };
     };
     getFile: {
@@ -3830,6 +3853,7 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             404: components["responses"]["NotFound"];
             429: components["responses"]["TooManyRequests"];
+            default: components["responses"]["DefaultProblem"];
         };
     };
     updateFile: {
@@ -3902,6 +3926,7 @@ export interface operations {
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
             429: components["responses"]["TooManyRequests"];
+            default: components["responses"]["DefaultProblem"];
         };
     };
     deleteFile: {
@@ -3940,6 +3965,7 @@ export interface operations {
             404: components["responses"]["NotFound"];
             409: components["responses"]["Conflict"];
             429: components["responses"]["TooManyRequests"];
+            default: components["responses"]["DefaultProblem"];
         };
     };
     downloadFile: {
@@ -3992,6 +4018,7 @@ export interface operations {
             404: components["responses"]["NotFound"];
             409: components["responses"]["DownloadConflict"];
             429: components["responses"]["TooManyRequests"];
+            default: components["responses"]["DefaultProblem"];
         };
     };
     getPeaksUrl: {
@@ -4040,6 +4067,7 @@ export interface operations {
             404: components["responses"]["NotFound"];
             409: components["responses"]["DownloadConflict"];
             429: components["responses"]["TooManyRequests"];
+            default: components["responses"]["DefaultProblem"];
         };
     };
     listAllFiles: {
@@ -4103,6 +4131,7 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             404: components["responses"]["NotFound"];
             429: components["responses"]["TooManyRequests"];
+            default: components["responses"]["DefaultProblem"];
         };
     };
     listFolders: {
@@ -4152,6 +4181,7 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             404: components["responses"]["NotFound"];
             429: components["responses"]["TooManyRequests"];
+            default: components["responses"]["DefaultProblem"];
         };
     };
     createFolder: {
@@ -4208,6 +4238,7 @@ export interface operations {
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
             429: components["responses"]["TooManyRequests"];
+            default: components["responses"]["DefaultProblem"];
         };
     };
     createStack: {
@@ -4277,6 +4308,7 @@ export interface operations {
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
             429: components["responses"]["TooManyRequests"];
+            default: components["responses"]["DefaultProblem"];
         };
     };
     uploadFile: {
@@ -4361,6 +4393,7 @@ export interface operations {
             409: components["responses"]["UploadUsed"];
             413: components["responses"]["UploadBodyTooLarge"];
             429: components["responses"]["AddressTooManyRequests"];
+            default: components["responses"]["DefaultProblem"];
         };
     };
     uploadArtwork: {
@@ -4453,6 +4486,7 @@ export interface operations {
             413: components["responses"]["UploadBodyTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
             429: components["responses"]["AddressTooManyRequests"];
+            default: components["responses"]["DefaultProblem"];
         };
     };
     fetchSignedDownload: {
@@ -4598,6 +4632,7 @@ export interface operations {
                 };
             };
             429: components["responses"]["AddressTooManyRequests"];
+            default: components["responses"]["DefaultProblem"];
         };
     };
     listProjects: {
@@ -4634,6 +4669,7 @@ export interface operations {
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
             429: components["responses"]["TooManyRequests"];
+            default: components["responses"]["DefaultProblem"];
         };
     };
     createProject: {
@@ -4686,6 +4722,7 @@ export interface operations {
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
             429: components["responses"]["TooManyRequests"];
+            default: components["responses"]["DefaultProblem"];
         };
     };
     getProject: {
@@ -4733,6 +4770,7 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             404: components["responses"]["NotFound"];
             429: components["responses"]["TooManyRequests"];
+            default: components["responses"]["DefaultProblem"];
         };
     };
     updateProject: {
@@ -4799,6 +4837,7 @@ export interface operations {
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
             429: components["responses"]["TooManyRequests"];
+            default: components["responses"]["DefaultProblem"];
         };
     };
     getCurrentUser: {
@@ -4830,6 +4869,7 @@ export interface operations {
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
             429: components["responses"]["TooManyRequests"];
+            default: components["responses"]["DefaultProblem"];
         };
     };
     updateCurrentUser: {
@@ -4873,6 +4913,7 @@ export interface operations {
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
             429: components["responses"]["TooManyRequests"];
+            default: components["responses"]["DefaultProblem"];
         };
     };
     getPlayerPreferences: {
@@ -4907,6 +4948,7 @@ export interface operations {
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
             429: components["responses"]["TooManyRequests"];
+            default: components["responses"]["DefaultProblem"];
         };
     };
     updatePlayerPreferences: {
@@ -4966,6 +5008,7 @@ export interface operations {
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
             429: components["responses"]["TooManyRequests"];
+            default: components["responses"]["DefaultProblem"];
         };
     };
     getPaymentProvider: {
@@ -4994,6 +5037,7 @@ export interface operations {
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
             429: components["responses"]["TooManyRequests"];
+            default: components["responses"]["DefaultProblem"];
         };
     };
     connectPaymentProvider: {
@@ -5037,6 +5081,7 @@ export interface operations {
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
             429: components["responses"]["TooManyRequests"];
+            default: components["responses"]["DefaultProblem"];
         };
     };
     disconnectPaymentProvider: {
@@ -5065,6 +5110,7 @@ export interface operations {
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
             429: components["responses"]["TooManyRequests"];
+            default: components["responses"]["DefaultProblem"];
         };
     };
     getPlayerView: {
@@ -5096,6 +5142,7 @@ export interface operations {
             404: components["responses"]["NotFound"];
             410: components["responses"]["PlayerExpired"];
             429: components["responses"]["TooManyRequests"];
+            default: components["responses"]["DefaultProblem"];
         };
     };
     openPlayerSession: {
@@ -5138,6 +5185,7 @@ export interface operations {
             410: components["responses"]["PlayerExpired"];
             415: components["responses"]["UnsupportedMediaType"];
             429: components["responses"]["TooManyRequests"];
+            default: components["responses"]["DefaultProblem"];
         };
     };
     closePlayerSession: {
@@ -5170,6 +5218,7 @@ export interface operations {
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
             429: components["responses"]["TooManyRequests"];
+            default: components["responses"]["DefaultProblem"];
         };
     };
     listCollaborators: {
@@ -5201,6 +5250,7 @@ export interface operations {
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
             429: components["responses"]["TooManyRequests"];
+            default: components["responses"]["DefaultProblem"];
         };
     };
     removeCollaborator: {
@@ -5237,6 +5287,7 @@ export interface operations {
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
             429: components["responses"]["TooManyRequests"];
+            default: components["responses"]["DefaultProblem"];
         };
     };
     renewCollaboratorInvite: {
@@ -5273,6 +5324,7 @@ export interface operations {
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
             429: components["responses"]["TooManyRequests"];
+            default: components["responses"]["DefaultProblem"];
         };
     };
     listComments: {
@@ -5309,6 +5361,7 @@ export interface operations {
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
             429: components["responses"]["TooManyRequests"];
+            default: components["responses"]["DefaultProblem"];
         };
     };
     createComment: {
@@ -5351,6 +5404,7 @@ export interface operations {
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
             429: components["responses"]["TooManyRequests"];
+            default: components["responses"]["DefaultProblem"];
         };
     };
     getComment: {
@@ -5392,6 +5446,7 @@ export interface operations {
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
             429: components["responses"]["TooManyRequests"];
+            default: components["responses"]["DefaultProblem"];
         };
     };
     updateComment: {
@@ -5439,6 +5494,7 @@ export interface operations {
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
             429: components["responses"]["TooManyRequests"];
+            default: components["responses"]["DefaultProblem"];
         };
     };
     deleteComment: {
@@ -5480,6 +5536,7 @@ export interface operations {
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
             429: components["responses"]["TooManyRequests"];
+            default: components["responses"]["DefaultProblem"];
         };
     };
     listPlayerComments: {
@@ -5517,6 +5574,7 @@ export interface operations {
             404: components["responses"]["NotFound"];
             410: components["responses"]["PlayerExpired"];
             429: components["responses"]["TooManyRequests"];
+            default: components["responses"]["DefaultProblem"];
         };
     };
     createPlayerComment: {
@@ -5560,6 +5618,7 @@ export interface operations {
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
             429: components["responses"]["CommentWriteTooManyRequests"];
+            default: components["responses"]["DefaultProblem"];
         };
     };
     updatePlayerComment: {
@@ -5608,6 +5667,7 @@ export interface operations {
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
             429: components["responses"]["CommentWriteTooManyRequests"];
+            default: components["responses"]["DefaultProblem"];
         };
     };
     deletePlayerComment: {
@@ -5650,6 +5710,7 @@ export interface operations {
             404: components["responses"]["NotFound"];
             410: components["responses"]["PlayerExpired"];
             429: components["responses"]["CommentWriteTooManyRequests"];
+            default: components["responses"]["DefaultProblem"];
         };
     };
 }

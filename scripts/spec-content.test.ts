@@ -88,7 +88,7 @@ describe('the spec as partners read it', () => {
       PlayerNotFound: ['playerNotFound'],
       UploadNotFound: ['uploadNotFound', 'fileDeletedDuringUpload'],
       DownloadNotFound: ['downloadGone'],
-      Conflict: ['hiddenOnFile', 'versionNameOutsideStack', 'notABoxOfProject', 'notAFile', 'parentNotAContainer'],
+      Conflict: ['conflict', 'hiddenOnFile', 'versionNameOutsideStack', 'notABoxOfProject', 'notAFile', 'parentNotAContainer'],
       PlayerConflict: ['paymentProviderRequired', 'folderNotInProject'],
       DownloadConflict: ['uploadNotCompleted', 'renditionMissing', 'notAnalysed'],
       PayloadTooLarge: ['bodyTooLarge'],
@@ -106,5 +106,48 @@ describe('the spec as partners read it', () => {
     for (const [response, names] of Object.entries(expected)) expect(named(responses.responses[response]), response).toEqual(names);
     const failed = (paths['/projects/{projectid}/files/{fileid}'].get.responses['200'].content['application/json'].examples as Record<string, { value: JsonObject }>).failedFile.value;
     expect(failed).toMatchObject({ status: 'failed', statusReason: expect.any(String) });
+  });
+
+  it('documents a 429 and a default problem (RFC 9457) on every operation', () => {
+    /** A response, with a `$ref` to components followed. */
+    const resolve = (node: Json | undefined): JsonObject => {
+      if (!isObject(node) || typeof node.$ref !== 'string') return node as JsonObject;
+      return node.$ref
+        .slice(2)
+        .split('/')
+        .reduce<Json>((at, part) => (at as JsonObject)[part.replace(/~1/g, '/').replace(/~0/g, '~')], spec) as JsonObject;
+    };
+    const operations = Object.entries(spec.paths as JsonObject).flatMap(([path, item]) =>
+      Object.entries(item as JsonObject)
+        .filter(([method]) => ['get', 'put', 'post', 'delete', 'patch'].includes(method))
+        .map(([method, operation]) => ({ name: `${method.toUpperCase()} ${path}`, responses: (operation as JsonObject).responses as JsonObject })),
+    );
+    expect(operations.length).toBeGreaterThan(40);
+    const isProblem = (response: JsonObject) => {
+      const content = response.content as JsonObject;
+      return Object.keys(content).join() === 'application/problem+json' && (content['application/problem+json'] as JsonObject).schema !== undefined;
+    };
+    const gaps = operations.flatMap(({ name, responses }) => {
+      const tooMany = resolve(responses['429']);
+      const other = resolve(responses.default);
+      return [
+        ...(tooMany && isProblem(tooMany) && isObject(tooMany.headers) && 'Retry-After' in tooMany.headers ? [] : [`${name}: no 429 problem with Retry-After`]),
+        ...(other && isProblem(other) && /^Any other problem \(RFC 9457\)/.test(other.description as string) ? [] : [`${name}: no default problem`]),
+      ];
+    });
+    expect(gaps).toEqual([]);
+    // The default is the Problem schema itself: any status, one shape.
+    const problem = (spec.components as { responses: Record<string, JsonObject> }).responses.DefaultProblem.content as Record<string, JsonObject>;
+    expect(problem['application/problem+json'].schema).toEqual({ $ref: '#/components/schemas/Problem' });
+  });
+
+  it('answers the generic Conflict, shared by several operations, with an example about none of them first', () => {
+    const conflict = (spec.components as { responses: Record<string, { content: Record<string, { examples: Record<string, { value: JsonObject }> }> }> }).responses.Conflict;
+    const users = [...walk(spec.paths as JsonObject, '#/paths')].filter(([, node]) => isObject(node) && node.$ref === '#/components/responses/Conflict');
+    expect(users.length).toBeGreaterThan(1);
+    const [first] = Object.values(conflict.content['application/problem+json'].examples);
+    expect(first.value).toMatchObject({ type: '/problems/conflict', status: 409 });
+    // No id of one resource, and none of the fields only one operation takes.
+    expect(first.value.detail).not.toMatch(/\b(prj|box|ply|upl|cmt|usr)_|\b(hidden|addids|versionName|parentid)\b/);
   });
 });
