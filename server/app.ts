@@ -24,6 +24,7 @@ import { jsonBody } from './http/json-body.ts';
 import { notFound } from './http/problem.ts';
 import { problemHandler } from './http/errors.ts';
 import { memoiseRouteRegexps } from './http/route-regexp-cache.ts';
+import { readinessHandler } from './http/readiness.ts';
 import { dispatchOperations } from './http/operations.ts';
 import { accountHandlers } from './resources/account/account-handlers.ts';
 import { projectsHandlers } from './resources/projects/projects-handlers.ts';
@@ -44,7 +45,13 @@ const faviconPath = resolve(root, 'web/assets/favicon.ico');
 /** The signed-URL operations carry their authority in the URL, not in a bearer token. */
 const isSignedPath = (path: string) => path.startsWith('/upload/') || path.startsWith('/download/');
 
-export function createApp(ctx: Context): Express {
+/** What the app needs to know of the process that serves it. */
+export interface Lifecycle {
+  /** True once a shutdown began: /readyz then answers 503, so that a load balancer sends nothing new. */
+  isDraining(): boolean;
+}
+
+export function createApp(ctx: Context, lifecycle: Lifecycle = { isDraining: () => false }): Express {
   memoiseRouteRegexps();
   const app = express();
   app.disable('x-powered-by');
@@ -60,11 +67,20 @@ export function createApp(ctx: Context): Express {
   app.use(cors);
   app.use(refuseNulInUrl);
 
-  // Before the rate limit: a supervisor's health checks must not use up, or be refused by, a client's allowance.
+  // Before the rate limit: a supervisor's health and readiness checks must not use up, or be refused by, a client's allowance.
   app.get('/healthz', async (_req, res) => {
     await ctx.store.ping();
     res.json({ status: 'ok', store: ctx.store.db.dialect });
   });
+  app.get(
+    '/readyz',
+    readinessHandler({
+      pingDatabase: () => ctx.store.ping(),
+      checkBlobStore: (timeoutMs) => ctx.blobs.check(timeoutMs),
+      isDraining: lifecycle.isDraining,
+      onFailure: (check, error) => ctx.logger.warn(`readiness check failed: ${check}`, { err: error }),
+    }),
+  );
   app.use(rateLimitByAddress(ctx.store.db, ctx.config.addressRateLimit));
   const docsPolicy = docsContentSecurityPolicy(docsPath);
   app.get(['/docs', '/docs/'], (req, res, next) => {

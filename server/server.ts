@@ -70,10 +70,10 @@ export async function startServer(config: Config, overrides: { clock?: Clock; lo
   void sweep();
   const sweeper = setInterval(sweep, 10 * 60_000);
   sweeper.unref();
-  const app = createApp(ctx);
+  let draining = false;
+  const app = createApp(ctx, { isDraining: () => draining });
   // Responses under way, so that a shutdown can tell each to close its connection when it is done.
   const underWay = new Set<ServerResponse>();
-  let draining = false;
   const http = createServer({ requestTimeout: 0, maxHeaderSize }, (req, res) => {
     if (draining) res.setHeader('Connection', 'close');
     underWay.add(res);

@@ -5,7 +5,7 @@
 import { Readable } from 'node:stream';
 import { text } from 'node:stream/consumers';
 import { describe, expect, it } from 'vitest';
-import { BlobTooLargeError, BlobTooShortError, type BlobStore, type WriteOptions } from './blob-store.ts';
+import { BlobStoreUnavailableError, BlobTooLargeError, BlobTooShortError, type BlobStore, type WriteOptions } from './blob-store.ts';
 
 const bytes = (content: string) => Readable.from([Buffer.from(content)]);
 
@@ -52,8 +52,23 @@ function failingSource(first: string): Readable {
   });
 }
 
-export function blobStoreConformance(name: string, make: () => Promise<{ store: BlobStore; leftovers: () => Promise<string[]> }>) {
+/**
+ * `make` gives a fresh store, what failed writes left behind in it, and a
+ * store of the same backend that cannot be used (a bucket that is not there,
+ * a folder that is a file).
+ */
+export function blobStoreConformance(name: string, make: () => Promise<{ store: BlobStore; leftovers: () => Promise<string[]>; unusable: () => BlobStore }>) {
   describe(`blob store: ${name}`, () => {
+    it('passes its check when usable, and fails it with a BlobStoreUnavailableError saying why when not', async () => {
+      const { store, unusable } = await make();
+      await expect(store.check(5000)).resolves.toBeUndefined();
+      const error = await unusable()
+        .check(5000)
+        .catch((error: unknown) => error);
+      expect(error).toBeInstanceOf(BlobStoreUnavailableError);
+      expect((error as Error).message).toMatch(/^Cannot use the /);
+    });
+
     it('writes a blob of exactly the expected size, and reads it whole or by range', async () => {
       const { store } = await make();
       expect(await store.write('a/one', bytes('hello world'), { expectedSize: 11 })).toEqual({ size: 11 });

@@ -47,6 +47,13 @@ export interface BlobStore {
    * is gone afterwards either way.
    */
   adopt(key: string, path: string): Promise<BlobInfo>;
+  /**
+   * Checks cheaply that the store can be used now (S3: HeadBucket with these
+   * keys; disk: the folder is there and writable), within `timeoutMs`.
+   * Rejects with a BlobStoreUnavailableError that says what is wrong and what
+   * to check. Run at start, and by GET /readyz.
+   */
+  check(timeoutMs?: number): Promise<void>;
   /** Size of a stored blob, or undefined when there is none. */
   stat(key: string): Promise<BlobInfo | undefined>;
   /** A stream of the blob's bytes, from `start` to `end` inclusive. */

@@ -1,4 +1,4 @@
-import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { chmod, mkdir, readdir, stat, utimes, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { dirname, join, relative, sep } from 'node:path';
@@ -26,6 +26,12 @@ blobStoreConformance('local disk', async () => {
     store: new LocalDiskBlobStore(root),
     // Temporary files of failed writes must not stay behind.
     leftovers: () => temporaryFiles(root),
+    // A root where a file is: no folder can be made there.
+    unusable: () => {
+      const file = join(scratch('blobs-unusable-'), 'a-file');
+      writeFileSync(file, 'not a folder');
+      return new LocalDiskBlobStore(join(file, 'blobs'));
+    },
   };
 });
 

@@ -9,13 +9,13 @@
  * alone (files 0600, folders 0700), set outright so the umask cannot widen
  * (or narrow) them.
  */
-import { createReadStream, createWriteStream, type Dirent } from 'node:fs';
-import { chmod, mkdir, open, readdir, rename, rm, stat } from 'node:fs/promises';
+import { constants, createReadStream, createWriteStream, type Dirent } from 'node:fs';
+import { access, chmod, mkdir, open, readdir, rename, rm, stat } from 'node:fs/promises';
 import { randomBytes } from 'node:crypto';
 import { basename, dirname, join, resolve, sep } from 'node:path';
 import type { Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
-import type { BlobInfo, BlobStore, WriteOptions } from './blob-store.ts';
+import { BlobStoreUnavailableError, type BlobInfo, type BlobStore, type WriteOptions } from './blob-store.ts';
 import { checkedBytes, checkKey, checkPrefix } from './byte-checks.ts';
 
 export const FILE_MODE = 0o600;
@@ -104,6 +104,20 @@ export class LocalDiskBlobStore implements BlobStore {
     }
     await syncFolder(dirname(target));
     return { size: (await stat(target)).size };
+  }
+
+  /** The root is a folder this process may read and write (made if missing, as a first write would). */
+  async check(): Promise<void> {
+    try {
+      await mkdir(this.root, { recursive: true, mode: FOLDER_MODE });
+      if (!(await stat(this.root)).isDirectory()) throw new Error('it is not a folder');
+      await access(this.root, constants.R_OK | constants.W_OK | constants.X_OK);
+    } catch (error) {
+      const code = (error as NodeJS.ErrnoException).code;
+      throw new BlobStoreUnavailableError(`Cannot use the folder ${this.root} for files: ${code ?? (error as Error).message}. Check that it is a folder the server's user may write (DATA_DIR).`, {
+        cause: error,
+      });
+    }
   }
 
   async stat(key: string): Promise<BlobInfo | undefined> {

@@ -32,6 +32,6 @@ export async function openBlobStore(config: Config): Promise<BlobStore> {
     // The sweep takes writes idle for a claim's lifetime; a live one shows itself three times as often.
     keepAliveMs: config.uploadClaimMs / 3,
   });
-  await store.checkBucket();
+  await store.check();
   return store;
 }

@@ -28,6 +28,7 @@ blobStoreConformance('S3 (radosgw)', async () => {
   return {
     store: new S3BlobStore({ client: s3.client, bucket, scratchDir: scratch }),
     leftovers: () => unfinishedUploads(bucket),
+    unusable: () => new S3BlobStore({ client: s3.client, bucket: `${bucket}-never-made`, scratchDir: scratch }),
   };
 });
 
@@ -227,18 +228,18 @@ describe('S3 blob store', () => {
       new S3BlobStore({ client: createS3Client({ ...s3.settings, ...overrides }), bucket, description: `bucket ${bucket} at ${overrides.endpoint ?? s3.settings.endpoint}` });
 
     it('passes for a bucket these keys may use', async () => {
-      await expect(storeFor({}, await s3.bucket()).checkBucket()).resolves.toBeUndefined();
+      await expect(storeFor({}, await s3.bucket()).check()).resolves.toBeUndefined();
     });
 
     it('says the bucket does not exist', async () => {
-      await expect(storeFor({}, 'no-such-bucket-here').checkBucket()).rejects.toThrow(
+      await expect(storeFor({}, 'no-such-bucket-here').check()).rejects.toThrow(
         /^Cannot use the S3 bucket no-such-bucket-here at http:\/\/127\.0\.0\.1:\d+: the bucket does not exist/,
       );
     });
 
     it('says the keys are refused', async () => {
       const error = await storeFor({ secretAccessKey: 'not-the-secret' }, await s3.bucket())
-        .checkBucket()
+        .check()
         .catch((error: unknown) => error);
       expect(error).toBeInstanceOf(BlobStoreUnavailableError);
       expect((error as Error).message).toMatch(/access denied: check S3_ACCESS_KEY_ID and S3_SECRET_ACCESS_KEY/);
@@ -251,7 +252,7 @@ describe('S3 blob store', () => {
       await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
       const { port } = server.address() as { port: number };
       await new Promise((resolve) => server.close(resolve));
-      await expect(storeFor({ endpoint: `http://127.0.0.1:${port}` }, 'any').checkBucket()).rejects.toThrow(
+      await expect(storeFor({ endpoint: `http://127.0.0.1:${port}` }, 'any').check()).rejects.toThrow(
         new RegExp(`^Cannot use the S3 bucket any at http://127\\.0\\.0\\.1:${port}: nothing usable answers there \\(ECONNREFUSED.*check S3_ENDPOINT`),
       );
     });

@@ -122,7 +122,7 @@ export class S3BlobStore implements BlobStore {
   }
 
   /** Fails with a BlobStoreUnavailableError that says why, unless the bucket answers HeadBucket with these keys. */
-  async checkBucket(timeoutMs = 20_000): Promise<void> {
+  async check(timeoutMs = 20_000): Promise<void> {
     try {
       await this.client.send(new HeadBucketCommand({ Bucket: this.bucket }), { abortSignal: AbortSignal.timeout(timeoutMs) });
     } catch (error) {
