@@ -6,6 +6,7 @@ import { createLogger } from './lib/logger.ts';
 import { startServer } from './server.ts';
 import { describeBlobStore } from './blobs/open-blob-store.ts';
 import { BlobStoreUnavailableError } from './blobs/blob-store.ts';
+import { SigningSecretMismatchError } from './signing/secret-fingerprint.ts';
 
 /**
  * Holds the log lines written while the server starts (the audio worker
@@ -36,8 +37,8 @@ try {
 } catch (error) {
   // What was logged on the way may say why it failed.
   logs.release();
-  // A bucket that cannot be used is a setting to fix, said plainly, not a stack trace.
-  if (error instanceof BlobStoreUnavailableError) {
+  // A bucket that cannot be used, or a signing secret the other servers do not share, is a setting to fix, said plainly, not a stack trace.
+  if (error instanceof BlobStoreUnavailableError || error instanceof SigningSecretMismatchError) {
     console.error(error.message);
     process.exit(2);
   }

@@ -11,6 +11,7 @@ import { createApp } from './app.ts';
 import { openStore } from './repositories.ts';
 import { openBlobStore } from './blobs/open-blob-store.ts';
 import { UrlSigner } from './signing/url-signer.ts';
+import { checkSigningSecret } from './signing/secret-fingerprint.ts';
 import { systemClock, type Clock } from './lib/clock.ts';
 import { createLogger, type Logger } from './lib/logger.ts';
 import { clientErrorAnswer, maxHeaderSize } from './http/client-error.ts';
@@ -36,7 +37,11 @@ export interface RunningServer {
   close(): Promise<void>;
 }
 
-/** Opens the store (applying migrations) and the blob store, and gathers what the resources need. */
+/**
+ * Opens the blob store and the store (applying migrations), checks that this
+ * process's signing secret is the one the database's other processes use,
+ * and gathers what the resources need.
+ */
 export async function createContext(
   config: Config,
   overrides: { clock?: Clock; logger?: Logger; media?: MediaTools } = {},
@@ -46,10 +51,18 @@ export async function createContext(
   const logger = overrides.logger ?? createLogger(config.logLevel);
   // Before the store: a bucket that cannot be used stops the start with nothing opened.
   const blobs = await openBlobStore(config);
+  // The repositories are registered here, at the composition root (server/repositories.ts), not by the store.
+  const store = await openStore({ databaseUrl: config.databaseUrl, dataDir: config.dataDir, logger });
+  try {
+    // Before anything signs: a secret the other processes on this database do not share stops the start.
+    await checkSigningSecret(store.db, config.signingSecret, (overrides.clock ?? systemClock).now());
+  } catch (error) {
+    await store.close();
+    throw error;
+  }
   return {
     config,
-    // The repositories are registered here, at the composition root (server/repositories.ts), not by the store.
-    store: await openStore({ databaseUrl: config.databaseUrl, dataDir: config.dataDir, logger }),
+    store,
     blobs,
     clock: overrides.clock ?? systemClock,
     signer: new UrlSigner(config.signingSecret),

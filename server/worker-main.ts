@@ -13,11 +13,12 @@ import { loadConfigOrExit } from './config.ts';
 import { createContext } from './server.ts';
 import { startAudioWorker } from './audio/audio-worker.ts';
 import { BlobStoreUnavailableError } from './blobs/blob-store.ts';
+import { SigningSecretMismatchError } from './signing/secret-fingerprint.ts';
 
 const config = loadConfigOrExit();
 const ctx = await createContext(config).catch((error: unknown) => {
-  // A bucket it cannot use is said plainly, as a bad setting is.
-  if (error instanceof BlobStoreUnavailableError) {
+  // A bucket it cannot use, or a signing secret the servers do not share, is said plainly, as a bad setting is.
+  if (error instanceof BlobStoreUnavailableError || error instanceof SigningSecretMismatchError) {
     console.error(error.message);
     process.exit(2);
   }

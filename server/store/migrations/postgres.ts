@@ -5,6 +5,7 @@ import { versionsSchema } from './versions.ts';
 import { uploadClaimsSchema } from './upload-claims.ts';
 import { commentsSchema } from './comments.ts';
 import { listeningSchema } from './listening.ts';
+import { deploymentSchema } from './deployment.ts';
 
 export const postgresMigrations: Migration[] = [
   { version: 1, name: 'initial schema', sql: initialSchema('BIGINT') },
@@ -13,4 +14,5 @@ export const postgresMigrations: Migration[] = [
   { version: 4, name: 'upload claim deadlines', sql: uploadClaimsSchema('BIGINT') },
   { version: 5, name: 'comments, reactions and display names', sql: commentsSchema('BIGINT') },
   { version: 6, name: 'player passwords, expiry, invites and purchases', sql: listeningSchema('BIGINT') },
+  { version: 7, name: 'deployment settings (signing secret fingerprint)', sql: deploymentSchema('BIGINT') },
 ];

@@ -5,6 +5,7 @@ import { versionsSchema } from './versions.ts';
 import { uploadClaimsSchema } from './upload-claims.ts';
 import { commentsSchema } from './comments.ts';
 import { listeningSchema } from './listening.ts';
+import { deploymentSchema } from './deployment.ts';
 
 export const sqliteMigrations: Migration[] = [
   { version: 1, name: 'initial schema', sql: initialSchema('INTEGER') },
@@ -13,4 +14,5 @@ export const sqliteMigrations: Migration[] = [
   { version: 4, name: 'upload claim deadlines', sql: uploadClaimsSchema('INTEGER') },
   { version: 5, name: 'comments, reactions and display names', sql: commentsSchema('INTEGER') },
   { version: 6, name: 'player passwords, expiry, invites and purchases', sql: listeningSchema('INTEGER') },
+  { version: 7, name: 'deployment settings (signing secret fingerprint)', sql: deploymentSchema('INTEGER') },
 ];
