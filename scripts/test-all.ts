@@ -40,6 +40,7 @@ const npmRun = (script: string) => `npm run --silent ${script}`;
 export const steps: Step[] = [
   { name: 'spec', title: 'spec lint (Redocly, RFC 9457 problems)', command: npmRun('lint:spec'), dropBoxedBanners: true },
   { name: 'generated', title: 'generated/ and the docs up to date', command: npmRun('check:generated') },
+  { name: 'breaking', title: 'no breaking change since the released spec, or a new major version', command: npmRun('check:breaking') },
   { name: 'typecheck', title: 'types (tsc)', command: npmRun('typecheck') },
   { name: 'lint', title: 'lint (Biome)', command: npmRun('lint') },
   { name: 'server', title: 'server tests (SQLite, PostgreSQL, Chromium)', command: npmRun('test:server') },
