@@ -35,6 +35,9 @@ export interface Marker {
 
 type Emitter = Parameters<PlayerAdapter['init']>[0];
 
+/** How far (in pixels) a press may move and still count as a click rather than a drag. */
+const CLICK_SLOP_PX = 4;
+
 export class Waveform {
   private peaks?: PeaksInstance;
   private emitter?: Emitter;
@@ -96,8 +99,15 @@ export class Waveform {
     view?.setZoom({ seconds: 'auto' });
     view?.setWaveformDragMode('insert-segment');
     view?.enableMarkerEditing(false);
+    // In Peaks' insert-segment mode every press inserts a segment, a click or a tap one of no length. So a
+    // press that hardly moved is a click: it seeks. A drag is a range: the one the comment form uses next.
     peaks.on('segments.insert', ({ segment }) => {
-      // The one range being drawn for a comment: a new drag replaces the last.
+      const pixels = ((segment.endTime - segment.startTime) / Math.max(this.host.duration(), 0.001)) * this.container.clientWidth;
+      if (pixels < CLICK_SLOP_PX) {
+        if (segment.id) peaks.segments.removeById(segment.id);
+        this.host.seek(segment.startTime);
+        return;
+      }
       if (this.rangeId) peaks.segments.removeById(this.rangeId);
       this.rangeId = segment.id;
       this.host.selectRange(segment.startTime, segment.endTime);
