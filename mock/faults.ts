@@ -29,7 +29,7 @@ export interface MockOperation {
     query?: Array<{ name: string }>;
     body?: { required?: boolean; contents?: Array<{ mediaType: string }> };
   };
-  responses: Array<{ code: string; contents?: Array<{ mediaType: string; examples?: Array<{ key: string }> }> }>;
+  responses: Array<{ code: string; contents?: Array<{ mediaType: string; examples?: Array<{ key: string; value?: unknown }> }> }>;
 }
 
 /** A Prism diagnostic (`IPrismDiagnostic` of @stoplight/prism-core). */
@@ -168,9 +168,13 @@ export function routeFault(error: Error & { status?: number }, method: string, p
  */
 export function preferFault(operation: MockOperation, code: number | undefined, exampleKey: string | undefined): HttpProblem {
   const name = operation.iid ?? `${operation.method.toUpperCase()} ${operation.path}`;
-  const codes = operation.responses.map((response) => response.code);
-  if (code !== undefined && !codes.includes(String(code))) {
-    return refused(`code=${code}: ${name} documents no ${code} response. It documents ${codes.join(', ')}.`);
+  const codes = operation.responses.map((response) => response.code).filter((candidate) => candidate !== 'default');
+  if (code !== undefined && !documentsStatus(operation, code) && defaultExampleFor(operation, code) === undefined) {
+    const fromDefault = defaultStatuses(operation);
+    return refused(
+      `code=${code}: ${name} documents no ${code} response. It documents ${codes.join(', ')}.` +
+        (fromDefault.length > 0 ? ` Its default response (any other problem) has examples of ${fromDefault.join(', ')}.` : ''),
+    );
   }
   const response = operation.responses.find((candidate) => (code === undefined ? /^2/.test(candidate.code) : candidate.code === String(code)));
   const keys = [...new Set((response?.contents ?? []).flatMap((content) => (content.examples ?? []).map((example) => example.key)))];
@@ -178,4 +182,26 @@ export function preferFault(operation: MockOperation, code: number | undefined, 
     `example=${exampleKey}: the ${response?.code ?? ''} response of ${name} has no example of that name. ` +
       (keys.length > 0 ? `Its examples: ${keys.join(', ')} ("default" is the one example given without a name).` : 'It has no examples.'),
   );
+}
+
+/** The operation names this status itself, or its range (`4XX`). */
+export function documentsStatus(operation: MockOperation, code: number): boolean {
+  return operation.responses.some((response) => response.code === String(code) || response.code === `${String(code)[0]}XX`);
+}
+
+/** The statuses the examples of the operation's `default` response are problems of (their `status`). */
+function defaultStatuses(operation: MockOperation): number[] {
+  const examples = operation.responses.find((response) => response.code === 'default')?.contents?.flatMap((content) => content.examples ?? []) ?? [];
+  return [...new Set(examples.map((example) => (example.value as { status?: unknown } | undefined)?.status).filter((status): status is number => typeof status === 'number'))];
+}
+
+/**
+ * The example of the operation's `default` response whose problem has this
+ * status, if there is one. OpenAPI's `default` stands for any status the
+ * operation does not name, but Prism, asked for one, would send its first
+ * example whatever the status: a 418 whose body says 500.
+ */
+export function defaultExampleFor(operation: MockOperation, code: number): string | undefined {
+  const examples = operation.responses.find((response) => response.code === 'default')?.contents?.flatMap((content) => content.examples ?? []) ?? [];
+  return examples.find((example) => (example.value as { status?: unknown } | undefined)?.status === code)?.key;
 }

@@ -35,7 +35,7 @@ import { refuseNulInUrl } from '../server/http/nul-characters.ts';
 import { HttpProblem, notFound } from '../server/http/problem.ts';
 import { requestIds } from '../server/http/request-context.ts';
 import type { Store } from '../server/repositories.ts';
-import { contentTypeFault, preferFault, routeFault, unknownQueryFault, validationFault, type MockOperation, type PrismDiagnostic } from './faults.ts';
+import { contentTypeFault, defaultExampleFor, documentsStatus, preferFault, routeFault, unknownQueryFault, validationFault, type MockOperation, type PrismDiagnostic } from './faults.ts';
 import { parsePrefer } from './prefer.ts';
 import { rewriteApiUrls } from './signed-urls.ts';
 
@@ -190,7 +190,16 @@ const mockUnlessRefused: PrismMock = (options) => {
     unknownQueryFault(operation, Object.keys(request.url.query ?? {})) ??
     validationFault(options.input.validations as PrismDiagnostic[]);
   if (fault) return () => ({ _tag: 'Left', left: fault });
-  const mock = prismMock(options);
+  // A status the operation does not name is answered from its `default` response only with an
+  // example of that status (faults.ts defaultExampleFor); any other is refused, naming the ones there are.
+  const code = options.config.code;
+  let config = options.config;
+  if (code !== undefined && !documentsStatus(operation, code)) {
+    const key = defaultExampleFor(operation, code);
+    if (key === undefined) return () => ({ _tag: 'Left', left: preferFault(operation, code, config.exampleKey) });
+    config = { ...config, exampleKey: config.exampleKey ?? key };
+  }
+  const mock = prismMock({ ...options, config });
   return (logger) => {
     const answer = mock(logger);
     // Prism's NOT_FOUND here means Prefer asked for a status or example the operation does not have.

@@ -284,6 +284,15 @@ describe('the mock on its own', () => {
     expect(byName.status).toBe(200);
   });
 
+  it("answers a status the operation does not name from its default response's example of that status", async () => {
+    const serverError = await fetch(`${mock.apiUrl}/players/ply_4c8n2r7t1v`, { headers: { ...auth, Prefer: 'code=500' } });
+    expect(serverError.status).toBe(500);
+    expect(serverError.headers.get('content-type')).toMatch(/^application\/problem\+json/);
+    expect(await serverError.json()).toMatchObject({ type: '/problems/internal-error', status: 500 });
+    const tooLargeHeaders = await fetch(`${mock.apiUrl}/players/ply_4c8n2r7t1v`, { headers: { ...auth, Prefer: 'code=431' } });
+    expect(await tooLargeHeaders.json()).toMatchObject({ type: '/problems/headers-too-large', status: 431 });
+  });
+
   it('makes an answer up from the schema on Prefer: dynamic=true', async () => {
     const fromExample = await (await fetch(`${mock.apiUrl}/players/ply_4c8n2r7t1v`, { headers: auth })).json();
     const response = await fetch(`${mock.apiUrl}/players/ply_4c8n2r7t1v`, { headers: { ...auth, Prefer: 'dynamic=true' } });

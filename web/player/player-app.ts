@@ -471,14 +471,15 @@ export class PlayerApp {
           id,
           value: version.id,
           checked: version.id === current.id,
-          'aria-describedby': `${id}-loudness`,
+          'aria-describedby': difference ? `${id}-loudness` : undefined,
           onchange: () => this.switchVersion(version),
         });
+        // The radio's name is the version's alone; its loudness is its description, outside the label.
         return h(
-          'label',
-          { class: 'version', for: id },
+          'span',
+          { class: 'version' },
           input,
-          ` ${version.versionName ?? version.name}`,
+          h('label', { for: id }, ` ${version.versionName ?? version.name}`),
           difference ? h('span', { class: 'difference', id: `${id}-loudness` }, difference) : null,
         );
       }),
