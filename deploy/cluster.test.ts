@@ -27,7 +27,7 @@ import { type ChildProcess, execFile, spawn } from 'node:child_process';
 import { createHash, randomBytes } from 'node:crypto';
 import { once } from 'node:events';
 import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import { createServer } from 'node:net';
+import { freePort } from '../server/testing/ports.ts';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { promisify } from 'node:util';
@@ -47,13 +47,6 @@ const INSTALL_NGINX = 'apt-get install -y --no-install-recommends nginx-light';
 
 const sha256 = (bytes: Uint8Array) => createHash('sha256').update(bytes).digest('hex');
 
-async function freePort(): Promise<number> {
-  const probe = createServer();
-  await new Promise<void>((listening) => probe.listen(0, '127.0.0.1', listening));
-  const { port } = probe.address() as { port: number };
-  await new Promise((closed) => probe.close(closed));
-  return port;
-}
 
 /** A child process of the cluster: its output (the last 64 KiB, for failures), a wait for a line, and its exit. */
 interface Member {

@@ -24,9 +24,9 @@ describe('the player page renews its signed URLs', () => {
     const { data: project } = await api.POST('/projects', { body: { name: 'Renewal' } });
     const wav = await makeAudio('long-take.wav', [...stereoSegments([[-20, 8]]), '-c:a', 'pcm_s16le']);
     const upload = await api.uploadFile(project!.id, { name: 'long-take.wav', mimeType: 'audio/wav' }, wav);
-    await waitForStatus(api, project!.id, upload.data!.box.id, 'ready');
+    expect((await waitForStatus(api, project!.id, upload.data!.box.id)).status).toBe('ready');
     const { data: player } = await api.POST('/players', { body: { name: 'Left open', projectid: project!.id } });
-    pageUrl = player!.playerUrl;
+    pageUrl = player!.playerUrl!;
   });
 
   it('reads the view again before urlsExpire, swaps the stream, and plays after the old URL has expired', async () => {

@@ -9,7 +9,7 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { createHash, randomBytes } from 'node:crypto';
 import { createReadStream } from 'node:fs';
 import { stat } from 'node:fs/promises';
-import { createServer } from 'node:net';
+import { freePort } from '../../testing/ports.ts';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
@@ -24,14 +24,6 @@ const SIZE = 400 * MiB;
 const CLAIM_SECONDS = 2;
 const repoRoot = fileURLToPath(new URL('../../../', import.meta.url));
 
-/** A port nothing listens on now. */
-async function freePort(): Promise<number> {
-  const probe = createServer();
-  await new Promise<void>((listening) => probe.listen(0, '127.0.0.1', listening));
-  const { port } = probe.address() as { port: number };
-  await new Promise((closed) => probe.close(closed));
-  return port;
-}
 
 /** `node --import tsx server/main.ts`, as npm start runs it; ready once /healthz answers. */
 async function startServer(env: Record<string, string>): Promise<{ child: ChildProcess; output: () => string; exited: Promise<unknown> }> {
