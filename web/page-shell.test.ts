@@ -8,13 +8,16 @@ import type { Schemas } from '../generated/client.ts';
 import { useTestServer } from '../server/testing/harness.ts';
 import { onePixelPng } from '../server/testing/fixtures.ts';
 import { EMBED_CSP, PAGE_CSP } from './page-security.ts';
+import { BUNDLE_DIR } from './page-assets.ts';
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
 
 const OWNER = 'shell.owner.private@example.com';
 
 describe('the player page shell', () => {
   const t = useTestServer('sqlite');
   let projectid: string;
-  const page = (path: string) => fetch(`${t.server.ctx.config.publicUrl}${path}`);
+  const page = (path: string, init?: RequestInit) => fetch(`${t.server.ctx.config.publicUrl}${path}`, init);
   const makePlayer = async (body: Partial<Schemas['CreatePlayerRequest']>) => {
     const { api } = await t.as(OWNER);
     const { data, error } = await api.POST('/players', { body: { name: 'Night <Drive> & "Friends"', projectid, ...body } });
@@ -89,13 +92,23 @@ describe('the player page shell', () => {
     expect(await response.text()).toContain('data-embed="true"');
   });
 
-  it('serves the bundle under /assets with immutable caching for the linked version, and nothing else from its folders', async () => {
+  it('serves the bundle under /assets gzipped when accepted, revalidated by ETag, immutable for the linked version, and nothing else from its folders', async () => {
     const html = await (await page(`/p/${(await makePlayer({})).id}`)).text();
     const script = /<script type="module" src="([^"]+)">/.exec(html)![1];
     const response = await page(script);
     expect(response.status).toBe(200);
     expect(response.headers.get('content-type')).toMatch(/^text\/javascript/);
     expect(response.headers.get('cache-control')).toBe('public, max-age=31536000, immutable');
+    expect(Number(response.headers.get('content-length'))).toBeLessThan(150_000);
+    expect(response.headers.get('content-encoding')).toBe('gzip');
+    expect(response.headers.get('vary')).toMatch(/Accept-Encoding/);
+    // fetch undid the gzip: what arrives is the bundle itself.
+    expect(await response.text()).toBe(readFileSync(join(BUNDLE_DIR, 'player.js'), 'utf8'));
+    const again = await page(script, { headers: { 'If-None-Match': response.headers.get('etag')! } });
+    expect(again.status).toBe(304);
+    const plain = await page(script, { headers: { 'Accept-Encoding': 'identity' } });
+    expect(plain.headers.get('content-encoding')).toBeNull();
+    expect(Number(plain.headers.get('content-length'))).toBe(readFileSync(join(BUNDLE_DIR, 'player.js')).length);
     expect((await page('/assets/LICENSES.txt')).status).toBe(200);
     for (const path of ['/assets/favicon.ico', '/assets/../package.json', '/assets/player.js.map', '/assets/']) {
       expect((await page(path)).status, path).toBe(404);
