@@ -4,14 +4,13 @@
  * listener's grant on this player (player-grants.ts), so the download
  * endpoint refuses it once the player stops allowing it.
  */
-import { createHmac } from 'node:crypto';
-import { apiRoot, type Context } from '../../context.ts';
+import type { Context } from '../../context.ts';
 import type { Schemas } from '../../lib/api-types.ts';
 import type { BoxRecord } from '../boxes/box-repository.ts';
-import { downloadBinding, downloadPath, signDownload, type Disposition, type Variant } from '../downloads/signed-downloads.ts';
+import { downloadSigner, type Disposition, type Variant } from '../downloads/signed-downloads.ts';
 import { boxesReadFor, type Listener } from './listener.ts';
 import { playerTrackGroups } from './player-tracks.ts';
-import { grantQuery, holderOf, type PlayerGrant } from './player-grants.ts';
+import { holderOf, type PlayerGrant } from './player-grants.ts';
 
 type Ports = Pick<Context, 'store' | 'clock' | 'config' | 'signer'>;
 type View = Schemas['PlayerView'];
@@ -70,10 +69,10 @@ export async function playerView(ctx: Ports, listener: Listener): Promise<View> 
     ...(paid && player.payment?.recipient === 'customer' && listener.purchaseId ? { purchaseId: listener.purchaseId } : {}),
   });
   // One instant for the whole view: every URL in it expires at urlsExpire, which is then exactly "when the first signed URL stops working".
-  const now = ctx.clock.now();
-  const atNow: Ports = { ...ctx, clock: { now: () => now } };
-  const urlsExpire = now + ctx.config.downloadUrlTtlMs;
-  const signedUrls = viewUrlSigner(atNow);
+  // A view of 200 tracks of 2 versions holds 2,400 URLs: each kind is prepared once (downloadSigner), and each URL costs one HMAC.
+  const urlsExpire = ctx.clock.now() + ctx.config.downloadUrlTtlMs;
+  const signedUrls = (grant: PlayerGrant | undefined, disposition: Disposition, variant: Variant | undefined) =>
+    downloadSigner(ctx, { disposition, variant, grant, expires: urlsExpire });
   const streamGrant = grantFor('stream');
   const downloadGrant = grantFor('download');
   const streamUrl = Object.fromEntries(qualities.map((quality) => [quality, signedUrls(streamGrant, 'inline', quality === 'original' ? undefined : quality)])) as Record<Quality, (id: string) => string>;
@@ -130,7 +129,7 @@ export async function playerView(ctx: Ports, listener: Listener): Promise<View> 
     name: player.name,
     ...(project ? { projectName: project.name } : {}),
     color: player.color,
-    ...(project?.artworkId ? { artwork: signDownload(atNow, project.artworkId, 'inline') } : {}),
+    ...(project?.artworkId ? { artwork: { url: signedUrls(undefined, 'inline', undefined)(project.artworkId), expires: urlsExpire } } : {}),
     serviceCTA: options.serviceCTA,
     access: {
       state: heldBack ? 'locked' : 'open',
@@ -159,48 +158,6 @@ export async function playerView(ctx: Ports, listener: Listener): Promise<View> 
     ...(defaultQuality ? { defaultQuality } : {}),
     tracks,
     urlsExpire,
-  };
-}
-
-/**
- * The signed URLs of one view, exactly as signDownload makes them, for less:
- * a view of 200 tracks of 2 versions holds 2,400 of them, and signing them
- * one by one took half the time of the whole request. For each kind of URL
- * (a grant, a disposition, a variant) what its URLs share is made once: the
- * lines of the signed string after the path (UrlSigner.sign's canonical
- * form: method, path, expiry, then the bound values by sorted name, one a
- * line) and the query around the signature. Per URL remain the HMAC-SHA256
- * under the same secret, which is the signature itself and is not made any
- * weaker, and one string.
- *
- * signDownload and UrlSigner stay the one definition of these URLs: each
- * kind is checked against signDownload (through ctx.signer) once per view,
- * and a difference throws rather than hands out URLs the download endpoint
- * would refuse.
- */
-function viewUrlSigner(ctx: Ports): (grant: PlayerGrant, disposition: Disposition, variant: Variant | undefined) => (objectId: string) => string {
-  const root = apiRoot(ctx.config);
-  const expires = ctx.clock.now() + ctx.config.downloadUrlTtlMs;
-  const secret = ctx.config.signingSecret;
-  return (grant, disposition, variant) => {
-    const bound: Record<string, string | number> = downloadBinding(disposition, variant, grant);
-    const signedAfterPath = ['', String(expires), ...Object.keys(bound).sort().map((name) => `${name}:${JSON.stringify(bound[name])}`)].join('\n');
-    // In signDownload's order: the grant, the variant, the expiry, then the signature (hex: nothing to escape) and the disposition.
-    const query = new URLSearchParams(grantQuery(grant));
-    if (variant) query.set('variant', variant);
-    query.set('expires', String(expires));
-    const beforeSignature = `?${query}&signature=`;
-    const afterSignature = disposition === 'inline' ? '&disposition=inline' : '';
-    const signed = (objectId: string) => {
-      const path = downloadPath(objectId);
-      const signature = createHmac('sha256', secret).update(`GET\n${path}${signedAfterPath}`).digest('hex');
-      return `${root}${path}${beforeSignature}${signature}${afterSignature}`;
-    };
-    const probe = 'box_viewcheck';
-    if (signed(probe) !== signDownload(ctx, probe, disposition, variant, grant).url) {
-      throw new Error(`The view's signed URLs (${grant.grant}, ${disposition}, ${variant ?? 'original'}) differ from signDownload's; make viewUrlSigner follow it.`);
-    }
-    return signed;
   };
 }
 
