@@ -10,7 +10,7 @@
  * the same bytes), which is what lets `generate.ts --check` compare.
  */
 import { build } from 'esbuild';
-import { existsSync, readFileSync, readdirSync, writeFileSync } from 'node:fs';
+import { readFileSync, readdirSync, writeFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 
 const root = resolve(import.meta.dirname, '..');
@@ -51,7 +51,7 @@ function licenceOf(name: string): string {
   const dir = join(root, 'node_modules', name);
   const manifest = JSON.parse(readFileSync(join(dir, 'package.json'), 'utf8')) as { version: string; license?: string };
   const file = readdirSync(dir).find((entry) => /^(licen[cs]e|copying)(\.(md|txt))?$/i.test(entry));
-  const text = file && existsSync(join(dir, file)) ? readFileSync(join(dir, file), 'utf8').trim() : `Licence: ${manifest.license ?? 'see the package'}`;
+  const text = file ? readFileSync(join(dir, file), 'utf8').trim() : `Licence: ${manifest.license ?? 'see the package'}`;
   return `${'='.repeat(72)}\n${name} ${manifest.version} (${manifest.license ?? 'unknown'})\n${'='.repeat(72)}\n${text}`;
 }
 

@@ -8,7 +8,7 @@
  * `completed` and `pinned` of any comment").
  */
 import type { Comment, PlayerApi, PlayerView, ViewTrack, ViewVersion } from './api.ts';
-import { formatTime, h, replaceChildren } from './dom.ts';
+import { append, formatTime, h, replaceChildren } from './dom.ts';
 import { renderMessage } from './markdown.ts';
 import type { Marker } from './waveform.ts';
 
@@ -30,6 +30,7 @@ export class CommentsPanel {
   private readonly where = h('span', { class: 'where' });
   private readonly alert = h('p', { class: 'alert', role: 'alert' });
   private readonly postButton = h('button', { type: 'submit' }, 'Post comment');
+  private readonly clearRangeButton = h('button', { type: 'button', class: 'link', onclick: () => this.clearRange() }, 'Clear range');
   private version?: ViewVersion;
   private comments: Comment[] = [];
   private range?: { start: number; end: number };
@@ -41,13 +42,12 @@ export class CommentsPanel {
     private readonly host: CommentsHost,
   ) {
     this.viewerName = view.access.viewer.name;
-    const clearRange = h('button', { type: 'button', class: 'link', onclick: () => this.clearRange() }, 'Clear range');
     const form = h(
       'form',
       { class: 'comment-form', novalidate: true },
       this.nameField,
       h('label', { class: 'field' }, 'Comment', this.messageInput),
-      h('div', { class: 'form-row' }, h('label', {}, this.pinToTime, ' ', this.where), clearRange, this.postButton),
+      h('div', { class: 'form-row' }, h('label', {}, this.pinToTime, ' ', this.where), this.clearRangeButton, this.postButton),
       this.alert,
     );
     form.addEventListener('submit', (event) => {
@@ -56,8 +56,6 @@ export class CommentsPanel {
     });
     this.element = h('section', { id: 'comments', class: 'comments', 'aria-label': 'Comments' }, this.heading, this.list, form);
     this.showName();
-    // The label follows the playhead so the listener sees where the comment will sit.
-    setInterval(() => this.showWhere(), 500);
     this.showWhere();
   }
 
@@ -65,9 +63,10 @@ export class CommentsPanel {
     this.nameField.hidden = Boolean(this.viewerName) || this.view.access.viewer.kind === 'member';
   }
 
-  private showWhere(): void {
+  /** Where the comment will sit: the range dragged, else the playhead (the page calls this as the playhead moves). */
+  showWhere(): void {
     this.where.textContent = this.range ? `From ${formatTime(this.range.start)} to ${formatTime(this.range.end)}` : `At ${formatTime(this.host.currentTime())}`;
-    this.element.querySelector<HTMLButtonElement>('button.link')!.hidden = !this.range;
+    this.clearRangeButton.hidden = !this.range;
   }
 
   adopt(view: PlayerView): void {
@@ -146,16 +145,15 @@ export class CommentsPanel {
       : comment.completed
         ? h('span', { class: 'done' }, 'Done')
         : null;
-    append(
-      item,
+    append(item, [
       h('div', { class: 'comment-head' }, time, h('strong', {}, comment.creator.name), comment.pinned ? h('span', { class: 'badge' }, 'Pinned') : null, done),
       renderMessage(comment.message),
-    );
+    ]);
     if (!comment.isReply) {
       const replyList = h('ol', { class: 'replies' }, ...replies.map((reply) => this.renderComment(reply, [])));
       const replyButton = h('button', { type: 'button', class: 'link', 'aria-expanded': 'false' }, 'Reply');
       replyButton.addEventListener('click', () => this.openReply(item, comment, replyButton));
-      append(item, replyList, replyButton);
+      append(item, [replyList, replyButton]);
     }
     return item;
   }
@@ -246,8 +244,4 @@ function byPinThenTime(a: Comment, b: Comment): number {
   const at = a.audioTimestamp ?? Number.POSITIVE_INFINITY;
   const bt = b.audioTimestamp ?? Number.POSITIVE_INFINITY;
   return at !== bt ? at - bt : a.timeCreated - b.timeCreated;
-}
-
-function append(parent: HTMLElement, ...children: Array<Node | null>): void {
-  for (const child of children) if (child) parent.append(child);
 }

@@ -51,6 +51,8 @@ export class PlayerApp {
   private seekDragging = false;
   private lastRecovery = 0;
   private visible?: IntersectionObserver;
+  /** What draws each waveform box once it scrolls into view. */
+  private readonly pendingDraws = new WeakMap<Element, () => Promise<void>>();
 
   // The transport's controls, made once.
   private readonly playButton = h('button', { type: 'button', class: 'play', 'aria-label': 'Play' }, icon(ICONS.play));
@@ -198,7 +200,7 @@ export class PlayerApp {
 
   private paywallNote(): HTMLElement | null {
     const paywall = this.view.paywall;
-    if (!paywall || paywall.paid || paywall.fulfillment !== 'allow-download' || !this.view.options) return null;
+    if (!paywall || paywall.paid || paywall.fulfillment !== 'allow-download') return null;
     return h('p', { class: 'paywall-note' }, `Downloads open once this player is bought (${price(paywall.price)}).`);
   }
 
@@ -238,6 +240,8 @@ export class PlayerApp {
     else if (version.status !== 'ready') body = h('p', { class: 'note' }, 'Still being processed. Reload in a moment.');
     else body = h('p', { class: 'note' }, version.streams ? '' : 'Not audio: download only.');
 
+    const shown = item.querySelector('.waveform');
+    if (shown) this.visible?.unobserve(shown);
     replaceChildren(
       item,
       h(
@@ -251,31 +255,26 @@ export class PlayerApp {
       metadata,
       download,
     );
-    this.waveforms.get(waveformBox.dataset.versionId!)?.destroy();
-    if (version.peaks) this.observeWaveform(waveformBox, track);
+    // The row shows one version's waveform: the one it showed before (another version, now off the page) goes.
+    for (const other of track.versions) {
+      this.waveforms.get(other.id)?.destroy();
+      this.waveforms.delete(other.id);
+    }
+    if (version.peaks) this.drawWhenVisible(waveformBox, () => this.drawWaveform(waveformBox, track, version));
   }
 
   /** Waveforms are drawn when they scroll into view: a player of 200 tracks loads the peaks it shows. */
-  private observeWaveform(box: HTMLElement, track: ViewTrack): void {
+  private drawWhenVisible(box: HTMLElement, draw: () => Promise<void>): void {
     this.visible ??= new IntersectionObserver((entries) => {
       for (const entry of entries) {
         if (!entry.isIntersecting) continue;
         this.visible!.unobserve(entry.target);
-        const target = entry.target as HTMLElement;
-        const found = this.findVersion(target.dataset.versionId!);
-        if (found) void this.drawWaveform(target, found.track, found.version);
+        void this.pendingDraws.get(entry.target)?.();
+        this.pendingDraws.delete(entry.target);
       }
     });
-    box.dataset.trackId = track.id;
+    this.pendingDraws.set(box, draw);
     this.visible.observe(box);
-  }
-
-  private findVersion(versionId: string): { track: ViewTrack; version: ViewVersion } | undefined {
-    for (const track of this.view.tracks) {
-      const version = track.versions.find((candidate) => candidate.id === versionId);
-      if (version) return { track, version };
-    }
-    return undefined;
   }
 
   private async drawWaveform(box: HTMLElement, track: ViewTrack, version: ViewVersion): Promise<void> {
@@ -328,7 +327,10 @@ export class PlayerApp {
     audio.addEventListener('error', () => this.recoverFromError());
     for (const event of ['timeupdate', 'seeked', 'playing', 'pause', 'ended', 'canplay'] as const) {
       audio.addEventListener(event, () => {
-        if (event === 'timeupdate' || event === 'seeked') this.showTime();
+        if (event === 'timeupdate' || event === 'seeked') {
+          this.showTime();
+          this.comments?.showWhere();
+        }
         this.waveforms.get(this.version.id)?.update(event, audio.currentTime);
       });
     }
@@ -553,8 +555,8 @@ export class PlayerApp {
     this.adopt(answer.data);
   }
 
-  /** Takes a renewed view: new URLs for the same tracks. */
-  private adopt(view: PlayerView): void {
+  /** Takes a renewed view: new URLs for the same tracks. `swapNow`: the playing stream takes its new URL at once, not at the next pause. */
+  private adopt(view: PlayerView, { swapNow = false }: { swapNow?: boolean } = {}): void {
     const sameTracks = view.tracks.length === this.view.tracks.length && view.tracks.every((track, i) => track.id === this.view.tracks[i].id);
     if (!sameTracks || view.access.state !== this.view.access.state) {
       window.location.reload();
@@ -568,7 +570,7 @@ export class PlayerApp {
       if (link && download) link.href = download.url;
     }
     this.comments?.adopt(view);
-    if (this.engine.playing) this.swapPending = true;
+    if (this.engine.playing && !swapNow) this.swapPending = true;
     else if (this.engine.audio.src) this.loadCurrent({ keepPosition: true, play: false });
     this.scheduleRenewal();
   }
@@ -582,13 +584,12 @@ export class PlayerApp {
     if (!this.engine.audio.src || Date.now() - this.lastRecovery < RECOVERY_INTERVAL_MS) return;
     this.lastRecovery = Date.now();
     const answer = await this.api.view();
-    if (!answer.ok || answer.data.access.state !== this.view.access.state) {
+    if (!answer.ok) {
       // The player closed for this listener meanwhile: the page shows why.
       window.location.reload();
       return;
     }
-    this.adopt(answer.data);
-    this.loadCurrent({ keepPosition: true, play: false });
+    this.adopt(answer.data, { swapNow: true });
   }
 }
 
