@@ -13,9 +13,6 @@ import { assetRoutes } from './page-assets.ts';
 import { sendPage } from './page-security.ts';
 import { renderShell } from './page-shell.ts';
 
-/** common.yaml#/Id: "minLength: 1, maxLength: 64"; a longer id names no player. */
-const MAX_ID_LENGTH = 64;
-
 export function playerPageRoutes(ctx: Pick<Context, 'store' | 'clock' | 'config' | 'signer'>): Router {
   const router = Router();
   router.use(assetRoutes());
@@ -26,9 +23,7 @@ export function playerPageRoutes(ctx: Pick<Context, 'store' | 'clock' | 'config'
     // The path PUBLIC_URL may carry (a server behind a prefix), without a trailing slash; '' at the root.
     const basePath = new URL(publicUrl).pathname.replace(/\/+$/, '');
     const playerId = req.params.playerid;
-    const preview = playerId.length <= MAX_ID_LENGTH
-      ? await playerPreview(ctx, playerId)
-      : ({ status: 404, title: 'Player not found', description: 'This link does not lead to a player.' } as const);
+    const preview = await playerPreview(ctx, playerId);
     sendPage(res, preview.status, renderShell({ basePath, publicUrl, playerId, embed, preview }), { embed });
   };
   router.get('/p/:playerid', page(false));

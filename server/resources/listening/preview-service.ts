@@ -18,8 +18,11 @@ export interface PlayerPreview {
   image?: string;
 }
 
+/** common.yaml#/Id: "minLength: 1, maxLength: 64"; a longer id names no player, and is not looked up. */
+const MAX_ID_LENGTH = 64;
+
 export async function playerPreview(ctx: Pick<Context, 'store' | 'clock' | 'config' | 'signer'>, playerId: string): Promise<PlayerPreview> {
-  const player = await ctx.store.players.get(playerId);
+  const player = playerId.length <= MAX_ID_LENGTH ? await ctx.store.players.get(playerId) : undefined;
   if (!player) return { status: 404, title: 'Player not found', description: 'This link does not lead to a player.' };
   if (hasExpired(player, ctx.clock.now())) return { status: 410, title: 'This link has expired', description: 'Ask its owner for a new one.' };
   if (!player.public || player.passwordHash !== null) return { status: 200, title: 'A private player', description: 'Open the link to listen.' };
