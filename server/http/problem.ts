@@ -48,7 +48,12 @@ export class HttpProblem extends Error {
     readonly status: number,
     readonly type: ProblemType,
     readonly detail: string,
-    readonly extra: { errors?: FieldError[]; headers?: Record<string, string> } = {},
+    readonly extra: {
+      errors?: FieldError[];
+      headers?: Record<string, string>;
+      /** RFC 9457 §3.2: "Problem type definitions MAY extend the problem details object with additional members". */
+      members?: Record<string, unknown>;
+    } = {},
   ) {
     super(detail);
     this.name = 'HttpProblem';
@@ -62,6 +67,7 @@ export class HttpProblem extends Error {
       detail: this.detail,
       instance,
       ...(this.extra.errors ? { errors: this.extra.errors } : {}),
+      ...this.extra.members,
     };
   }
 }

@@ -12,7 +12,7 @@
  * to the log only, since anyone who reaches the port can ask. Each check has a short deadline of its own, so a database or
  * bucket that hangs makes the answer a prompt 503, not a hung probe.
  */
-import type { Request, Response } from 'express';
+import type { NextFunction, Request, Response } from 'express';
 import { HttpProblem } from './problem.ts';
 
 /** Each check must answer within this, or it counts as failed. */
@@ -57,14 +57,14 @@ export function readinessHandler(ports: ReadinessPorts) {
     }
   };
 
-  return async (req: Request, res: Response) => {
+  return async (_req: Request, res: Response, next: NextFunction) => {
     // A draining process is not ready whatever else holds; the checks still run, so the answer says all that is wrong.
     const [database, blobStore] = await Promise.all([run('database', ports.pingDatabase), run('blobStore', () => ports.checkBlobStore(timeoutMs))]);
     const draining = ports.isDraining();
     // Never cached by anything between the prober and this process: the answer is about this moment.
-    res.setHeader('Cache-Control', 'no-store');
+    const noStore = { 'Cache-Control': 'no-store' };
     if (database === 'ok' && blobStore === 'ok' && !draining) {
-      res.json({ status: 'ready' });
+      res.set(noStore).json({ status: 'ready' });
       return;
     }
     // What failed, by name; why is in the log (onFailure), since a prober may be anyone and the errors name hosts and buckets.
@@ -73,16 +73,7 @@ export function readinessHandler(ports: ReadinessPorts) {
       ...(database === 'ok' ? [] : ['the database does not answer']),
       ...(blobStore === 'ok' ? [] : ['the blob store cannot be used']),
     ];
-    const problem = new HttpProblem(503, 'service-unavailable', `Not ready: ${failures.join('; ')}.`);
-    // RFC 9457 section 3.2: extension members. `checks` names each check's outcome, for a prober or a person to read.
-    res
-      .status(503)
-      .type('application/problem+json')
-      .send(
-        JSON.stringify({
-          ...problem.body(String(req.id)),
-          checks: { database, blobStore, draining },
-        }),
-      );
+    // `checks` names each check's outcome, for a prober or a person to read; the one problem writer sends it.
+    next(new HttpProblem(503, 'service-unavailable', `Not ready: ${failures.join('; ')}.`, { headers: noStore, members: { checks: { database, blobStore, draining } } }));
   };
 }

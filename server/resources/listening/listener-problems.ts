@@ -12,15 +12,10 @@ export class ListenerProblem extends HttpProblem {
     status: number,
     readonly listenerType: ListenerProblemType,
     detail: string,
-    private readonly members: Record<string, string> = {},
+    members: Record<string, string> = {},
     headers?: Record<string, string>,
   ) {
-    super(status, listenerType, detail, headers ? { headers } : {});
-  }
-
-  override body(instance: string) {
-    // RFC 9457 §3.2: "Problem type definitions MAY extend the problem details object with additional members".
-    return { ...super.body(instance), ...this.members };
+    super(status, listenerType, detail, { members, ...(headers ? { headers } : {}) });
   }
 }
 
