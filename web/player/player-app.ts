@@ -57,7 +57,7 @@ export class PlayerApp {
   // The transport's controls, made once.
   private readonly playButton = h('button', { type: 'button', class: 'play', 'aria-label': 'Play' }, icon(ICONS.play));
   private readonly seekSlider = h('input', { type: 'range', min: '0', max: '0', step: 'any', value: '0', 'aria-label': 'Seek', class: 'seek' });
-  private readonly timeText = h('span', { class: 'time', 'aria-hidden': 'true' }, '0:00 / 0:00');
+  private readonly timeText = h('span', { class: 'clock', 'aria-hidden': 'true' }, '0:00 / 0:00');
   private readonly volumeSlider = h('input', { type: 'range', min: '0', max: '1', step: '0.01', value: '1', 'aria-label': 'Volume', class: 'volume' });
   private readonly versionGroup = h('div', { role: 'radiogroup', 'aria-label': 'Version', class: 'versions' });
   private readonly qualitySelect = h('select', { 'aria-label': 'Quality' });
