@@ -585,6 +585,17 @@ export interface paths {
          *     ranges get the whole file); a range that cannot be satisfied answers
          *     416 with `Content-Range: bytes *\/<size>`. `If-None-Match` with the
          *     current ETag answers 304.
+         *
+         *     With an S3-compatible blob store (`BLOB_STORE=s3`), a URL from a
+         *     listener's view (one with `player`) is checked exactly as above, the
+         *     signature, the expiry and the player's rules included, and then
+         *     answered `307` with a `Location` that reads the bytes straight from
+         *     the bucket: a presigned GET whose signature binds the same
+         *     `Content-Type` and `Content-Disposition`, which works for at most ten
+         *     minutes (and never past this URL's `expires`). Range, `ETag` and 304
+         *     then come from the bucket. Clients follow it as any redirect; a
+         *     client that comes back to this URL is checked again. On local disk
+         *     this URL always sends the bytes itself.
          */
         get: operations["fetchSignedDownload"];
         put?: never;
@@ -4601,6 +4612,31 @@ export interface operations {
             304: {
                 headers: {
                     ETag: components["headers"]["ETag"];
+                    "X-Content-Type-Options": components["headers"]["XContentTypeOptions"];
+                    "Content-Security-Policy": components["headers"]["DownloadContentSecurityPolicy"];
+                    "Cross-Origin-Resource-Policy": components["headers"]["CrossOriginResourcePolicy"];
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /**
+             * @description The bytes are in an S3-compatible bucket: fetch them from
+             *     `Location`, a presigned GET of the bucket that works for at most ten
+             *     minutes. Only with `BLOB_STORE=s3`, and only for URLs from a
+             *     listener's view.
+             */
+            307: {
+                headers: {
+                    /**
+                     * @description The presigned GET of the bucket.
+                     * @example https://audio-share.s3.eu-west-1.amazonaws.com/projects/prj_7h2kq9xw4m/files/box_f1le9k3m2p?response-content-disposition=inline&X-Amz-Algorithm=AWS4-HMAC-SHA256&X-Amz-Expires=600&X-Amz-SignedHeaders=host&X-Amz-Signature=5b1c0d9e7f3a2b4c6d8e0f1a3b5c7d9e1f2a4b6c8d0e2f4a6b8c0d2e4f6a8b0c
+                     */
+                    Location?: string;
+                    /**
+                     * @description `private, no-store`: the redirect is not kept, so each use of this URL is checked again.
+                     * @example private, no-store
+                     */
+                    "Cache-Control"?: string;
                     "X-Content-Type-Options": components["headers"]["XContentTypeOptions"];
                     "Content-Security-Policy": components["headers"]["DownloadContentSecurityPolicy"];
                     "Cross-Origin-Resource-Policy": components["headers"]["CrossOriginResourcePolicy"];

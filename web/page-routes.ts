@@ -13,7 +13,7 @@ import { assetRoutes } from './page-assets.ts';
 import { sendPage } from './page-security.ts';
 import { renderShell } from './page-shell.ts';
 
-export function playerPageRoutes(ctx: Pick<Context, 'store' | 'clock' | 'config' | 'signer'>): Router {
+export function playerPageRoutes(ctx: Pick<Context, 'store' | 'clock' | 'config' | 'signer' | 'blobs'>): Router {
   const router = Router();
   router.use(assetRoutes());
 
@@ -24,7 +24,7 @@ export function playerPageRoutes(ctx: Pick<Context, 'store' | 'clock' | 'config'
     const basePath = new URL(publicUrl).pathname.replace(/\/+$/, '');
     const playerId = req.params.playerid;
     const preview = await playerPreview(ctx, playerId);
-    sendPage(res, preview.status, renderShell({ basePath, publicUrl, playerId, embed, preview }), { embed });
+    sendPage(res, preview.status, renderShell({ basePath, publicUrl, playerId, embed, preview }), { embed, bucketOrigin: ctx.blobs.directOrigin });
   };
   router.get('/p/:playerid', page(false));
   router.get('/embed/:playerid', page(true));

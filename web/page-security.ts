@@ -19,23 +19,34 @@
  */
 import type { Response } from 'express';
 
-const POLICY = [
-  "default-src 'none'",
-  "script-src 'self'",
-  "style-src 'self'",
-  "img-src 'self'",
-  "media-src 'self'",
-  "connect-src 'self'",
-  "base-uri 'none'",
-  "form-action 'none'",
-];
+/**
+ * `bucketOrigin`: with an S3-compatible blob store, the signed URLs of the
+ * audio, peaks and artwork answer with a redirect to the bucket
+ * (downloads-service.ts), and CSP checks where a load ends up, redirects
+ * included (CSP3 §4.2.1: "the request's current URL"); so the bucket's
+ * origin, and no other, is allowed for those three, and nothing else.
+ */
+function policy(frameAncestors: string, bucketOrigin?: string): string {
+  const fromBucket = bucketOrigin ? ` ${bucketOrigin}` : '';
+  return [
+    "default-src 'none'",
+    "script-src 'self'",
+    "style-src 'self'",
+    `img-src 'self'${fromBucket}`,
+    `media-src 'self'${fromBucket}`,
+    `connect-src 'self'${fromBucket}`,
+    "base-uri 'none'",
+    "form-action 'none'",
+    `frame-ancestors ${frameAncestors}`,
+  ].join('; ');
+}
 
-export const PAGE_CSP = [...POLICY, "frame-ancestors 'none'"].join('; ');
+export const PAGE_CSP = policy("'none'");
 /** CSP's `*` in frame-ancestors matches any http(s) origin (CSP3 §6.4.2, "frame-ancestors"). */
-export const EMBED_CSP = [...POLICY, 'frame-ancestors *'].join('; ');
+export const EMBED_CSP = policy('*');
 
-export function sendPage(res: Response, status: number, html: string, { embed = false }: { embed?: boolean } = {}): void {
-  res.setHeader('Content-Security-Policy', embed ? EMBED_CSP : PAGE_CSP);
+export function sendPage(res: Response, status: number, html: string, { embed = false, bucketOrigin }: { embed?: boolean; bucketOrigin?: string } = {}): void {
+  res.setHeader('Content-Security-Policy', policy(embed ? '*' : "'none'", bucketOrigin));
   // The pages' URLs and the signed URLs in them go to no other site.
   res.setHeader('Referrer-Policy', 'no-referrer');
   // frame-ancestors for browsers that predate it; the embed page sends none (helmet's default is removed).

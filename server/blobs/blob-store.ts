@@ -88,6 +88,13 @@ export interface BlobStore {
    * `ttlSeconds`, until the `expires` answered (ms since the epoch).
    */
   presignedGet?(key: string, options: PresignedGetOptions): Promise<{ url: string; expires: number }>;
+  /**
+   * With `presignedGet`: the origin (scheme, host, port) its URLs start
+   * with, such as http://127.0.0.1:7480 or https://bucket.s3.eu-west-1.amazonaws.com.
+   * The player pages' Content-Security-Policy allows it for media, images
+   * and fetches, and nothing else beyond their own origin.
+   */
+  directOrigin?: string;
 }
 
 export interface PresignedGetOptions {

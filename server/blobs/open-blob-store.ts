@@ -33,5 +33,7 @@ export async function openBlobStore(config: Config): Promise<BlobStore> {
     keepAliveMs: config.uploadClaimMs / 3,
   });
   await store.check();
+  // The player pages' CSP names the bucket, whose presigned URLs their audio, peaks and artwork redirect to.
+  await store.resolveDirectOrigin();
   return store;
 }

@@ -282,6 +282,20 @@ export class S3BlobStore implements BlobStore {
     }
   }
 
+  /** Set by resolveDirectOrigin (openBlobStore calls it at start). */
+  directOrigin: string | undefined;
+
+  /**
+   * Learns the origin of this bucket's presigned URLs by presigning one (no
+   * request is sent): the SDK alone knows how it addresses the bucket (path
+   * or host style, AWS's regional host names, a custom endpoint).
+   */
+  async resolveDirectOrigin(): Promise<string> {
+    const probe = await this.presignedGet('origin-probe', { now: Date.now(), ttlSeconds: 60, contentType: 'application/octet-stream', contentDisposition: 'attachment', cacheControl: 'no-store' });
+    this.directOrigin = new URL(probe.url).origin;
+    return this.directOrigin;
+  }
+
   async presignedGet(key: string, { now, ttlSeconds, contentType, contentDisposition, cacheControl }: PresignedGetOptions): Promise<{ url: string; expires: number }> {
     // SigV4 dates are whole seconds (X-Amz-Date), and the URL works until X-Amz-Date + X-Amz-Expires: sign at the
     // second, so that the `expires` answered is exactly when S3 stops taking it.

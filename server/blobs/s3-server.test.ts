@@ -87,11 +87,22 @@ describe.each(backends)('a server on S3 (radosgw), %s', (backend) => {
     const peaks = await api.GET('/projects/{projectid}/files/{fileid}/peaks', { params: { path } });
     expect(await (await fetch(peaks.data!.url)).json()).toMatchObject({ version: 2, channels: 1, sample_rate: 44100, length: 200 });
 
-    // Player pages and artwork keep this server's own signed URLs: those read the bucket through the server.
-    const streamed = await fetch(signDownload(t.server.ctx, boxid, 'inline').url);
+    // This server's own signed URLs (player pages, artwork) are checked here, then sent to the bucket: no bytes through Node.
+    const own = signDownload(t.server.ctx, boxid, 'inline').url;
+    const redirect = await fetch(own, { redirect: 'manual' });
+    expect(redirect.status).toBe(307);
+    expect(redirect.headers.get('x-content-type-options')).toBe('nosniff');
+    expect(new URL(redirect.headers.get('location')!).origin).toBe(new URL(s3.settings.endpoint!).origin);
+    const streamed = await fetch(own);
+    expect(new URL(streamed.url).origin).toBe(new URL(s3.settings.endpoint!).origin);
     expect(streamed.headers.get('content-type')).toBe('audio/wav');
-    expect(streamed.headers.get('x-content-type-options')).toBe('nosniff');
+    expect(streamed.headers.get('content-disposition')).toBe('inline; filename="take.wav"');
     expect(sha256(new Uint8Array(await streamed.arrayBuffer()))).toBe(sha256(wav));
+    // A tampered signature is refused by the server, before any bucket URL is made.
+    const tampered = own.replace(/signature=([0-9a-f])/, (_, first: string) => `signature=${first === '0' ? '1' : '0'}`);
+    const refused = await fetch(tampered, { redirect: 'manual' });
+    expect(refused.status).toBe(403);
+    expect(refused.headers.get('location')).toBeNull();
 
     await api.DELETE('/projects/{projectid}/files/{fileid}', { params: { path } });
     expect(await keysUnder(projectBlobPrefix(projectid))).toEqual([]);

@@ -85,7 +85,7 @@ export interface SignedGet {
 }
 
 export interface Delivery {
-  status: 200 | 206 | 304;
+  status: 200 | 206 | 304 | 307;
   headers: Record<string, string>;
   body?: Readable;
 }
@@ -101,6 +101,8 @@ export async function fetchSignedDownload(ctx: Ports, get: SignedGet): Promise<D
   const stored = object && (await ctx.blobs.stat(object.key));
   if (!object || !stored) throw notFound('The file of this download URL no longer exists.');
   const size = stored.size;
+  // On a bucket: checked here as on disk (signature, expiry, the player's rules), then the bytes come straight from the bucket.
+  if (ctx.blobs.presignedGet) return redirectToBucket(ctx, object, size, get);
   // The bytes under a key never change (an upload URL works once), so the
   // object id and size make a strong validator. The "r2" marks the serving
   // rules of the inline allow-list: a browser holding a response served by
@@ -135,6 +137,31 @@ export async function fetchSignedDownload(ctx: Ports, get: SignedGet): Promise<D
     };
   }
   return { status: 200, headers: { ...headers, 'Content-Length': String(size) }, body: size === 0 ? undefined : ctx.blobs.read(object.key) };
+}
+
+/**
+ * How long a redirect's presigned GET works, at most. Each use of the
+ * server's URL checks the player's rules again; the bucket's URL cannot, so
+ * it is kept short: a listener who loses access (a paywall, a new password,
+ * the expiry) keeps at most this long on a URL already handed out. A page
+ * whose stream fails past it reads the view again (web/player).
+ */
+export const BUCKET_REDIRECT_TTL_MS = 10 * 60_000;
+
+async function redirectToBucket(ctx: Ports, object: StoredObject, size: number, get: SignedGet): Promise<Delivery> {
+  const served = presentation(get.disposition, await allowListedType(ctx, object, size));
+  const now = ctx.clock.now();
+  // SigV4 signs whole seconds from the start of this one (s3-blob-store.ts); never past the server URL's own expiry.
+  const ttlSeconds = Math.max(1, Math.floor((Math.min(get.expires, now + BUCKET_REDIRECT_TTL_MS) - Math.floor(now / 1000) * 1000) / 1000));
+  const target = await ctx.blobs.presignedGet!(object.key, {
+    now,
+    ttlSeconds,
+    contentType: served.contentType,
+    contentDisposition: dispositionHeader(served.disposition, object.name),
+    cacheControl: CACHE_CONTROL,
+  });
+  // RFC 9110 section 15.4.8: 307 keeps the method (a HEAD stays a HEAD). no-store, so that no cache skips the check above next time.
+  return { status: 307, headers: { Location: target.url, 'Cache-Control': 'private, no-store' } };
 }
 
 interface StoredObject {
