@@ -586,9 +586,9 @@ export interface paths {
          *     416 with `Content-Range: bytes *\/<size>`. `If-None-Match` with the
          *     current ETag answers 304.
          *
-         *     With an S3-compatible blob store (`BLOB_STORE=s3`), a URL from a
-         *     listener's view (one with `player`) is checked exactly as above, the
-         *     signature, the expiry and the player's rules included, and then
+         *     With an S3-compatible blob store (`BLOB_STORE=s3`), this URL is
+         *     checked exactly as above (the signature, the expiry, and for a URL
+         *     from a listener's view, the player's rules), and then
          *     answered `307` with a `Location` that reads the bytes straight from
          *     the bucket: a presigned GET whose signature binds the same
          *     `Content-Type` and `Content-Disposition`, which works for at most ten
@@ -4622,8 +4622,7 @@ export interface operations {
             /**
              * @description The bytes are in an S3-compatible bucket: fetch them from
              *     `Location`, a presigned GET of the bucket that works for at most ten
-             *     minutes. Only with `BLOB_STORE=s3`, and only for URLs from a
-             *     listener's view.
+             *     minutes. Only with `BLOB_STORE=s3`.
              */
             307: {
                 headers: {
