@@ -52,6 +52,12 @@ import { openStore } from '../server/repositories.ts';
 import type { Schemas } from '../server/lib/api-types.ts';
 import { launchBrowser } from '../server/testing/browser.ts';
 import { firstAudio, type FirstAudio } from './first-audio.ts';
+import { cpuSeconds, openBenchS3, startNginx } from './scale-out.ts';
+import { createTestDatabase } from '../server/testing/databases.ts';
+import { DeleteObjectCommand } from '@aws-sdk/client-s3';
+import { Upload } from '@aws-sdk/lib-storage';
+import { randomBytes } from 'node:crypto';
+import { Readable } from 'node:stream';
 
 const root = resolve(import.meta.dirname, '..');
 const seconds = Number(process.env.BENCH_SECONDS ?? 10);
@@ -60,7 +66,10 @@ const uploadBytes = Number(process.env.BENCH_UPLOAD_BYTES ?? 1024 ** 3);
 interface Started {
   child: ChildProcess;
   url: string;
+  port: number;
   dataDir: string;
+  /** DATABASE_URL, when the server is on PostgreSQL. */
+  databaseUrl: string;
   stop(): Promise<void>;
 }
 
@@ -70,12 +79,13 @@ process.on('exit', () => {
   for (const child of running) child.kill('SIGKILL');
 });
 
-async function start(script: string, env: Record<string, string> = {}, pinned = true): Promise<Started> {
+/** `pinned`: on core 1 (true), on the cores named (such as '0'), or anywhere (false). */
+async function start(script: string, env: Record<string, string> = {}, pinned: boolean | string = true): Promise<Started> {
   const port = await freePort();
   const dataDir = mkdtempSync(join(tmpdir(), 'bench-'));
   // Each server gets core 1 to itself and the load generator (this process) core 0,
   // so that the two never compete and runs are comparable.
-  const command = pinned ? ['taskset', '-c', '1', process.execPath] : [process.execPath];
+  const command = pinned ? ['taskset', '-c', pinned === true ? '1' : pinned, process.execPath] : [process.execPath];
   // BENCH_NODE_ARGS reach every server started here, for example `--cpu-prof --cpu-prof-dir=/tmp/prof` to profile them.
   const nodeArgs = (process.env.BENCH_NODE_ARGS ?? '').split(' ').filter(Boolean);
   const child = spawn(command[0], [...command.slice(1), ...nodeArgs, '--import', 'tsx', script], {
@@ -98,7 +108,9 @@ async function start(script: string, env: Record<string, string> = {}, pinned = 
   return {
     child,
     url,
+    port,
     dataDir,
+    databaseUrl: env.DATABASE_URL ?? '',
     stop: () =>
       new Promise((done) => {
         child.once('exit', () => {
@@ -119,7 +131,7 @@ async function load(url: string, headers: Record<string, string> = {}, connectio
 const rssKiB = (pid: number) => Number(/VmRSS:\s+(\d+)/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'))![1]);
 
 /** Streams `bytes` of data in one PUT; resolves to the elapsed seconds and the peak RSS growth of the server. */
-function put(url: string, headers: Record<string, string>, pid: number): Promise<{ seconds: number; rssGrowthMiB: number; status: number }> {
+function put(url: string, headers: Record<string, string>, pid: number, bytes = uploadBytes): Promise<{ seconds: number; rssGrowthMiB: number; status: number }> {
   const chunk = Buffer.alloc(1 << 20, 7);
   const target = new URL(url);
   const baseline = rssKiB(pid);
@@ -127,7 +139,7 @@ function put(url: string, headers: Record<string, string>, pid: number): Promise
   const sampler = setInterval(() => (peak = Math.max(peak, rssKiB(pid))), 25);
   const started = process.hrtime.bigint();
   return new Promise((done, fail) => {
-    const req = request({ host: target.hostname, port: target.port, path: target.pathname + target.search, method: 'PUT', headers: { ...headers, 'Content-Length': String(uploadBytes) } }, (res) => {
+    const req = request({ host: target.hostname, port: target.port, path: target.pathname + target.search, method: 'PUT', headers: { ...headers, 'Content-Length': String(bytes) } }, (res) => {
       res.resume();
       res.on('end', () => {
         clearInterval(sampler);
@@ -137,8 +149,8 @@ function put(url: string, headers: Record<string, string>, pid: number): Promise
     req.on('error', fail);
     let sent = 0;
     const write = () => {
-      while (sent < uploadBytes) {
-        const piece = uploadBytes - sent >= chunk.length ? chunk : chunk.subarray(0, uploadBytes - sent);
+      while (sent < bytes) {
+        const piece = bytes - sent >= chunk.length ? chunk : chunk.subarray(0, bytes - sent);
         sent += piece.length;
         if (!req.write(piece)) return void req.once('drain', write);
       }
@@ -151,7 +163,7 @@ function put(url: string, headers: Record<string, string>, pid: number): Promise
 /** A token for the bench user, minted by the admin CLI in the server's data folder, as a newcomer would. */
 function benchToken(server: Started): Promise<string> {
   return new Promise<string>((done, fail) => {
-    const admin = spawn(process.execPath, ['--import', 'tsx', 'server/admin/cli.ts', 'token', 'create', '--email', 'bench@example.com'], { cwd: root, env: { ...process.env, DATA_DIR: server.dataDir, DATABASE_URL: '' } });
+    const admin = spawn(process.execPath, ['--import', 'tsx', 'server/admin/cli.ts', 'token', 'create', '--email', 'bench@example.com'], { cwd: root, env: { ...process.env, DATA_DIR: server.dataDir, DATABASE_URL: server.databaseUrl } });
     let out = '';
     admin.stdout.on('data', (d) => (out += d));
     admin.on('exit', (code) => (code === 0 ? done(out.trim()) : fail(new Error('admin failed'))));
@@ -180,7 +192,7 @@ const say = (line: string) => {
 /** Each part alternates its runs for this many rounds and reports medians. */
 const rounds = Number(process.env.BENCH_ROUNDS ?? 3);
 // The parts to run, named on the command line (`npm run bench -- view bundle`) or in BENCH_PARTS; all by default.
-const ALL_PARTS = ['reads', 'upload', 'audio', 'latency', 'view', 'bundle', 'play'];
+const ALL_PARTS = ['reads', 'upload', 's3-upload', 's3-download', 'cluster-reads', 'audio', 'latency', 'view', 'bundle', 'play'];
 const named = process.argv.slice(2).flatMap((arg) => arg.split(',')).filter(Boolean);
 const parts = new Set(named.length > 0 ? named : (process.env.BENCH_PARTS ?? ALL_PARTS.join(',')).split(','));
 const unknownParts = [...parts].filter((part) => !ALL_PARTS.includes(part));
@@ -261,6 +273,128 @@ if (parts.has('upload')) {
   const oursMBps = middle(oursRuns);
   say(`bare node:http upload to disk: ${bareMBps.toFixed(0)} MB/s, RSS growth ${worst(bare).toFixed(1)} MiB (rounds: ${bare.map((run) => run.mbps.toFixed(0)).join(', ')})`);
   say(`server upload PUT: ${oursMBps.toFixed(0)} MB/s (${ratio(oursMBps, bareMBps)}× bare), RSS growth ${worst(oursRuns).toFixed(1)} MiB (rounds: ${oursRuns.map((run) => run.mbps.toFixed(0)).join(', ')})`);
+}
+
+if (parts.has('s3-upload')) {
+  // --- a 1 GiB PUT through the API into S3, against the AWS SDK's own multipart upload of the same bytes ---
+  // The server is on core 1 as for the upload part; this process (the client, and the SDK of the baseline) on core 0;
+  // radosgw wherever the kernel puts it, for both alike.
+  const s3 = await openBenchS3();
+  try {
+    const bucket = await s3.bucket();
+    const server = await start('server/main.ts', s3.env(bucket));
+    const { api, projectid } = await seed(server);
+    const s3Rounds = Number(process.env.BENCH_S3_ROUNDS ?? 1);
+    const sdkRuns: number[] = [];
+    const oursRuns: Array<{ mbps: number; rss: number }> = [];
+    for (let round = 0; round < s3Rounds; round++) {
+      // The baseline: @aws-sdk/lib-storage with its defaults, from a stream of the same 1 MiB chunks the PUT sends.
+      const chunk = Buffer.alloc(1 << 20, 7);
+      const body = Readable.from(
+        (function* () {
+          for (let sent = 0; sent < uploadBytes; sent += chunk.length) yield uploadBytes - sent >= chunk.length ? chunk : chunk.subarray(0, uploadBytes - sent);
+        })(),
+      );
+      const key = `baseline-${round}`;
+      const started = process.hrtime.bigint();
+      await new Upload({ client: s3.client, params: { Bucket: bucket, Key: key, Body: body, ContentType: 'audio/wav' } }).done();
+      sdkRuns.push(uploadBytes / 1e6 / (Number(process.hrtime.bigint() - started) / 1e9));
+      await s3.client.send(new DeleteObjectCommand({ Bucket: bucket, Key: key }));
+
+      const { data: upload } = await api.POST('/projects/{projectid}/files', { params: { path: { projectid } }, body: { name: `big-${round}.wav`, mimeType: 'audio/wav', size: uploadBytes } });
+      const ours = await put(upload!.url, uploadHeaders(upload!), server.child.pid!);
+      if (ours.status !== 200) throw new Error(`upload to S3 answered ${ours.status}`);
+      oursRuns.push({ mbps: uploadBytes / 1e6 / ours.seconds, rss: ours.rssGrowthMiB });
+      await api.DELETE('/projects/{projectid}/files/{fileid}', { params: { path: { projectid, fileid: upload!.boxid } } });
+    }
+    await server.stop();
+    const middle = (runs: number[]) => [...runs].sort((a, b) => a - b)[Math.floor(runs.length / 2)];
+    const sdk = middle(sdkRuns);
+    const ours = middle(oursRuns.map((run) => run.mbps));
+    const rss = Math.max(...oursRuns.map((run) => run.rss));
+    say(`AWS SDK multipart upload (lib-storage defaults) to S3: ${sdk.toFixed(0)} MB/s (rounds: ${sdkRuns.map((run) => run.toFixed(0)).join(', ')})`);
+    say(`server upload PUT into S3: ${ours.toFixed(0)} MB/s (${ratio(ours, sdk)}× the SDK), RSS growth ${rss.toFixed(1)} MiB (rounds: ${oursRuns.map((run) => run.mbps.toFixed(0)).join(', ')})`);
+    if (ours / sdk < 0.7) failures.push(`s3-upload: ${ratio(ours, sdk)}× the SDK's multipart upload, below the 0.7× target`);
+    if (rss >= 100) failures.push(`s3-upload: the server's RSS grew by ${rss.toFixed(1)} MiB, over the 100 MiB target`);
+  } finally {
+    await s3.close();
+  }
+}
+
+if (parts.has('s3-download')) {
+  // --- the server's CPU per GiB downloaded: disk (the bytes pass through Node) against S3 (they come from the bucket) ---
+  // Downloads through the URLs the API hands out, read whole by this process (core 0); the server's CPU time
+  // (user + system, /proc/PID/stat) is read before and after, so what it spent answering the API call is counted too.
+  const fileBytes = Number(process.env.BENCH_DOWNLOAD_BYTES ?? 256 * 1024 ** 2);
+  const totalBytes = Number(process.env.BENCH_DOWNLOAD_TOTAL_BYTES ?? 1024 ** 3);
+  const s3 = await openBenchS3();
+  try {
+    const perGiB: Record<string, number> = {};
+    for (const [name, env] of [
+      ['disk', {}],
+      ['S3', s3.env(await s3.bucket())],
+    ] as Array<[string, Record<string, string>]>) {
+      const server = await start('server/main.ts', env);
+      const token = await benchToken(server);
+      const api = createApiClient({ baseUrl: server.url + '/api/v1', token });
+      const { data: project } = await api.POST('/projects', { body: { name: 'Downloads' } });
+      const { data: upload } = await api.POST('/projects/{projectid}/files', { params: { path: { projectid: project!.id } }, body: { name: 'mix.bin', mimeType: 'application/octet-stream', size: fileBytes } });
+      const stored = await put(upload!.url, uploadHeaders(upload!), server.child.pid!, fileBytes);
+      if (stored.status !== 200) throw new Error(`upload answered ${stored.status}`);
+      const before = cpuSeconds(server.child.pid!);
+      let received = 0;
+      while (received < totalBytes) {
+        const { data } = await api.GET('/projects/{projectid}/files/{fileid}/download', { params: { path: { projectid: project!.id, fileid: upload!.boxid } } });
+        const answer = await fetch(data!.url);
+        if (!answer.ok || !answer.body) throw new Error(`download answered ${answer.status}`);
+        const reader = answer.body.getReader();
+        for (let read = await reader.read(); !read.done; read = await reader.read()) received += read.value.length;
+      }
+      perGiB[name] = (cpuSeconds(server.child.pid!) - before) / (received / 1024 ** 3);
+      await server.stop();
+    }
+    say(`server CPU per GiB downloaded: disk ${perGiB.disk.toFixed(2)} s, S3 ${perGiB.S3.toFixed(3)} s (${ratio(perGiB.S3, perGiB.disk)}× disk), ${fileBytes / 1024 ** 2} MiB files through the API's download URLs`);
+    if (perGiB.S3 > 0.1 * perGiB.disk) failures.push(`s3-download: on S3 the server spends ${ratio(perGiB.S3, perGiB.disk)}× the CPU per GiB it spends on disk; the bytes should not pass through it`);
+  } finally {
+    await s3.close();
+  }
+}
+
+if (parts.has('cluster-reads')) {
+  // --- reads through nginx: 2 API processes against 1, on one PostgreSQL ---
+  // Pinned: one process on core 1 alone; two processes on core 1 and core 0. This machine has 2 cores, so the second
+  // process shares core 0 with the load generator (this process), nginx and PostgreSQL, which the first one never
+  // does: the ratio is a floor of what a second core of its own would give.
+  const db = await createTestDatabase('postgres');
+  const env = { DATABASE_URL: db.databaseUrl!, SIGNING_SECRET: randomBytes(32).toString('hex'), PROCESSING: 'external' };
+  const first = await start('server/main.ts', env, '1');
+  const second = await start('server/main.ts', env, '0');
+  const { token, playerid, projectid } = await seed(first);
+  const balancers = {
+    '1 process': await startNginx(await freePort(), [first.port], '0'),
+    '2 processes': await startNginx(await freePort(), [first.port, second.port], '0'),
+  };
+  const headers = { Authorization: `Bearer ${token}` };
+  const samples: Record<string, Array<{ rps: number; p99: number }>> = {};
+  for (let round = 0; round < rounds; round++) {
+    for (const [name, balancer] of Object.entries(balancers)) {
+      (samples[name] ??= []).push(await load(`${balancer.url}/api/v1/players/${playerid}`, headers));
+      (samples[`${name} all`] ??= []).push(await load(`${balancer.url}/api/v1/projects/${projectid}/all`, headers));
+    }
+  }
+  await Promise.all([...Object.values(balancers).map((balancer) => balancer.stop()), first.stop(), second.stop()]);
+  await db.drop();
+  const median = (runs: Array<{ rps: number; p99: number }>) => {
+    const sorted = (key: 'rps' | 'p99') => runs.map((run) => run[key]).sort((a, b) => a - b)[Math.floor(runs.length / 2)];
+    return { rps: sorted('rps'), p99: sorted('p99') };
+  };
+  const one = { player: median(samples['1 process']), all: median(samples['1 process all']) };
+  const two = { player: median(samples['2 processes']), all: median(samples['2 processes all']) };
+  say(`nginx over 1 API process (PostgreSQL): GET /players/:id ${one.player.rps.toFixed(0)} req/s, p99 ${one.player.p99} ms; GET /projects/:id/all ${one.all.rps.toFixed(0)} req/s, p99 ${one.all.p99} ms`);
+  say(
+    `nginx over 2 API processes: GET /players/:id ${two.player.rps.toFixed(0)} req/s (${ratio(two.player.rps, one.player.rps)}× 1), p99 ${two.player.p99} ms; ` +
+      `GET /projects/:id/all ${two.all.rps.toFixed(0)} req/s (${ratio(two.all.rps, one.all.rps)}× 1), p99 ${two.all.p99} ms`,
+  );
 }
 
 if (parts.has('audio')) {
