@@ -41,7 +41,11 @@ export async function openBenchS3(): Promise<BenchS3> {
     };
   } else {
     owner = `bench-${randomUUID()}`;
-    const { stdout } = await promisify(execFile)(join(root, 'scripts/radosgw.sh'), ['start'], { env: { ...process.env, RADOSGW_OWNER: owner }, timeout: 180_000 });
+    const { stdout } = await promisify(execFile)(join(root, 'scripts/radosgw.sh'), ['start'], {
+      // radosgw keeps objects in memory, deleted ones until its garbage collection minutes later: room for the gigabytes the parts write.
+      env: { RADOSGW_MEMORY_BYTES: String(8 * 1024 ** 3), ...process.env, RADOSGW_OWNER: owner },
+      timeout: 180_000,
+    });
     const values = Object.fromEntries(stdout.trim().split('\n').map((line) => line.split(/=(.*)/s, 2) as [string, string]));
     settings = { endpoint: values.S3_ENDPOINT, region: values.S3_REGION, accessKeyId: values.S3_ACCESS_KEY_ID, secretAccessKey: values.S3_SECRET_ACCESS_KEY, forcePathStyle: values.S3_FORCE_PATH_STYLE === 'true' };
   }
@@ -148,4 +152,11 @@ export function cpuSeconds(pid: number): number {
   // The command name (field 2) is in parentheses and may hold spaces: count from after it.
   const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
   return (Number(fields[11]) + Number(fields[12])) / 100;
+}
+
+/** Seconds all cores have been busy (not idle nor waiting on I/O) since boot, from /proc/stat; the machine's CPU time. */
+export function machineBusySeconds(): number {
+  const [, ...ticks] = readFileSync('/proc/stat', 'utf8').split('\n')[0].trim().split(/\s+/).map(Number);
+  const [user, nice, system, , , irq, softirq, steal] = ticks;
+  return (user + nice + system + irq + softirq + steal) / 100;
 }
