@@ -1,7 +1,8 @@
 /**
  * Remakes everything in generated/ from the hand-written spec in openapi/:
  *
- *   generated/openapi.json  the bundled spec (Redocly), which every tool reads
+ *   generated/openapi.json  the bundled spec (Redocly), which every tool reads,
+ *                           with request samples for the docs (code-samples.ts)
  *   generated/schema.d.ts   TypeScript types (openapi-typescript)
  *   generated/client.ts     the typed client on openapi-fetch, with the table
  *                           of operations and the two-step upload helpers
@@ -19,7 +20,6 @@
  * `tsx scripts/generate.ts --check` writes to a temporary folder instead and
  * fails, naming the stale files, when generated/ differs from what it makes.
  */
-import { execFileSync } from 'node:child_process';
 import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
@@ -27,6 +27,7 @@ import openapiTS, { astToString } from 'openapi-typescript';
 import { type OperationRow, renderClient } from './client-template.ts';
 import { finishDocsPage } from './docs-page.ts';
 import { buildPlayerBundle, PLAYER_BUNDLE_FILES } from './build-player.ts';
+import { bundleSpec, redocly } from './bundle.ts';
 
 const root = resolve(import.meta.dirname, '..');
 const committed = join(root, 'generated');
@@ -34,26 +35,9 @@ const check = process.argv.includes('--check');
 const out = check ? mkdtempSync(join(tmpdir(), 'generated-')) : committed;
 mkdirSync(out, { recursive: true });
 
-/** Runs Redocly quietly: its banners (Node.js end of life, Redoc 3) are shown only when the command fails. */
-function redocly(args: string[]): void {
-  try {
-    execFileSync(join(root, 'node_modules/.bin/redocly'), args, {
-      cwd: root,
-      stdio: ['ignore', 'pipe', 'pipe'],
-      env: { ...process.env, REDOCLY_SUPPRESS_UPDATE_NOTICE: 'true', REDOCLY_TELEMETRY: 'off' },
-    });
-  } catch (error) {
-    const failed = error as { stdout?: Buffer; stderr?: Buffer };
-    process.stderr.write(failed.stdout ?? '');
-    process.stderr.write(failed.stderr ?? '');
-    throw error;
-  }
-}
-
-// 1. Bundle the split spec into one JSON document.
+// 1. Bundle the split spec into one JSON document, with the request samples (x-codeSamples) the docs show.
 // `npm run bundle` writes the same file the same way, so either leaves generated/ fresh.
-redocly(['bundle', 'openapi/openapi.yaml', '--output', join(out, 'openapi.json')]);
-const spec = JSON.parse(readFileSync(join(out, 'openapi.json'), 'utf8')) as { paths: Record<string, Record<string, OperationObject | undefined>> };
+const spec = bundleSpec(join(out, 'openapi.json')) as unknown as { paths: Record<string, Record<string, OperationObject | undefined>> };
 
 interface OperationObject {
   operationId: string;
