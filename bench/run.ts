@@ -59,7 +59,8 @@ import { openStore } from '../server/repositories.ts';
 import type { Schemas } from '../server/lib/api-types.ts';
 import { launchBrowser } from '../server/testing/browser.ts';
 import { firstAudio, type FirstAudio } from './first-audio.ts';
-import { cpuSeconds, machineBusySeconds, openBenchS3, startNginx } from './scale-out.ts';
+import { cpuSeconds, machineBusySeconds, startNginx } from './scale-out.ts';
+import { openRunS3 } from '../server/testing/s3-run.ts';
 import { createTestDatabase } from '../server/testing/databases.ts';
 import { DeleteObjectCommand } from '@aws-sdk/client-s3';
 import { Upload } from '@aws-sdk/lib-storage';
@@ -286,7 +287,7 @@ if (parts.has('s3-upload')) {
   // --- a 1 GiB PUT through the API into S3, against the AWS SDK's own multipart upload of the same bytes ---
   // The server is on core 1 as for the upload part; this process (the client, and the SDK of the baseline) on core 0;
   // radosgw wherever the kernel puts it, for both alike.
-  const s3 = await openBenchS3();
+  const s3 = await openRunS3();
   try {
     const bucket = await s3.bucket();
     const server = await start('server/main.ts', s3.env(bucket));
@@ -334,7 +335,7 @@ if (parts.has('s3-download')) {
   // (user + system, /proc/PID/stat) is read before and after, so what it spent answering the API call is counted too.
   const fileBytes = Number(process.env.BENCH_DOWNLOAD_BYTES ?? 256 * 1024 ** 2);
   const totalBytes = Number(process.env.BENCH_DOWNLOAD_TOTAL_BYTES ?? 1024 ** 3);
-  const s3 = await openBenchS3();
+  const s3 = await openRunS3();
   try {
     const perGiB: Record<string, number> = {};
     for (const [name, env] of [

@@ -1,90 +1,14 @@
 /**
- * What the scale-out parts of the bench need besides servers: an S3 store
- * (radosgw, started as the tests start it, or the one TEST_S3_ENDPOINT
- * names), nginx as the load balancer (the deploy recipe's proxy settings),
- * and a process's CPU time.
+ * What the scale-out parts of the bench need besides servers and an S3 store
+ * (server/testing/s3-run.ts): nginx as the load balancer (the deploy
+ * recipe's proxy settings), and CPU times.
  */
-import { execFile, spawn, type ChildProcess } from 'node:child_process';
-import { randomBytes, randomUUID } from 'node:crypto';
+import { spawn, type ChildProcess } from 'node:child_process';
 import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
-import { promisify } from 'node:util';
-import { CreateBucketCommand, PutBucketCorsCommand, type S3Client } from '@aws-sdk/client-s3';
-import { createS3Client } from '../server/blobs/s3-blob-store.ts';
-import { removeBucket, type S3Connection } from '../server/testing/s3.ts';
 
 const root = resolve(import.meta.dirname, '..');
-
-export interface BenchS3 {
-  settings: S3Connection;
-  client: S3Client;
-  /** A new empty bucket, removed (with everything in it) by close(). */
-  bucket(): Promise<string>;
-  /** The server's environment for this store and `bucket`. */
-  env(bucket: string): Record<string, string>;
-  /** Removes the buckets made, and stops radosgw if this call started it. */
-  close(): Promise<void>;
-}
-
-/** radosgw on loopback (scripts/radosgw.sh), or the S3 store TEST_S3_ENDPOINT names, as in the tests. */
-export async function openBenchS3(): Promise<BenchS3> {
-  let settings: S3Connection;
-  let owner: string | undefined;
-  if (process.env.TEST_S3_ENDPOINT) {
-    settings = {
-      endpoint: process.env.TEST_S3_ENDPOINT,
-      region: process.env.TEST_S3_REGION || 'us-east-1',
-      accessKeyId: process.env.TEST_S3_ACCESS_KEY_ID ?? '',
-      secretAccessKey: process.env.TEST_S3_SECRET_ACCESS_KEY ?? '',
-      forcePathStyle: (process.env.TEST_S3_FORCE_PATH_STYLE ?? 'true') === 'true',
-    };
-  } else {
-    owner = `bench-${randomUUID()}`;
-    const { stdout } = await promisify(execFile)(join(root, 'scripts/radosgw.sh'), ['start'], {
-      // radosgw keeps objects in memory, deleted ones until its garbage collection minutes later: room for the gigabytes the parts write.
-      env: { RADOSGW_MEMORY_BYTES: String(8 * 1024 ** 3), ...process.env, RADOSGW_OWNER: owner },
-      timeout: 180_000,
-    });
-    const values = Object.fromEntries(stdout.trim().split('\n').map((line) => line.split(/=(.*)/s, 2) as [string, string]));
-    settings = { endpoint: values.S3_ENDPOINT, region: values.S3_REGION, accessKeyId: values.S3_ACCESS_KEY_ID, secretAccessKey: values.S3_SECRET_ACCESS_KEY, forcePathStyle: values.S3_FORCE_PATH_STYLE === 'true' };
-  }
-  const client = createS3Client(settings);
-  const buckets: string[] = [];
-  return {
-    settings,
-    client,
-    async bucket() {
-      const name = `bench-${Date.now().toString(36)}-${randomBytes(4).toString('hex')}`;
-      await client.send(new CreateBucketCommand({ Bucket: name }));
-      // As deploy/README.md asks of a bucket that player pages read.
-      await client.send(new PutBucketCorsCommand({ Bucket: name, CORSConfiguration: { CORSRules: [{ AllowedOrigins: ['*'], AllowedMethods: ['GET', 'HEAD'], AllowedHeaders: ['*'] }] } }));
-      buckets.push(name);
-      return name;
-    },
-    env(bucket) {
-      return {
-        BLOB_STORE: 's3',
-        S3_ENDPOINT: settings.endpoint ?? '',
-        S3_BUCKET: bucket,
-        S3_REGION: settings.region,
-        S3_ACCESS_KEY_ID: settings.accessKeyId,
-        S3_SECRET_ACCESS_KEY: settings.secretAccessKey,
-        S3_FORCE_PATH_STYLE: String(settings.forcePathStyle),
-      };
-    },
-    async close() {
-      for (const bucket of buckets) await removeBucket(client, bucket).catch(() => {});
-      client.destroy();
-      const dir = process.env.RADOSGW_DIR || join(tmpdir(), 'audio-share-radosgw');
-      let startedBy = '';
-      try {
-        startedBy = readFileSync(join(dir, 'owner'), 'utf8').trim();
-      } catch {}
-      if (owner && startedBy === owner) await promisify(execFile)(join(root, 'scripts/radosgw.sh'), ['stop'], { timeout: 120_000 });
-    },
-  };
-}
 
 /**
  * nginx in front of `apiPorts`: the deploy recipe's proxy settings

@@ -45,8 +45,8 @@ export const steps: Step[] = [
   { name: 'lint', title: 'lint (Biome)', command: npmRun('lint') },
   { name: 'server', title: 'server tests (SQLite, PostgreSQL, Chromium)', command: npmRun('test:server') },
   { name: 'contract:mock', title: 'contract suite on the mock', command: npmRun('test:contract:mock') },
-  { name: 'contract:sqlite', title: 'contract suite on SQLite', command: npmRun('test:contract:sqlite') },
-  { name: 'contract:postgres', title: 'contract suite on PostgreSQL', command: npmRun('test:contract:postgres') },
+  { name: 'contract:sqlite', title: 'contract suite on SQLite and local disk', command: npmRun('test:contract:sqlite') },
+  { name: 'contract:postgres', title: 'contract suite on PostgreSQL and S3 (radosgw)', command: npmRun('test:contract:postgres') },
 ];
 
 /**

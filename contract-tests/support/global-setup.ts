@@ -3,8 +3,12 @@
  * to the tests. CONTRACT_TARGET picks it:
  *   mock      the partner mock (mock/, Prism behind the server's front), in this
  *             process, at http://127.0.0.1:4010/api/v1 (the default)
- *   sqlite    the real server, in this process, on a fresh SQLite file
- *   postgres  the real server, in this process, on a fresh PostgreSQL database
+ *   sqlite    the real server, in this process, on a fresh SQLite file, with
+ *             its files on local disk: the embedded default
+ *   postgres  the real server, in this process, on a fresh PostgreSQL database,
+ *             with its files in a fresh bucket of an S3 store (radosgw on
+ *             loopback, started if none runs, or TEST_S3_ENDPOINT's): the
+ *             engines of a deployment that outgrew one machine
  * The real server runs with response validation on, so a response that
  * breaks the spec fails the test that caused it.
  * CONTRACT_BASE_URL (with CONTRACT_TOKEN) points the suite at a server that
@@ -17,6 +21,7 @@ import type { TestProject } from 'vitest/node';
 import { resetCoverage } from './coverage.ts';
 import { startContractMock } from './mock.ts';
 import { startTestServer } from '../../server/testing/test-server.ts';
+import { openRunS3 } from '../../server/testing/s3-run.ts';
 
 export default async function setup(project: TestProject) {
   const target = process.env.CONTRACT_TARGET ?? 'mock';
@@ -34,11 +39,16 @@ export default async function setup(project: TestProject) {
     project.provide('token', 'mock-token');
     stop = mock.stop;
   } else if (target === 'sqlite' || target === 'postgres') {
+    const s3 = target === 'postgres' ? await openRunS3() : undefined;
+    const blobStore = s3 ? s3.env(await s3.bucket()) : {};
     // Audio jobs run in the server, so that uploaded audio reaches `ready` and its peaks can be fetched.
-    const server = await startTestServer(target, { PROCESSING: 'in-process', JOB_POLL_MS: '50' });
+    const server = await startTestServer(target, { PROCESSING: 'in-process', JOB_POLL_MS: '50', ...blobStore });
     project.provide('baseUrl', server.apiUrl);
     project.provide('token', await server.token('contract@example.com'));
-    stop = server.stop;
+    stop = async () => {
+      await server.stop();
+      await s3?.close();
+    };
   } else {
     throw new Error(`Unknown CONTRACT_TARGET "${target}". Use mock, sqlite or postgres, or set CONTRACT_BASE_URL and CONTRACT_TOKEN.`);
   }
