@@ -586,7 +586,7 @@ export interface paths {
          *     416 with `Content-Range: bytes *\/<size>`. `If-None-Match` with the
          *     current ETag answers 304.
          *
-         *     With an S3-compatible blob store (`BLOB_STORE=s3`), this URL is
+         *     When the server keeps its files in an S3-compatible bucket, this URL is
          *     checked exactly as above (the signature, the expiry, and for a URL
          *     from a listener's view, the player's rules), and then
          *     answered `307` with a `Location` that reads the bytes straight from
@@ -4622,7 +4622,7 @@ export interface operations {
             /**
              * @description The bytes are in an S3-compatible bucket: fetch them from
              *     `Location`, a presigned GET of the bucket that works for at most ten
-             *     minutes. Only with `BLOB_STORE=s3`.
+             *     minutes. Only when the server keeps its files in such a bucket.
              */
             307: {
                 headers: {
