@@ -3354,6 +3354,24 @@ export interface components {
          */
         IfMatch: string;
         /**
+         * @description **Extension.** At most this many items. Without `limit` and `cursor`
+         *     the whole list is answered, as always. With it, the list is cut into
+         *     pages: when more items follow, the answer has a `Link` header
+         *     (RFC 8288) with `rel="next"`, the URL of the next page. With `cursor`
+         *     alone, pages are 100 items.
+         * @example 50
+         */
+        Limit: number;
+        /**
+         * @description **Extension.** Where the next page starts: copy it from the `rel="next"`
+         *     link, never make one. It is opaque, signed, and valid only on the list
+         *     that gave it; anything else answers 400. It marks the last item sent,
+         *     not a position, so items added or removed between pages neither repeat
+         *     nor hide others.
+         * @example WzE3OTUzMTg4MDAwMDAsInBseV80YzhuMnI3dDF2Il0.3f7a1c9e5b2d4f6a8c0e1b3d5f7a9c2e4b6d8f0a1c3e5b7d9f2a4c6e8b0d1f3a
+         */
+        Cursor: string;
+        /**
          * @description The collaborator's email address (URL-encoded), compared case-insensitively.
          * @example mix-engineer@studio.test
          */
@@ -3384,6 +3402,13 @@ export interface components {
          */
         VersionETag: string;
         /**
+         * @description **Extension.** Sent when the request asked for a page (`limit` or
+         *     `cursor`) and more items follow: the next page's URL, as RFC 8288 has
+         *     it, with `rel="next"`. No `Link`, no more pages.
+         * @example <http://localhost:8080/api/v1/players?limit=50&cursor=WzE3OTUzMTg4MDAwMDAsInBseV80YzhuMnI3dDF2Il0.3f7a1c9e5b2d4f6a8c0e1b3d5f7a9c2e4b6d8f0a1c3e5b7d9f2a4c6e8b0d1f3a>; rel="next"
+         */
+        Link: string;
+        /**
          * @description Always `nosniff`, so a browser never guesses a type from the bytes.
          * @example nosniff
          */
@@ -3405,7 +3430,26 @@ export type $defs = Record<string, never>;
 export interface operations {
     listPlayers: {
         parameters: {
-            query?: never;
+            query?: {
+                /**
+                 * @description **Extension.** At most this many items. Without `limit` and `cursor`
+                 *     the whole list is answered, as always. With it, the list is cut into
+                 *     pages: when more items follow, the answer has a `Link` header
+                 *     (RFC 8288) with `rel="next"`, the URL of the next page. With `cursor`
+                 *     alone, pages are 100 items.
+                 * @example 50
+                 */
+                limit?: components["parameters"]["Limit"];
+                /**
+                 * @description **Extension.** Where the next page starts: copy it from the `rel="next"`
+                 *     link, never make one. It is opaque, signed, and valid only on the list
+                 *     that gave it; anything else answers 400. It marks the last item sent,
+                 *     not a position, so items added or removed between pages neither repeat
+                 *     nor hide others.
+                 * @example WzE3OTUzMTg4MDAwMDAsInBseV80YzhuMnI3dDF2Il0.3f7a1c9e5b2d4f6a8c0e1b3d5f7a9c2e4b6d8f0a1c3e5b7d9f2a4c6e8b0d1f3a
+                 */
+                cursor?: components["parameters"]["Cursor"];
+            };
             header?: never;
             path?: never;
             cookie?: never;
@@ -3415,6 +3459,7 @@ export interface operations {
             /** @description All players the caller owns. */
             200: {
                 headers: {
+                    Link: components["headers"]["Link"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -4083,7 +4128,26 @@ export interface operations {
     };
     listAllFiles: {
         parameters: {
-            query?: never;
+            query?: {
+                /**
+                 * @description **Extension.** At most this many items. Without `limit` and `cursor`
+                 *     the whole list is answered, as always. With it, the list is cut into
+                 *     pages: when more items follow, the answer has a `Link` header
+                 *     (RFC 8288) with `rel="next"`, the URL of the next page. With `cursor`
+                 *     alone, pages are 100 items.
+                 * @example 50
+                 */
+                limit?: components["parameters"]["Limit"];
+                /**
+                 * @description **Extension.** Where the next page starts: copy it from the `rel="next"`
+                 *     link, never make one. It is opaque, signed, and valid only on the list
+                 *     that gave it; anything else answers 400. It marks the last item sent,
+                 *     not a position, so items added or removed between pages neither repeat
+                 *     nor hide others.
+                 * @example WzE3OTUzMTg4MDAwMDAsInBseV80YzhuMnI3dDF2Il0.3f7a1c9e5b2d4f6a8c0e1b3d5f7a9c2e4b6d8f0a1c3e5b7d9f2a4c6e8b0d1f3a
+                 */
+                cursor?: components["parameters"]["Cursor"];
+            };
             header?: never;
             path: {
                 /**
@@ -4099,6 +4163,7 @@ export interface operations {
             /** @description All boxes of the project that are not hidden. */
             200: {
                 headers: {
+                    Link: components["headers"]["Link"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -4672,7 +4737,26 @@ export interface operations {
     };
     listProjects: {
         parameters: {
-            query?: never;
+            query?: {
+                /**
+                 * @description **Extension.** At most this many items. Without `limit` and `cursor`
+                 *     the whole list is answered, as always. With it, the list is cut into
+                 *     pages: when more items follow, the answer has a `Link` header
+                 *     (RFC 8288) with `rel="next"`, the URL of the next page. With `cursor`
+                 *     alone, pages are 100 items.
+                 * @example 50
+                 */
+                limit?: components["parameters"]["Limit"];
+                /**
+                 * @description **Extension.** Where the next page starts: copy it from the `rel="next"`
+                 *     link, never make one. It is opaque, signed, and valid only on the list
+                 *     that gave it; anything else answers 400. It marks the last item sent,
+                 *     not a position, so items added or removed between pages neither repeat
+                 *     nor hide others.
+                 * @example WzE3OTUzMTg4MDAwMDAsInBseV80YzhuMnI3dDF2Il0.3f7a1c9e5b2d4f6a8c0e1b3d5f7a9c2e4b6d8f0a1c3e5b7d9f2a4c6e8b0d1f3a
+                 */
+                cursor?: components["parameters"]["Cursor"];
+            };
             header?: never;
             path?: never;
             cookie?: never;
@@ -4682,6 +4766,7 @@ export interface operations {
             /** @description The caller's projects. */
             200: {
                 headers: {
+                    Link: components["headers"]["Link"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -5364,7 +5449,26 @@ export interface operations {
     };
     listComments: {
         parameters: {
-            query?: never;
+            query?: {
+                /**
+                 * @description **Extension.** At most this many items. Without `limit` and `cursor`
+                 *     the whole list is answered, as always. With it, the list is cut into
+                 *     pages: when more items follow, the answer has a `Link` header
+                 *     (RFC 8288) with `rel="next"`, the URL of the next page. With `cursor`
+                 *     alone, pages are 100 items.
+                 * @example 50
+                 */
+                limit?: components["parameters"]["Limit"];
+                /**
+                 * @description **Extension.** Where the next page starts: copy it from the `rel="next"`
+                 *     link, never make one. It is opaque, signed, and valid only on the list
+                 *     that gave it; anything else answers 400. It marks the last item sent,
+                 *     not a position, so items added or removed between pages neither repeat
+                 *     nor hide others.
+                 * @example WzE3OTUzMTg4MDAwMDAsInBseV80YzhuMnI3dDF2Il0.3f7a1c9e5b2d4f6a8c0e1b3d5f7a9c2e4b6d8f0a1c3e5b7d9f2a4c6e8b0d1f3a
+                 */
+                cursor?: components["parameters"]["Cursor"];
+            };
             header?: never;
             path: {
                 /**
@@ -5385,6 +5489,7 @@ export interface operations {
             /** @description The comments. */
             200: {
                 headers: {
+                    Link: components["headers"]["Link"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -5576,7 +5681,26 @@ export interface operations {
     };
     listPlayerComments: {
         parameters: {
-            query?: never;
+            query?: {
+                /**
+                 * @description **Extension.** At most this many items. Without `limit` and `cursor`
+                 *     the whole list is answered, as always. With it, the list is cut into
+                 *     pages: when more items follow, the answer has a `Link` header
+                 *     (RFC 8288) with `rel="next"`, the URL of the next page. With `cursor`
+                 *     alone, pages are 100 items.
+                 * @example 50
+                 */
+                limit?: components["parameters"]["Limit"];
+                /**
+                 * @description **Extension.** Where the next page starts: copy it from the `rel="next"`
+                 *     link, never make one. It is opaque, signed, and valid only on the list
+                 *     that gave it; anything else answers 400. It marks the last item sent,
+                 *     not a position, so items added or removed between pages neither repeat
+                 *     nor hide others.
+                 * @example WzE3OTUzMTg4MDAwMDAsInBseV80YzhuMnI3dDF2Il0.3f7a1c9e5b2d4f6a8c0e1b3d5f7a9c2e4b6d8f0a1c3e5b7d9f2a4c6e8b0d1f3a
+                 */
+                cursor?: components["parameters"]["Cursor"];
+            };
             header?: never;
             path: {
                 /**
@@ -5597,6 +5721,7 @@ export interface operations {
             /** @description The comments. */
             200: {
                 headers: {
+                    Link: components["headers"]["Link"];
                     [name: string]: unknown;
                 };
                 content: {

@@ -2,11 +2,12 @@ import type { OperationHandlers } from '../../http/operations.ts';
 import type { Context } from '../../context.ts';
 import * as boxes from './boxes-service.ts';
 import { ifMatchOf, sendVersioned } from '../../http/preconditions.ts';
+import { pageOf } from '../../http/paging.ts';
 
 export function boxesHandlers(ctx: Context): OperationHandlers {
   return {
     listAllFiles: async (req, res) => {
-      res.json(await boxes.listAll(ctx, req.user!, req.params.projectid));
+      res.json(pageOf(ctx, req, res, await boxes.listAll(ctx, req.user!, req.params.projectid), boxes.listOrder));
     },
     listFolders: async (req, res) => {
       res.json(await boxes.listFolders(ctx, req.user!, req.params.projectid));

@@ -4,6 +4,7 @@
  * a refused request leaves the project as it was.
  */
 import type { Context } from '../../context.ts';
+import type { SortKey } from '../../lib/sort-keys.ts';
 import type { Schemas } from '../../lib/api-types.ts';
 import type { Store } from '../../repositories.ts';
 import { newId } from '../../lib/ids.ts';
@@ -95,6 +96,10 @@ async function reread(store: Store, projectId: string, boxId: string): Promise<V
  * stacks); hidden boxes excluded". The listing is the same for every caller
  * who may read it, so it is cached by the project's box version.
  */
+/** The order of List all files (box-repository listProject): folders, then stacks, then files; oldest first within each kind. */
+export const listOrder = (box: { object: string; timeCreated: number; id: string }): SortKey => [KIND_RANK[box.object] ?? 3, box.timeCreated, box.id];
+const KIND_RANK: Record<string, number> = { folder: 0, stack: 1, file: 2 };
+
 export async function listAll(ctx: Ports, caller: Caller, projectId: string) {
   const { project } = await accessProject(ctx, caller, projectId, 'read');
   return ctx.boxListCache.get(projectId, project.boxVersion, async () => {

@@ -1,4 +1,6 @@
 import type { Request } from 'express';
+import { pageOf } from '../../http/paging.ts';
+import { oldestFirst } from '../../lib/sort-keys.ts';
 import type { RateLimiterAbstract } from 'rate-limiter-flexible';
 import type { OperationHandlers } from '../../http/operations.ts';
 import { consumeOrRefuse } from '../../http/rate-limit.ts';
@@ -38,7 +40,7 @@ export function commentsHandlers(ctx: Context): OperationHandlers {
   return {
     listComments: async (req, res) => {
       const { commenter, file } = await onProject(req);
-      res.json(await comments.listComments(ctx, commenter, file));
+      res.json(pageOf(ctx, req, res, await comments.listComments(ctx, commenter, file), oldestFirst));
     },
     createComment: async (req, res) => {
       const { commenter, file } = await onProject(req);
@@ -58,7 +60,7 @@ export function commentsHandlers(ctx: Context): OperationHandlers {
     },
     listPlayerComments: async (req, res) => {
       const { commenter, file } = await onPlayer(req, false);
-      res.json(await comments.listComments(ctx, commenter, file));
+      res.json(pageOf(ctx, req, res, await comments.listComments(ctx, commenter, file), oldestFirst));
     },
     createPlayerComment: async (req, res) => {
       const { commenter, file } = await onPlayer(req, true);

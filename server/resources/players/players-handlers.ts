@@ -2,11 +2,13 @@ import type { OperationHandlers } from '../../http/operations.ts';
 import type { Context } from '../../context.ts';
 import * as players from './players-service.ts';
 import { ifMatchOf, sendVersioned } from '../../http/preconditions.ts';
+import { pageOf } from '../../http/paging.ts';
+import { newestFirst } from '../../lib/sort-keys.ts';
 
 export function playersHandlers(ctx: Context): OperationHandlers {
   return {
     listPlayers: async (req, res) => {
-      res.json(await players.listPlayers(ctx, req.user!));
+      res.json(pageOf(ctx, req, res, await players.listPlayers(ctx, req.user!), newestFirst));
     },
     createPlayer: async (req, res) => {
       sendVersioned(res, await players.createPlayer(ctx, req.user!, req.body));

@@ -2,11 +2,13 @@ import type { OperationHandlers } from '../../http/operations.ts';
 import type { Context } from '../../context.ts';
 import { createProject, getProject, listProjects, updateProject } from './projects-service.ts';
 import { ifMatchOf, sendVersioned } from '../../http/preconditions.ts';
+import { pageOf } from '../../http/paging.ts';
+import { newestFirst } from '../../lib/sort-keys.ts';
 
 export function projectsHandlers(ctx: Context): OperationHandlers {
   return {
     listProjects: async (req, res) => {
-      res.json(await listProjects(ctx, req.user!));
+      res.json(pageOf(ctx, req, res, await listProjects(ctx, req.user!), newestFirst));
     },
     createProject: async (req, res) => {
       sendVersioned(res, await createProject(ctx, req.user!, req.body));
