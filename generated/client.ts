@@ -71,6 +71,7 @@ export const operations = {
   createPlayerComment: { method: 'post', path: '/players/{playerid}/files/{fileid}/comments', authenticated: true, summary: "Comment on a player" },
   updatePlayerComment: { method: 'post', path: '/players/{playerid}/files/{fileid}/comments/{commentid}', authenticated: true, summary: "Update a comment on a player" },
   deletePlayerComment: { method: 'delete', path: '/players/{playerid}/files/{fileid}/comments/{commentid}', authenticated: true, summary: "Delete a comment on a player" },
+  resetSandbox: { method: 'post', path: '/sandbox/reset', authenticated: true, summary: "Reset the sandbox account" },
 } as const;
 
 export type OperationId = keyof typeof operations;

@@ -1103,6 +1103,36 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/sandbox/reset": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Reset the sandbox account
+         * @description **Extension, sandbox only.** On a sandbox server, any bearer token is
+         *     accepted: the first request with a token the sandbox has not seen makes
+         *     an account of its own for it, holding a demo project that is already
+         *     analysed (a folder, a stack of two versions, a single track, players
+         *     and a comment). Each token sees only its own account.
+         *
+         *     This puts the caller's account back to that state: everything it made
+         *     or changed is deleted (projects, their files and players), and a fresh
+         *     demo project is made, with new ids. It answers the demo's ids.
+         *
+         *     On any other server the operation does not exist: it answers 404.
+         */
+        post: operations["resetSandbox"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
 }
 export type webhooks = Record<string, never>;
 export interface components {
@@ -2809,6 +2839,15 @@ export interface components {
              * @enum {string}
              */
             lock?: "collaborators" | "password";
+        };
+        /** @description The demo state of a sandbox account, by its ids. */
+        SandboxState: {
+            /** @constant */
+            object: "sandbox";
+            /** @description The demo project. */
+            projectid: components["schemas"]["Id"];
+            /** @description The demo project's players. */
+            playerids: components["schemas"]["Id"][];
         };
     };
     responses: {
@@ -5870,6 +5909,57 @@ export interface operations {
             404: components["responses"]["NotFound"];
             410: components["responses"]["PlayerExpired"];
             429: components["responses"]["CommentWriteTooManyRequests"];
+            default: components["responses"]["DefaultProblem"];
+        };
+    };
+    resetSandbox: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The account is back to the demo state. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "object": "sandbox",
+                     *       "projectid": "prj_7h2kq9xw4m",
+                     *       "playerids": [
+                     *         "ply_4c8n2r7t1v",
+                     *         "ply_8d3m6q1w5z"
+                     *       ]
+                     *     }
+                     */
+                    "application/json": components["schemas"]["SandboxState"];
+                };
+            };
+            401: components["responses"]["Unauthorized"];
+            /** @description This server is not a sandbox. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "type": "/problems/not-found",
+                     *       "title": "Not found",
+                     *       "status": 404,
+                     *       "detail": "This server is not a sandbox, so it has no account to reset. Start a sandbox with npm run sandbox.",
+                     *       "instance": "req_5f1c2a9d"
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            429: components["responses"]["TooManyRequests"];
             default: components["responses"]["DefaultProblem"];
         };
     };

@@ -9,6 +9,8 @@
  * in the API the bearer token is checked before the body is read, and the
  * per-user rate limit before the body is parsed.
  */
+import { provisionSandboxAccount } from './resources/sandbox/sandbox-service.ts';
+import { sandboxHandlers } from './resources/sandbox/sandbox-handlers.ts';
 import { existsSync } from 'node:fs';
 import { resolve } from 'node:path';
 import express, { type Express } from 'express';
@@ -96,7 +98,7 @@ export function createApp(ctx: Context, lifecycle: Lifecycle = { isDraining: () 
   app.use(playerPageRoutes(ctx));
 
   const api = express.Router();
-  api.use(bearerAuth(ctx.store, isSignedPath));
+  api.use(bearerAuth(ctx.store, isSignedPath, (token) => provisionSandboxAccount(ctx, token)));
   api.use(rateLimitByUser(ctx.store.db, ctx.config.rateLimit));
   api.use(jsonBody());
   api.use(
@@ -113,7 +115,7 @@ export function createApp(ctx: Context, lifecycle: Lifecycle = { isDraining: () 
       fileUploader: false,
     }),
   );
-  api.use(dispatchOperations(accountHandlers(ctx), projectsHandlers(ctx), boxesHandlers(ctx), uploadsHandlers(ctx), downloadsHandlers(ctx), playersHandlers(ctx), listeningHandlers(ctx), commentsHandlers(ctx)));
+  api.use(dispatchOperations(accountHandlers(ctx), projectsHandlers(ctx), boxesHandlers(ctx), uploadsHandlers(ctx), downloadsHandlers(ctx), playersHandlers(ctx), listeningHandlers(ctx), commentsHandlers(ctx), sandboxHandlers(ctx)));
   app.use('/api/v1', api);
 
   app.use((req, _res, next) => next(notFound(`There is nothing at ${req.method} ${req.path}. The API is under /api/v1; see /docs.`)));

@@ -43,6 +43,13 @@ export interface Config {
   blobStore: 'disk' | 's3';
   /** The bucket, when blobStore is s3. */
   s3: S3Settings | undefined;
+  /**
+   * Sandbox mode (`npm run sandbox`, SANDBOX=true): any bearer token is
+   * accepted and gets an account of its own with a demo project on first
+   * use, and POST /sandbox/reset exists. Never with DATABASE_URL or S3: a
+   * sandbox keeps throwaway data only.
+   */
+  sandbox: boolean;
 }
 
 /** `burst` requests per window of ceil(burst / perSecond) seconds. */
@@ -118,11 +125,16 @@ export function loadConfig(env: Env = process.env): Config {
   }
 
   const { blobStore, s3 } = blobStoreSettings(env, problems, boolean);
+  const sandbox = boolean('SANDBOX', false);
+  // A sandbox hands an account to anyone with any token: it must never run on data that matters.
+  if (sandbox && databaseUrl) problems.push('SANDBOX=true cannot be used with DATABASE_URL: a sandbox accepts any token, so it runs only on a throwaway SQLite database. Start it with npm run sandbox, which makes one.');
+  if (sandbox && blobStore === 's3') problems.push('SANDBOX=true cannot be used with BLOB_STORE=s3: a sandbox accepts any token, so it keeps its files only in a throwaway folder. Start it with npm run sandbox, which makes one.');
 
   const config = {
     port,
     blobStore,
     s3,
+    sandbox,
     processing,
     workerConcurrency: integer('WORKER_CONCURRENCY', 1, 1, 64),
     // A running job renews its lease every third of it; a worker silent for a whole lease is taken for dead.

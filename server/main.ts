@@ -50,8 +50,12 @@ const token = adminTokenCommand(config, process.env);
 console.error(
   [
     `Audio Share is listening at ${server.address} (public URL ${config.publicUrl}).`,
-    `  Token: ${token.command}`,
-    ...(token.passwordHidden ? ['         (add the password of DATABASE_URL to the URL; it is not printed here)'] : []),
+    ...(config.sandbox
+      ? [
+          '  SANDBOX: any bearer token is accepted and gets an account of its own with a demo project; nothing here is kept.',
+          `  Token: any, such as: curl -H 'Authorization: Bearer my-sandbox-token' ${config.publicUrl}/api/v1/projects`,
+        ]
+      : [`  Token: ${token.command}`, ...(token.passwordHidden ? ['         (add the password of DATABASE_URL to the URL; it is not printed here)'] : [])]),
     `  API:   ${config.publicUrl}/api/v1`,
     `  Docs:  ${config.publicUrl}/docs`,
     `  Data:  ${describeDatabase(config)}; files in ${describeBlobStore(config)}`,

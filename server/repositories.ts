@@ -15,6 +15,7 @@ import { UploadRepository } from './resources/uploads/upload-repository.ts';
 import { JobQueue } from './jobs/job-queue.ts';
 import { CommentRepository } from './resources/comments/comment-repository.ts';
 import { PurchaseRepository } from './resources/listening/purchase-repository.ts';
+import { SandboxRepository } from './resources/sandbox/sandbox-repository.ts';
 
 export function registerRepositories(db: Db) {
   return {
@@ -27,6 +28,7 @@ export function registerRepositories(db: Db) {
     jobs: new JobQueue(db),
     comments: new CommentRepository(db),
     purchases: new PurchaseRepository(db),
+    sandbox: new SandboxRepository(db),
   };
 }
 

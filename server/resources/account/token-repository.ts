@@ -39,6 +39,15 @@ export class TokenRepository {
     return { id, secret };
   }
 
+  /**
+   * Records a token the caller chose, as its hash, like any other. Only the
+   * sandbox does this (any token it has not seen gets an account); a server
+   * that is not a sandbox only ever makes its own, random ones.
+   */
+  async register(userId: string, secret: string, label: string | null, now: number): Promise<void> {
+    await this.db.execute('INSERT INTO tokens (id, user_id, token_hash, label, time_created) VALUES ($1, $2, $3, $4, $5)', [newId('tok'), userId, hashToken(secret), label, now]);
+  }
+
   /** The user an active token belongs to. */
   async findActiveUser(secret: string): Promise<{ id: string; email: string } | undefined> {
     const [row] = await this.db.query<{ id: string; email: string }>(

@@ -1,0 +1,90 @@
+/**
+ * The partners' sandbox (issue 12): any token gets an account of its own
+ * with an analysed demo project on its first request; two tokens never see
+ * each other's; reset puts an account back to the demo; a server that is
+ * not a sandbox accepts no unknown token and has no reset; and sandbox mode
+ * refuses the settings of a real deployment.
+ */
+import { describe, expect, it } from 'vitest';
+import { createApiClient } from '../../../generated/client.ts';
+import { loadConfig } from '../../config.ts';
+import { useTestServer } from '../../testing/harness.ts';
+
+describe('a sandbox server', () => {
+  const t = useTestServer('sqlite', { SANDBOX: 'true', PROCESSING: 'in-process', JOB_POLL_MS: '50' });
+  const partner = (token: string) => createApiClient({ baseUrl: t.server.apiUrl, token });
+
+  it("gives a token it has not seen an account of its own, holding an analysed demo project, on that token's first request", { timeout: 120_000 }, async () => {
+    const api = partner('first-token-of-a-partner');
+    const { data: projects, response } = await api.GET('/projects');
+    expect(response.status).toBe(200);
+    expect(projects).toHaveLength(1);
+    const projectid = projects![0].id;
+    const { data: boxes } = await api.GET('/projects/{projectid}/all', { params: { path: { projectid } } });
+    const byKind = (kind: string) => boxes!.filter((box) => box.object === kind);
+    expect(byKind('folder').map((box) => box.name)).toEqual(['Mixes']);
+    const stack = byKind('stack').find((box) => box.name === 'Night Drive') as { children?: unknown[] } | undefined;
+    expect(stack?.children).toHaveLength(2);
+    const files = byKind('file') as Array<{ status: string; duration?: number; versionName?: string; audio?: { loudness?: unknown } }>;
+    expect(files).toHaveLength(3);
+    for (const file of files) {
+      expect(file.status).toBe('ready');
+      expect(file.duration).toBeGreaterThan(3);
+      expect(file.audio?.loudness).toBeDefined();
+    }
+    expect(files.map((file) => file.versionName).filter(Boolean).sort()).toEqual(['v1 rough mix', 'v2 final']);
+    const { data: players } = await api.GET('/players');
+    expect(players!.map((player) => player.public).sort()).toEqual([false, true]);
+    // The review player's page works: its view lists the tracks with streams.
+    const review = players!.find((player) => player.public)!;
+    const view = await (await fetch(`${t.server.apiUrl}/players/${review.id}/view`)).json();
+    expect(view.tracks.length).toBeGreaterThanOrEqual(2);
+    expect(Object.keys(view.tracks[0].versions[0].streams ?? {})).not.toHaveLength(0);
+  });
+
+  it("keeps each token's account to itself", { timeout: 120_000 }, async () => {
+    const [one, two] = [partner('isolated-one'), partner('isolated-two')];
+    const { data: mine } = await one.GET('/projects');
+    const { data: theirs } = await two.GET('/projects');
+    expect(mine![0].id).not.toBe(theirs![0].id);
+    const peek = await two.GET('/projects/{projectid}', { params: { path: { projectid: mine![0].id } } });
+    expect(peek.response.status).toBe(404);
+    // The same token again is the same account: no second demo.
+    expect((await one.GET('/projects')).data).toHaveLength(1);
+  });
+
+  it('puts an account back to the demo on POST /sandbox/reset: what it made is gone, a fresh demo is there', { timeout: 120_000 }, async () => {
+    const api = partner('resetting-partner');
+    const { data: before } = await api.GET('/projects');
+    const { data: made } = await api.POST('/projects', { body: { name: 'Mine' } });
+    expect((await api.GET('/projects')).data).toHaveLength(2);
+    const { data: state, response } = await api.POST('/sandbox/reset');
+    expect(response.status).toBe(200);
+    expect(state).toMatchObject({ object: 'sandbox', playerids: [expect.any(String), expect.any(String)] });
+    const { data: after } = await api.GET('/projects');
+    expect(after!.map((project) => project.id)).toEqual([state!.projectid]);
+    expect(after![0].name).toBe(before![0].name);
+    expect((await api.GET('/projects/{projectid}', { params: { path: { projectid: made!.id } } })).response.status).toBe(404);
+    expect((await api.GET('/players')).data!.map((player) => player.id).sort()).toEqual([...state!.playerids].sort());
+  });
+});
+
+describe('a server that is not a sandbox', () => {
+  const t = useTestServer('sqlite');
+
+  it('refuses a token it does not know with 401, and answers POST /sandbox/reset with 404', async () => {
+    const unknown = await t.fetch('/projects', { headers: { Authorization: 'Bearer made-up-token' } });
+    expect(unknown.status).toBe(401);
+    const { token } = await t.as('owner@example.com');
+    const reset = await t.fetch('/sandbox/reset', { method: 'POST', token });
+    expect(reset.status).toBe(404);
+    expect((await reset.json()).detail).toContain('not a sandbox');
+  });
+
+  it('refuses sandbox mode beside DATABASE_URL or an S3 bucket', () => {
+    expect(() => loadConfig({ SANDBOX: 'true', DATABASE_URL: 'postgres://db/x', DATA_DIR: '/tmp/x' })).toThrow('SANDBOX=true cannot be used with DATABASE_URL');
+    expect(() =>
+      loadConfig({ SANDBOX: 'true', DATA_DIR: '/tmp/x', BLOB_STORE: 's3', S3_BUCKET: 'b', S3_ACCESS_KEY_ID: 'k', S3_SECRET_ACCESS_KEY: 's' }),
+    ).toThrow('SANDBOX=true cannot be used with BLOB_STORE=s3');
+  });
+});
