@@ -2844,9 +2844,18 @@ export interface components {
         SandboxState: {
             /** @constant */
             object: "sandbox";
-            /** @description The demo project. */
+            /**
+             * @description The demo project.
+             * @example prj_7h2kq9xw4m
+             */
             projectid: components["schemas"]["Id"];
-            /** @description The demo project's players. */
+            /**
+             * @description The demo project's players.
+             * @example [
+             *       "ply_4c8n2r7t1v",
+             *       "ply_8d3m6q1w5z"
+             *     ]
+             */
             playerids: components["schemas"]["Id"][];
         };
     };

@@ -48,7 +48,7 @@ describe('the spec as partners read it', () => {
     const prefixFor = (owner: string, field: string) => {
       if (field === 'id') return ({ Player: 'ply_', PlayerView: 'ply_', Project: 'prj_', User: 'usr_', Comment: 'cmt_' } as Record<string, string>)[owner] ?? 'box_';
       if (/projectid$/.test(field)) return 'prj_';
-      if (field === 'playerid') return 'ply_';
+      if (field === 'playerid' || field === 'playerids') return 'ply_';
       if (field === 'uploadid') return 'upl_';
       if (field === 'commentid' || (/Comment/.test(owner) && field === 'parentid')) return 'cmt_';
       if (owner === 'ArtworkUploadUrlResponse' && field === 'boxid') return 'art_';

@@ -78,6 +78,6 @@ describe('npm test runner (scripts/test-all.ts)', () => {
       expect(script && scripts[script], `${step.name}: ${step.command}`).toBeTruthy();
     }
     // Every suite the README promises: the server's tests and the contract suite on each target.
-    expect(steps.map((step) => step.name)).toEqual(['spec', 'generated', 'breaking', 'typecheck', 'lint', 'server', 'contract:mock', 'contract:sqlite', 'contract:postgres']);
+    expect(steps.map((step) => step.name)).toEqual(['spec', 'generated', 'breaking', 'typecheck', 'lint', 'server', 'contract:mock', 'contract:sqlite', 'contract:postgres', 'contract:sandbox']);
   });
 });

@@ -47,6 +47,7 @@ export const steps: Step[] = [
   { name: 'contract:mock', title: 'contract suite on the mock', command: npmRun('test:contract:mock') },
   { name: 'contract:sqlite', title: 'contract suite on SQLite and local disk', command: npmRun('test:contract:sqlite') },
   { name: 'contract:postgres', title: 'contract suite on PostgreSQL and S3 (radosgw)', command: npmRun('test:contract:postgres') },
+  { name: 'contract:sandbox', title: 'contract suite on the sandbox (npm run sandbox)', command: npmRun('test:contract:sandbox') },
 ];
 
 /**

@@ -9,6 +9,9 @@
  *             with its files in a fresh bucket of an S3 store (radosgw on
  *             loopback, started if none runs, or TEST_S3_ENDPOINT's): the
  *             engines of a deployment that outgrew one machine
+ *   sandbox   the real server in sandbox mode (npm run sandbox), in this
+ *             process: the token is one it has never seen, so its account,
+ *             with the demo project, is made on the suite's first call
  * The real server runs with response validation on, so a response that
  * breaks the spec fails the test that caused it.
  * CONTRACT_BASE_URL (with CONTRACT_TOKEN) points the suite at a server that
@@ -49,8 +52,13 @@ export default async function setup(project: TestProject) {
       await server.stop();
       await s3?.close();
     };
+  } else if (target === 'sandbox') {
+    const server = await startTestServer('sqlite', { SANDBOX: 'true', PROCESSING: 'in-process', JOB_POLL_MS: '50' });
+    project.provide('baseUrl', server.apiUrl);
+    project.provide('token', `contract-partner-${Date.now()}`);
+    stop = server.stop;
   } else {
-    throw new Error(`Unknown CONTRACT_TARGET "${target}". Use mock, sqlite or postgres, or set CONTRACT_BASE_URL and CONTRACT_TOKEN.`);
+    throw new Error(`Unknown CONTRACT_TARGET "${target}". Use mock, sqlite, postgres or sandbox, or set CONTRACT_BASE_URL and CONTRACT_TOKEN.`);
   }
 
   return stop;

@@ -55,6 +55,10 @@ const routes: Route[] = Object.entries(spec.paths).flatMap(([template, item]) =>
 );
 
 export const allOperationIds = routes.map((route) => route.operationId);
+/** Operations that exist only on a sandbox server (`x-sandbox-only` in the spec); elsewhere they answer 404. */
+export const sandboxOnlyOperationIds = routes
+  .filter((route) => (spec.paths[route.template][route.method] as unknown as Record<string, unknown>)['x-sandbox-only'] === true)
+  .map((route) => route.operationId);
 
 export function findRoute(method: string, path: string): Route | undefined {
   return routes.find((route) => route.method === method.toLowerCase() && route.pattern.test(path));
