@@ -1932,7 +1932,10 @@ export interface components {
             greeting?: string;
             /**
              * Format: uri
-             * @description The link a user is sent to after their upload completes.
+             * @description The link a user is sent to after their upload completes: an absolute
+             *     `http` or `https` URL. Any other scheme (`javascript:`, `data:`,
+             *     `file:` …) is refused with 400, since the portal's page would follow
+             *     it on its own origin.
              */
             redirect?: string;
         };

@@ -82,6 +82,24 @@ async function requirePaymentProvider(store: Store, caller: Caller) {
   }
 }
 
+/**
+ * The upload portal sends its uploader to `redirect` when they are done, so
+ * it must be a web page: an absolute http or https URL. A `javascript:` or
+ * `data:` URI is a valid URI (RFC 3986) that a browser would run as script
+ * on the portal's own origin, so anything but http and https is refused.
+ */
+function checkRedirect(redirect: string): void {
+  let url: URL | undefined;
+  try {
+    url = new URL(redirect);
+  } catch {}
+  if (!url || (url.protocol !== 'http:' && url.protocol !== 'https:') || !url.hostname) {
+    throw badRequest(`upload.redirect takes only an absolute http or https URL, such as https://www.example.com/thanks; ${JSON.stringify(redirect.slice(0, 100))} is not one.`, [
+      { pointer: '#/upload/redirect', detail: 'is not an http or https URL' },
+    ]);
+  }
+}
+
 export async function createPlayer(ctx: Ports, caller: Caller, body: Schemas['CreatePlayerRequest']): Promise<Versioned<Schemas['Player']>> {
   // Interface 4.1: folderid and boxids each need projectid, and exclude each other.
   if (body.folderid !== undefined && body.projectid === undefined) {
@@ -93,6 +111,7 @@ export async function createPlayer(ctx: Ports, caller: Caller, body: Schemas['Cr
   if (body.boxids !== undefined && body.folderid !== undefined) {
     throw badRequest('Give folderid or boxids, not both: a player is scoped to one folder or to a list of boxes.', [{ pointer: '#/folderid', detail: 'must not be given with boxids' }]);
   }
+  if (body.upload?.redirect !== undefined) checkRedirect(body.upload.redirect);
   if (body.payment) await requirePaymentProvider(ctx.store, caller);
   const user = (await ctx.store.users.get(caller.id))!;
   const now = ctx.clock.now();

@@ -14,6 +14,18 @@ describe.each(backends)('players on %s', (backend) => {
     expect(project).toMatchObject({ name: 'Single', role: 'owner', sortBy: { criterion: 'name', ascending: false } });
   });
 
+  it("refuses an upload portal redirect that is not an http or https URL (a javascript: URI would run on the portal's origin), and keeps one that is", async () => {
+    const { api } = await t.as('portal@example.com');
+    for (const redirect of ['javascript:alert(document.domain)', 'JavaScript:alert(1)', 'data:text/html,<script>alert(1)</script>', 'file:///etc/passwd', 'vbscript:msgbox(1)']) {
+      const { error, response } = await api.POST('/players', { body: { name: 'Portal', upload: { enabled: true, redirect } } });
+      expect(response.status, redirect).toBe(400);
+      expect(error).toMatchObject({ type: '/problems/validation-error', errors: [{ pointer: '#/upload/redirect' }] });
+    }
+    expect((await api.GET('/players')).data).toHaveLength(0);
+    const { data } = await api.POST('/players', { body: { name: 'Portal', upload: { enabled: true, redirect: 'https://www.example.com/thanks' } } });
+    expect(data!.upload).toMatchObject({ redirect: 'https://www.example.com/thanks' });
+  });
+
   it('applies the final defaults, and leaves quality, targetLufs and loudnessPlatform absent', async () => {
     const { api } = await t.as('defaults@example.com');
     const { data } = await api.POST('/players', { body: { name: 'Defaults' } });
