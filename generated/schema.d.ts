@@ -2816,6 +2816,17 @@ export interface components {
          */
         PlayerExpires: components["schemas"]["Timestamp"] | null;
         /**
+         * @description A problem of an upload URL refused as too large. A
+         *     `storage-quota-exceeded` one also says where the account stands, in
+         *     bytes: its `quota`, and what it `used` before this upload.
+         */
+        StorageQuotaProblem: {
+            /** @description The account's storage quota, in bytes. */
+            quota?: number;
+            /** @description The bytes the account used before this upload. */
+            used?: number;
+        } & components["schemas"]["Problem"];
+        /**
          * @description A name people see beside what this account writes, such as comments. Leading and trailing spaces are dropped.
          * @example Sam Rivera
          */
@@ -3101,26 +3112,31 @@ export interface components {
         };
         /**
          * @description The declared size is over the upload limit (5 GiB by default; a server's
-         *     operator can change it), or the request body is over 1 MiB.
+         *     operator can change it), or the request body is over 1 MiB, or the
+         *     upload would take the account that owns the project over its storage
+         *     quota (none by default; a server's operator can set one).
+         *     `storage-quota-exceeded` problems carry `quota` and `used`, in bytes.
          */
         UploadTooLarge: {
             headers: {
                 [name: string]: unknown;
             };
             content: {
-                "application/problem+json": components["schemas"]["Problem"];
+                "application/problem+json": components["schemas"]["StorageQuotaProblem"];
             };
         };
         /**
          * @description The declared size is over the artwork limit (20 MiB by default; a
-         *     server's operator can change it), or the request body is over 1 MiB.
+         *     server's operator can change it), or the request body is over 1 MiB, or
+         *     the upload would take the account that owns the project over its storage
+         *     quota (none by default; a server's operator can set one).
          */
         ArtworkTooLarge: {
             headers: {
                 [name: string]: unknown;
             };
             content: {
-                "application/problem+json": components["schemas"]["Problem"];
+                "application/problem+json": components["schemas"]["StorageQuotaProblem"];
             };
         };
         /**

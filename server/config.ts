@@ -50,6 +50,8 @@ export interface Config {
    * sandbox keeps throwaway data only.
    */
   sandbox: boolean;
+  /** Bytes each account may keep (its projects' uploaded files and artwork); undefined for no quota. */
+  storageQuotaBytes: number | undefined;
 }
 
 /** `burst` requests per window of ceil(burst / perSecond) seconds. */
@@ -135,6 +137,8 @@ export function loadConfig(env: Env = process.env): Config {
     blobStore,
     s3,
     sandbox,
+    // None by default: a self-hosted server's disk is its operator's to share out.
+    storageQuotaBytes: env.STORAGE_QUOTA_BYTES ? integer('STORAGE_QUOTA_BYTES', 0, 0) : undefined,
     processing,
     workerConcurrency: integer('WORKER_CONCURRENCY', 1, 1, 64),
     // A running job renews its lease every third of it; a worker silent for a whole lease is taken for dead.

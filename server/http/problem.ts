@@ -23,6 +23,7 @@ const titles: Record<string, string> = {
   'upload-already-used': 'Upload URL already used',
   'precondition-failed': 'Precondition failed',
   'payload-too-large': 'Too large',
+  'storage-quota-exceeded': 'Storage quota exceeded',
   'unsupported-media-type': 'Unsupported media type',
   'range-not-satisfiable': 'Range not satisfiable',
   'rate-limited': 'Too many requests',

@@ -75,6 +75,24 @@ const nobodyHolds = (now: string) => `(claim_token IS NULL OR claim_expires < ${
 export class UploadRepository {
   constructor(private db: Db) {}
 
+  /**
+   * The bytes an account keeps, for its storage quota: the declared sizes of
+   * the files of every project it owns (those still awaiting their upload
+   * too, so that an upload URL reserves its room), of their artwork, and of
+   * artwork uploads not completed yet. Renditions and peaks the server makes
+   * are not counted.
+   */
+  async bytesOwnedBy(userId: string): Promise<number> {
+    const [row] = await this.db.query<{ used: number | string | null }>(
+      `SELECT
+         (SELECT COALESCE(SUM(b.size), 0) FROM boxes b JOIN projects p ON p.id = b.project_id WHERE p.owner_id = $1 AND b.kind = 'file')
+       + (SELECT COALESCE(SUM(a.size), 0) FROM artworks a JOIN projects p ON p.id = a.project_id WHERE p.owner_id = $1)
+       + (SELECT COALESCE(SUM(u.size), 0) FROM uploads u JOIN projects p ON p.id = u.project_id WHERE p.owner_id = $1 AND u.kind = 'artwork' AND u.time_completed IS NULL) AS used`,
+      [userId],
+    );
+    return Number(row?.used ?? 0);
+  }
+
   async insert(upload: Omit<UploadRecord, 'timeStarted' | 'timeCompleted' | 'claimToken' | 'claimExpires'>): Promise<void> {
     await this.db.execute(
       `INSERT INTO uploads (id, kind, project_id, user_id, object_id, name, content_type, size, metadata, expires, time_created)

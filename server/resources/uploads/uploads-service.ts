@@ -32,6 +32,27 @@ function declaredSize(size: number | string, limit: number, what: string): numbe
   return bytes;
 }
 
+/**
+ * Refuses an upload URL whose declared `size` would take the account that
+ * owns the project over its storage quota (STORAGE_QUOTA_BYTES), before any
+ * URL is issued. Call it in the transaction that reserves the bytes (the
+ * box or the upload row): the owner's row is locked until that commits, so
+ * two uploads into the account's projects cannot both take the last room.
+ */
+async function requireRoomFor(ctx: Ports, store: Store, ownerId: string, projectId: string, size: number): Promise<void> {
+  const quota = ctx.config.storageQuotaBytes;
+  if (quota === undefined) return;
+  await store.users.getForUpdate(ownerId);
+  const used = await store.uploads.bytesOwnedBy(ownerId);
+  if (used + size <= quota) return;
+  throw new HttpProblem(
+    413,
+    'storage-quota-exceeded',
+    `This upload of ${size} bytes would take the account that owns project ${projectId} to ${used + size} bytes of its quota of ${quota} bytes (${used} used). Delete files of its projects, or ask the operator for a larger quota.`,
+    { members: { quota, used } },
+  );
+}
+
 const uploadPath = (kind: UploadKind, uploadId: string) => `/upload/${kind === 'file' ? 'files' : 'artwork'}/${uploadId}`;
 
 /** The x-storage-meta-<key> headers of an upload. Interface 4.2: "The metadata headers use the prefix x-storage-meta-". */
@@ -59,13 +80,14 @@ function signedUrl(ctx: Ports, upload: UploadRecord): string {
 }
 
 export async function requestUploadUrl(ctx: Ports, caller: Caller, projectId: string, body: Schemas['UploadUrlRequest']): Promise<Schemas['UploadUrlResponse']> {
-  await accessProject(ctx, caller, projectId, 'write');
+  const { project } = await accessProject(ctx, caller, projectId, 'write');
   const size = declaredSize(body.size, ctx.config.maxUploadBytes, 'upload');
   const now = ctx.clock.now();
   return ctx.store.transaction(async (store) => {
     // The project's row first, as every box write takes it: two uploads into
     // one folder or stack must not read the same next position.
     await store.boxes.lockProject(projectId);
+    await requireRoomFor(ctx, store, project.ownerId, projectId, size);
     // Every upload lands in a stack, as in the service this interface comes
     // from: into the stack named by parentid, or into a new stack of its own,
     // at the top level or inside the folder named by parentid.
@@ -132,7 +154,7 @@ export async function requestArtworkUploadUrl(
   projectId: string,
   body: Schemas['ArtworkUploadUrlRequest'],
 ): Promise<Schemas['ArtworkUploadUrlResponse']> {
-  await accessProject(ctx, caller, projectId, 'write');
+  const { project } = await accessProject(ctx, caller, projectId, 'write');
   // Interface 4.2: "mimeType (string; must be an image type) … Non-image uploads are rejected."
   if (!ARTWORK_TYPES.includes(body.mimeType.toLowerCase())) {
     throw unsupportedMediaType(`Artwork must be an image (${ARTWORK_TYPES.join(', ')}); got ${body.mimeType}.`);
@@ -157,7 +179,10 @@ export async function requestArtworkUploadUrl(
     claimToken: null,
     claimExpires: null,
   };
-  await ctx.store.uploads.insert(upload);
+  await ctx.store.transaction(async (store) => {
+    await requireRoomFor(ctx, store, project.ownerId, projectId, size);
+    await store.uploads.insert(upload);
+  });
   return {
     boxid: artworkId,
     contentType: upload.contentType,
