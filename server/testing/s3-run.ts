@@ -15,7 +15,7 @@ import { join, resolve } from 'node:path';
 import { promisify } from 'node:util';
 import { CreateBucketCommand, PutBucketCorsCommand, type S3Client } from '@aws-sdk/client-s3';
 import { createS3Client } from '../blobs/s3-blob-store.ts';
-import { removeBucket, type S3Connection } from './s3.ts';
+import { fromTestEnv, radosgwSettings, removeBucket, s3Env, type S3Connection } from './s3.ts';
 
 const root = resolve(import.meta.dirname, '../..');
 
@@ -35,13 +35,7 @@ export async function openRunS3(): Promise<RunS3> {
   let settings: S3Connection;
   let owner: string | undefined;
   if (process.env.TEST_S3_ENDPOINT) {
-    settings = {
-      endpoint: process.env.TEST_S3_ENDPOINT,
-      region: process.env.TEST_S3_REGION || 'us-east-1',
-      accessKeyId: process.env.TEST_S3_ACCESS_KEY_ID ?? '',
-      secretAccessKey: process.env.TEST_S3_SECRET_ACCESS_KEY ?? '',
-      forcePathStyle: (process.env.TEST_S3_FORCE_PATH_STYLE ?? 'true') === 'true',
-    };
+    settings = fromTestEnv(process.env);
   } else {
     owner = `run-${randomUUID()}`;
     const { stdout } = await promisify(execFile)(join(root, 'scripts/radosgw.sh'), ['start'], {
@@ -49,8 +43,7 @@ export async function openRunS3(): Promise<RunS3> {
       env: { RADOSGW_MEMORY_BYTES: String(8 * 1024 ** 3), ...process.env, RADOSGW_OWNER: owner },
       timeout: 180_000,
     });
-    const values = Object.fromEntries(stdout.trim().split('\n').map((line) => line.split(/=(.*)/s, 2) as [string, string]));
-    settings = { endpoint: values.S3_ENDPOINT, region: values.S3_REGION, accessKeyId: values.S3_ACCESS_KEY_ID, secretAccessKey: values.S3_SECRET_ACCESS_KEY, forcePathStyle: values.S3_FORCE_PATH_STYLE === 'true' };
+    settings = radosgwSettings(stdout);
   }
   const client = createS3Client(settings);
   const buckets: string[] = [];
@@ -66,15 +59,7 @@ export async function openRunS3(): Promise<RunS3> {
       return name;
     },
     env(bucket) {
-      return {
-        BLOB_STORE: 's3',
-        S3_ENDPOINT: settings.endpoint ?? '',
-        S3_BUCKET: bucket,
-        S3_REGION: settings.region,
-        S3_ACCESS_KEY_ID: settings.accessKeyId,
-        S3_SECRET_ACCESS_KEY: settings.secretAccessKey,
-        S3_FORCE_PATH_STYLE: String(settings.forcePathStyle),
-      };
+      return s3Env(settings, bucket);
     },
     async close() {
       for (const bucket of buckets) await removeBucket(client, bucket).catch(() => {});

@@ -52,7 +52,32 @@ export function s3Connection(): Promise<S3Connection> {
   return started;
 }
 
-function fromTestEnv(env: NodeJS.ProcessEnv): S3Connection {
+/** The server's environment variables for an S3 store and a bucket of it. */
+export function s3Env(settings: S3Connection, bucket: string): Record<string, string> {
+  return {
+    BLOB_STORE: 's3',
+    S3_ENDPOINT: settings.endpoint ?? '',
+    S3_BUCKET: bucket,
+    S3_REGION: settings.region,
+    S3_ACCESS_KEY_ID: settings.accessKeyId,
+    S3_SECRET_ACCESS_KEY: settings.secretAccessKey,
+    S3_FORCE_PATH_STYLE: String(settings.forcePathStyle),
+  };
+}
+
+/** The settings scripts/radosgw.sh prints (S3_ENDPOINT=…, one a line). */
+export function radosgwSettings(stdout: string): S3Connection {
+  const values = Object.fromEntries(stdout.trim().split('\n').map((line) => line.split(/=(.*)/s, 2) as [string, string]));
+  return {
+    endpoint: values.S3_ENDPOINT,
+    region: values.S3_REGION,
+    accessKeyId: values.S3_ACCESS_KEY_ID,
+    secretAccessKey: values.S3_SECRET_ACCESS_KEY,
+    forcePathStyle: values.S3_FORCE_PATH_STYLE === 'true',
+  };
+}
+
+export function fromTestEnv(env: NodeJS.ProcessEnv): S3Connection {
   const missing = ['TEST_S3_ACCESS_KEY_ID', 'TEST_S3_SECRET_ACCESS_KEY'].filter((name) => !env[name]);
   if (missing.length > 0) throw new Error(`TEST_S3_ENDPOINT is set, but ${missing.join(' and ')} are not: give the keys of the S3 store the tests should use.`);
   return {
@@ -86,20 +111,10 @@ async function startRadosgw(): Promise<S3Connection> {
     const { stderr } = error as { stderr?: string };
     throw new Error(`scripts/radosgw.sh start failed: ${stderr?.trim() || (error as Error).message}`);
   }
-  const settings = Object.fromEntries(
-    stdout
-      .trim()
-      .split('\n')
-      .map((line) => line.split(/=(.*)/s, 2) as [string, string]),
-  );
-  if (process.env.TEST_LOG_LEVEL === 'debug') console.error(`radosgw ready at ${settings.S3_ENDPOINT} after ${Date.now() - startedAt} ms`);
-  return {
-    endpoint: settings.S3_ENDPOINT,
-    region: settings.S3_REGION,
-    accessKeyId: settings.S3_ACCESS_KEY_ID,
-    secretAccessKey: settings.S3_SECRET_ACCESS_KEY,
-    forcePathStyle: settings.S3_FORCE_PATH_STYLE === 'true',
-  };
+  const settings = radosgwSettings(stdout);
+  if (process.env.TEST_LOG_LEVEL === 'debug') console.error(`radosgw ready at ${settings.endpoint} after ${Date.now() - startedAt} ms`);
+  return settings;
+
 }
 
 /**
@@ -138,16 +153,7 @@ export function useTestS3(): TestS3 {
       return name;
     },
     env(bucket: string) {
-      const { settings } = connected();
-      return {
-        BLOB_STORE: 's3',
-        S3_ENDPOINT: settings.endpoint ?? '',
-        S3_BUCKET: bucket,
-        S3_REGION: settings.region,
-        S3_ACCESS_KEY_ID: settings.accessKeyId,
-        S3_SECRET_ACCESS_KEY: settings.secretAccessKey,
-        S3_FORCE_PATH_STYLE: String(settings.forcePathStyle),
-      };
+      return s3Env(connected().settings, bucket);
     },
   };
 }
