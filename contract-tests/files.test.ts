@@ -84,6 +84,15 @@ describe('upload', () => {
     expect(project.artwork?.url).toMatch(/^https?:\/\//);
   });
 
+  it('fetchSignedDownload serves the project artwork at its URL: the bytes, or where the files are in a bucket, a 307 to them', async () => {
+    const projectid = await newProject('Contract: artwork served');
+    const { data } = await api.uploadArtwork(projectid, { name: 'cover.png', mimeType: 'image/png' }, onePixelPng);
+    const served = await fetchSigned(data!.project.artwork!.url, { redirect: 'manual' });
+    expect([200, 307]).toContain(served.status);
+    const bytes = served.status === 307 ? await (await fetch(served.headers.get('location')!)).arrayBuffer() : await served.arrayBuffer();
+    if (!onMock) expect(Buffer.from(bytes).equals(Buffer.from(onePixelPng))).toBe(true);
+  });
+
   it('requestArtworkUploadUrl refuses a body without a size', async () => {
     const response = await raw('/projects/prj_7h2kq9xw4m/artwork', {
       method: 'POST',

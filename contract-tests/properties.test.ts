@@ -22,9 +22,12 @@
  * that replay it.
  */
 import fc from 'fast-check';
-import { beforeAll, describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, inject, it } from 'vitest';
 import { arbitraryOf, breakagesOf, deref, spec, type Json } from './support/arbitraries.ts';
-import { baseUrl, checkedFetch, client, onMock, token } from './support/context.ts';
+import { baseUrl, checkedFetch, client, onMock } from './support/context.ts';
+
+/** An account of its own: the made-up requests change its preferences, and (on the sandbox) reset it. */
+const token = inject('propertiesToken');
 
 const seed = Number(process.env.PROPERTY_SEED ?? 20261124);
 const numRuns = Number(process.env.PROPERTY_RUNS ?? 4);
@@ -145,7 +148,7 @@ async function schemaRefusals(response: Response): Promise<string[]> {
 /** Things to point requests at, made anew where a test needs them whole (a sandbox reset among the requests above deletes them). */
 async function makeFixtures() {
   if (onMock) return;
-  const api = client();
+  const api = client(token);
   const { data: project } = await api.POST('/projects', { body: { name: 'Properties: fixtures' } });
   const { data: player } = await api.POST('/players', { body: { name: 'Properties: fixture player', projectid: project!.id } });
   const { data: uploaded } = await api.uploadFile(project!.id, { name: 'notes.txt', mimeType: 'text/plain' }, new TextEncoder().encode('fixture'));

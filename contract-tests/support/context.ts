@@ -14,6 +14,12 @@ declare module 'vitest' {
     /** `mock` for the partner mock; otherwise the name of the real server's store. */
     target: string;
     coverageFile: string;
+    /**
+     * The token of an account of its own for the property-based checks, whose
+     * made-up requests (preferences among them) must not change what the other
+     * tests' account starts from; the same token where the suite has only one.
+     */
+    propertiesToken: string;
   }
 }
 

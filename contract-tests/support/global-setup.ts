@@ -35,11 +35,13 @@ export default async function setup(project: TestProject) {
   if (process.env.CONTRACT_BASE_URL) {
     project.provide('baseUrl', process.env.CONTRACT_BASE_URL.replace(/\/$/, ''));
     project.provide('token', process.env.CONTRACT_TOKEN ?? '');
+    project.provide('propertiesToken', process.env.CONTRACT_TOKEN ?? '');
   } else if (target === 'mock') {
     const mock = await startContractMock();
     project.provide('baseUrl', mock.apiUrl);
     // The mock checks that a bearer token is present and well-formed, not what it is.
     project.provide('token', 'mock-token');
+    project.provide('propertiesToken', 'mock-token');
     stop = mock.stop;
   } else if (target === 'sqlite' || target === 'postgres') {
     const s3 = target === 'postgres' ? await openRunS3() : undefined;
@@ -48,6 +50,7 @@ export default async function setup(project: TestProject) {
     const server = await startTestServer(target, { PROCESSING: 'in-process', JOB_POLL_MS: '50', ...blobStore });
     project.provide('baseUrl', server.apiUrl);
     project.provide('token', await server.token('contract@example.com'));
+    project.provide('propertiesToken', await server.token('contract-properties@example.com'));
     stop = async () => {
       await server.stop();
       await s3?.close();
@@ -56,6 +59,8 @@ export default async function setup(project: TestProject) {
     const server = await startTestServer('sqlite', { SANDBOX: 'true', PROCESSING: 'in-process', JOB_POLL_MS: '50' });
     project.provide('baseUrl', server.apiUrl);
     project.provide('token', `contract-partner-${Date.now()}`);
+    // A token the sandbox has not seen is an account of its own.
+    project.provide('propertiesToken', `contract-properties-${Date.now()}`);
     stop = server.stop;
   } else {
     throw new Error(`Unknown CONTRACT_TARGET "${target}". Use mock, sqlite, postgres or sandbox, or set CONTRACT_BASE_URL and CONTRACT_TOKEN.`);
