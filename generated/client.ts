@@ -72,6 +72,14 @@ export const operations = {
   updatePlayerComment: { method: 'post', path: '/players/{playerid}/files/{fileid}/comments/{commentid}', authenticated: true, summary: "Update a comment on a player" },
   deletePlayerComment: { method: 'delete', path: '/players/{playerid}/files/{fileid}/comments/{commentid}', authenticated: true, summary: "Delete a comment on a player" },
   resetSandbox: { method: 'post', path: '/sandbox/reset', authenticated: true, summary: "Reset the sandbox account" },
+  listWebhooks: { method: 'get', path: '/webhooks', authenticated: true, summary: "List webhooks" },
+  createWebhook: { method: 'post', path: '/webhooks', authenticated: true, summary: "Create a webhook" },
+  getWebhook: { method: 'get', path: '/webhooks/{webhookid}', authenticated: true, summary: "Get a webhook" },
+  updateWebhook: { method: 'post', path: '/webhooks/{webhookid}', authenticated: true, summary: "Update a webhook" },
+  deleteWebhook: { method: 'delete', path: '/webhooks/{webhookid}', authenticated: true, summary: "Delete a webhook" },
+  rotateWebhookSecret: { method: 'post', path: '/webhooks/{webhookid}/secret', authenticated: true, summary: "Rotate a webhook's secret" },
+  listWebhookDeliveries: { method: 'get', path: '/webhooks/{webhookid}/deliveries', authenticated: true, summary: "List a webhook's deliveries" },
+  redeliverWebhook: { method: 'post', path: '/webhooks/{webhookid}/deliveries/{deliveryid}/redeliver', authenticated: true, summary: "Redeliver an event" },
 } as const;
 
 export type OperationId = keyof typeof operations;

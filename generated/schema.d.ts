@@ -1133,10 +1133,634 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/webhooks": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List webhooks
+         * @description **Extension.** The caller's webhook subscriptions, oldest first. Secrets are never shown again.
+         */
+        get: operations["listWebhooks"];
+        put?: never;
+        /**
+         * Create a webhook
+         * @description **Extension.** Subscribes `url` to `events` of the projects the caller
+         *     owns. Each event is POSTed as JSON (see *Webhooks*), signed per
+         *     Standard Webhooks 1.0: the headers `webhook-id`, `webhook-timestamp`
+         *     and `webhook-signature` (`v1,` and a base64 HMAC-SHA256 of
+         *     `<id>.<timestamp>.<body>`).
+         *
+         *     The answer holds the signing `secret`, **once**. Events are written
+         *     with the change that causes them, so a change that is saved always
+         *     gets its event, and one that is not never does. Each is delivered
+         *     within about a second; failures are retried with growing pauses for
+         *     over 24 hours, every attempt with the same `webhook-id`.
+         */
+        post: operations["createWebhook"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/webhooks/{webhookid}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The webhook subscription's id.
+                 * @example whk_2m8q4t7w1k
+                 */
+                webhookid: components["parameters"]["WebhookId"];
+            };
+            cookie?: never;
+        };
+        /**
+         * Get a webhook
+         * @description **Extension.** One of the caller's subscriptions, without its secret.
+         */
+        get: operations["getWebhook"];
+        put?: never;
+        /**
+         * Update a webhook
+         * @description **Extension.** Changes the fields given. `enabled: true` turns on a
+         *     subscription the server disabled, and clears `disabledReason`;
+         *     `enabled: false` stops deliveries at once, those already queued
+         *     included (they end `cancelled`).
+         */
+        post: operations["updateWebhook"];
+        /**
+         * Delete a webhook
+         * @description **Extension.** Deletes the subscription and its deliveries; nothing more is sent to it.
+         */
+        delete: operations["deleteWebhook"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/webhooks/{webhookid}/secret": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The webhook subscription's id.
+                 * @example whk_2m8q4t7w1k
+                 */
+                webhookid: components["parameters"]["WebhookId"];
+            };
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Rotate a webhook's secret
+         * @description **Extension.** Makes a new signing secret and answers it, once. For 24
+         *     hours, deliveries carry two signatures in `webhook-signature` (the new
+         *     secret's and the previous one's, separated by a space), so a receiver
+         *     verifies with either while it is updated.
+         */
+        post: operations["rotateWebhookSecret"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/webhooks/{webhookid}/deliveries": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The webhook subscription's id.
+                 * @example whk_2m8q4t7w1k
+                 */
+                webhookid: components["parameters"]["WebhookId"];
+            };
+            cookie?: never;
+        };
+        /**
+         * List a webhook's deliveries
+         * @description **Extension.** The subscription's recent deliveries (those of the last
+         *     30 days), newest first, each with its attempts: status codes,
+         *     timings and errors.
+         */
+        get: operations["listWebhookDeliveries"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/webhooks/{webhookid}/deliveries/{deliveryid}/redeliver": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The webhook subscription's id.
+                 * @example whk_2m8q4t7w1k
+                 */
+                webhookid: components["parameters"]["WebhookId"];
+                /**
+                 * @description The delivery's id (its `webhook-id`).
+                 * @example msg_5d8k2q7w4n
+                 */
+                deliveryid: components["schemas"]["Id"];
+            };
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Redeliver an event
+         * @description **Extension.** Sends the delivery again, now, with the same
+         *     `webhook-id` and body and a fresh timestamp and signature, then with
+         *     the usual retries. The subscription must be enabled.
+         */
+        post: operations["redeliverWebhook"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
 }
-export type webhooks = Record<string, never>;
+export interface webhooks {
+    "player.created": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * player.created
+         * @description A player was created. Signed per Standard Webhooks 1.0; answer 2xx within 10 seconds, or the delivery is retried with the same `webhook-id`.
+         */
+        post: operations["onPlayerCreated"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "player.updated": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * player.updated
+         * @description A player was changed (its name, options, password, paywall, collaborators…). Signed per Standard Webhooks 1.0; answer 2xx within 10 seconds, or the delivery is retried with the same `webhook-id`.
+         */
+        post: operations["onPlayerUpdated"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "project.created": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * project.created
+         * @description A project was created. Signed per Standard Webhooks 1.0; answer 2xx within 10 seconds, or the delivery is retried with the same `webhook-id`.
+         */
+        post: operations["onProjectCreated"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "project.updated": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * project.updated
+         * @description A project was changed (its name, colour or artwork). Signed per Standard Webhooks 1.0; answer 2xx within 10 seconds, or the delivery is retried with the same `webhook-id`.
+         */
+        post: operations["onProjectUpdated"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "comment.created": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * comment.created
+         * @description Someone commented on a file: a member through the API, or a listener on a player page. Signed per Standard Webhooks 1.0; answer 2xx within 10 seconds, or the delivery is retried with the same `webhook-id`.
+         */
+        post: operations["onCommentCreated"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "comment.updated": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * comment.updated
+         * @description A comment was changed: its message, completed or pinned. Signed per Standard Webhooks 1.0; answer 2xx within 10 seconds, or the delivery is retried with the same `webhook-id`.
+         */
+        post: operations["onCommentUpdated"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "upload.started": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * upload.started
+         * @description An upload URL for a file was issued: the file exists, awaiting its bytes. Signed per Standard Webhooks 1.0; answer 2xx within 10 seconds, or the delivery is retried with the same `webhook-id`.
+         */
+        post: operations["onUploadStarted"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "upload.completed": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * upload.completed
+         * @description A file's bytes were stored. Audio is `pending` until analysed (see `file.processed`). Signed per Standard Webhooks 1.0; answer 2xx within 10 seconds, or the delivery is retried with the same `webhook-id`.
+         */
+        post: operations["onUploadCompleted"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "upload.failed": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * upload.failed
+         * @description An upload of a file failed: its bytes were refused, or its URL expired unused, and the file was removed. Signed per Standard Webhooks 1.0; answer 2xx within 10 seconds, or the delivery is retried with the same `webhook-id`.
+         */
+        post: operations["onUploadFailed"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "file.processed": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * file.processed
+         * @description An audio file was analysed: `data.audio` holds the results (loudness, format, peaks). Signed per Standard Webhooks 1.0; answer 2xx within 10 seconds, or the delivery is retried with the same `webhook-id`.
+         */
+        post: operations["onFileProcessed"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "file.processing_failed": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * file.processing_failed
+         * @description The analysis of an audio file failed for good; `data.status` is `failed`. Signed per Standard Webhooks 1.0; answer 2xx within 10 seconds, or the delivery is retried with the same `webhook-id`.
+         */
+        post: operations["onFileProcessingFailed"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+}
 export interface components {
     schemas: {
+        /**
+         * @description What happened. `upload.*` events are about uploads of files into a
+         *     project; `file.*` events about the analysis of an uploaded audio file.
+         * @example player.created
+         * @enum {string}
+         */
+        WebhookEventType: "player.created" | "player.updated" | "project.created" | "project.updated" | "comment.created" | "comment.updated" | "upload.started" | "upload.completed" | "upload.failed" | "file.processed" | "file.processing_failed";
+        /**
+         * Format: uri
+         * @description Where deliveries are POSTed: an `http` or `https` URL. A URL whose host
+         *     is, or resolves to, a loopback, private, link-local or cloud metadata
+         *     address is refused (a self-hosted server's operator can allow private
+         *     and loopback ones; link-local and metadata addresses are refused
+         *     always). The check is made again before each delivery, and redirects
+         *     are never followed.
+         * @example https://hooks.example.com/audio-share
+         */
+        WebhookUrl: string;
+        /**
+         * @description **Extension.** A subscription: the events of the caller's projects
+         *     (those they own) that are POSTed, signed, to `url`.
+         */
+        Webhook: {
+            /** @example whk_2m8q4t7w1k */
+            id: components["schemas"]["Id"];
+            /** @constant */
+            object: "webhook";
+            /**
+             * @description A name for people, for example the partner's app.
+             * @example Mastering queue
+             */
+            label: string;
+            url: components["schemas"]["WebhookUrl"];
+            /**
+             * @description The event types delivered to this subscription.
+             * @example [
+             *       "player.created",
+             *       "upload.completed"
+             *     ]
+             */
+            events: components["schemas"]["WebhookEventType"][];
+            /**
+             * @description Whether events are delivered. The server turns it off by itself
+             *     when an endpoint keeps failing, and says why in `disabledReason`;
+             *     turn it on again with *Update a webhook*.
+             * @example true
+             */
+            enabled: boolean;
+            /**
+             * @description Why the server disabled the subscription (every attempt to deliver
+             *     one event failed for over 24 hours, or the endpoint answered 410
+             *     Gone), or null when it is enabled or was disabled by its owner.
+             * @example null
+             */
+            disabledReason: string | null;
+            timeCreated: components["schemas"]["Timestamp"];
+            timeModified: components["schemas"]["Timestamp"];
+            /**
+             * @description When the signing secret was last rotated, or null if never. Until
+             *     24 hours after a rotation, deliveries are signed with both the new
+             *     and the previous secret.
+             * @example null
+             */
+            secretRotated: components["schemas"]["Timestamp"] | null;
+        };
+        /**
+         * @description A new subscription, with its signing secret. The secret is shown here
+         *     once and never again: keep it where your receiver can read it.
+         */
+        WebhookWithSecret: components["schemas"]["Webhook"] & {
+            secret: components["schemas"]["WebhookSecretValue"];
+        };
+        /**
+         * @description The signing secret, in the Standard Webhooks form: `whsec_` followed by
+         *     24 random bytes in base64. Give it, whole, to a Standard Webhooks
+         *     verifier.
+         * @example whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw
+         */
+        WebhookSecretValue: string;
+        /** @description A new signing secret, shown once. */
+        WebhookSecret: {
+            /** @constant */
+            object: "webhook_secret";
+            secret: components["schemas"]["WebhookSecretValue"];
+            /** @description Until when deliveries are also signed with the previous secret. */
+            previousSecretExpires: components["schemas"]["Timestamp"];
+        };
+        CreateWebhookRequest: {
+            /**
+             * @description A name for people. Empty by default.
+             * @example Mastering queue
+             */
+            label?: string;
+            url: components["schemas"]["WebhookUrl"];
+            /**
+             * @example [
+             *       "player.created",
+             *       "upload.completed"
+             *     ]
+             */
+            events: components["schemas"]["WebhookEventType"][];
+        };
+        /**
+         * @description The fields to change; the others keep their value.
+         * @example {
+         *       "enabled": true
+         *     }
+         */
+        UpdateWebhookRequest: {
+            /** @example Mastering queue (staging) */
+            label?: string;
+            url?: components["schemas"]["WebhookUrl"];
+            events?: components["schemas"]["WebhookEventType"][];
+            /**
+             * @description Turns deliveries on or off. Turning them on clears `disabledReason`.
+             * @example true
+             */
+            enabled?: boolean;
+        };
+        /** @description One attempt to deliver an event. */
+        WebhookAttempt: {
+            /** @example 1 */
+            attempt: number;
+            timeStarted: components["schemas"]["Timestamp"];
+            /**
+             * @description From the start of the request to the end of the answer (or the failure).
+             * @example 84
+             */
+            durationMs: number;
+            /**
+             * @description The endpoint's HTTP status, or null when it gave none (timeout, refused connection).
+             * @example 200
+             */
+            statusCode: number | null;
+            /**
+             * @description Why the attempt failed, or null when it succeeded.
+             * @example null
+             */
+            error: string | null;
+        };
+        /**
+         * @description **Extension.** One event sent to one subscription, with its attempts.
+         *     Its `id` is the `webhook-id` header of every attempt, so that receivers
+         *     can drop the repeats.
+         */
+        WebhookDelivery: {
+            /** @example msg_5d8k2q7w4n */
+            id: components["schemas"]["Id"];
+            /** @constant */
+            object: "webhook_delivery";
+            /** @example whk_2m8q4t7w1k */
+            webhookid: components["schemas"]["Id"];
+            /** @example evt_9c4n7r2t6v */
+            eventid: components["schemas"]["Id"];
+            type: components["schemas"]["WebhookEventType"];
+            /**
+             * @description `pending` while attempts go on; `succeeded` once the endpoint
+             *     answered 2xx; `failed` when every attempt failed; `cancelled` when
+             *     the subscription was disabled before it was sent.
+             * @example succeeded
+             * @enum {string}
+             */
+            status: "pending" | "succeeded" | "failed" | "cancelled";
+            /** @description The attempts so far, oldest first (at most 20). */
+            attempts: components["schemas"]["WebhookAttempt"][];
+            /**
+             * @description When the next attempt is due, or null when none is.
+             * @example null
+             */
+            nextAttempt: components["schemas"]["Timestamp"] | null;
+            timeCreated: components["schemas"]["Timestamp"];
+        };
+        /**
+         * @description **Extension.** What every delivery POSTs: the envelope of the original
+         *     service's webhooks. `projectid`, `boxid`, `boxName` and
+         *     `commentid` are null when the event has none. `data` is the object the
+         *     event is about, as the API returns it.
+         */
+        WebhookEvent: {
+            /** @example evt_9c4n7r2t6v */
+            id: components["schemas"]["Id"];
+            type: components["schemas"]["WebhookEventType"];
+            /** @constant */
+            object: "event";
+            /** @example prj_7h2kq9xw4m */
+            projectid: components["schemas"]["Id"] | null;
+            /** @example box_f1le4n8q7r */
+            boxid: components["schemas"]["Id"] | null;
+            /** @example mix-v3.wav */
+            boxName: string | null;
+            /** @example null */
+            commentid: components["schemas"]["Id"] | null;
+            data: Record<string, never>;
+            timeCreated: components["schemas"]["Timestamp"];
+        };
+        /** @description Why an upload of a file failed. The file is removed. */
+        UploadFailure: {
+            /** @constant */
+            object: "upload_failure";
+            /** @example upl_3k9w2m5q8t */
+            uploadid: components["schemas"]["Id"];
+            /** @example box_f1le4n8q7r */
+            boxid: components["schemas"]["Id"];
+            /** @example mix-v3.wav */
+            name: string;
+            /** @example The upload URL expired before the file was uploaded. */
+            reason: string;
+        };
+        /** @description `player.created` or `player.updated`: `data` is the player. */
+        PlayerEvent: components["schemas"]["WebhookEvent"] & {
+            /** @enum {unknown} */
+            type?: "player.created" | "player.updated";
+            data?: components["schemas"]["Player"];
+        };
+        /** @description `project.created` or `project.updated`: `data` is the project. */
+        ProjectEvent: components["schemas"]["WebhookEvent"] & {
+            /** @enum {unknown} */
+            type?: "project.created" | "project.updated";
+            data?: components["schemas"]["Project"];
+        };
+        /** @description `comment.created` or `comment.updated`: `data` is the comment; `boxid` the file it is on. */
+        CommentEvent: components["schemas"]["WebhookEvent"] & {
+            /** @enum {unknown} */
+            type?: "comment.created" | "comment.updated";
+            data?: components["schemas"]["Comment"];
+        };
+        /**
+         * @description `upload.started`, `upload.completed`, `file.processed` or
+         *     `file.processing_failed`: `data` is the file, with its `status` and,
+         *     once processed, its analysis.
+         */
+        FileEvent: components["schemas"]["WebhookEvent"] & {
+            /** @enum {unknown} */
+            type?: "upload.started" | "upload.completed" | "file.processed" | "file.processing_failed";
+            data?: components["schemas"]["FileBox"];
+        };
+        /** @description `upload.failed`: `data` says which upload failed, and why. */
+        UploadFailedEvent: components["schemas"]["WebhookEvent"] & {
+            /** @constant */
+            type?: "upload.failed";
+            data?: components["schemas"]["UploadFailure"];
+        };
         /**
          * @description **Extension.** A comment on one version of a track: a file box, never a
          *     stack. A comment may point at a moment (`audioTimestamp`) or a range
@@ -3443,6 +4067,11 @@ export interface components {
          * @example mix-engineer@studio.test
          */
         CollaboratorEmail: string;
+        /**
+         * @description The webhook subscription's id.
+         * @example whk_2m8q4t7w1k
+         */
+        WebhookId: components["schemas"]["Id"];
     };
     requestBodies: never;
     headers: {
@@ -5989,6 +6618,947 @@ export interface operations {
             };
             429: components["responses"]["TooManyRequests"];
             default: components["responses"]["DefaultProblem"];
+        };
+    };
+    listWebhooks: {
+        parameters: {
+            query?: {
+                /**
+                 * @description **Extension.** At most this many items. Without `limit` and `cursor`
+                 *     the whole list is answered, as always. With it, the list is cut into
+                 *     pages: when more items follow, the answer has a `Link` header
+                 *     (RFC 8288) with `rel="next"`, the URL of the next page. With `cursor`
+                 *     alone, pages are 100 items.
+                 * @example 50
+                 */
+                limit?: components["parameters"]["Limit"];
+                /**
+                 * @description **Extension.** Where the next page starts: copy it from the `rel="next"`
+                 *     link, never make one. It is opaque, signed, and valid only on the list
+                 *     that gave it; anything else answers 400. It marks the last item sent,
+                 *     not a position, so items added or removed between pages neither repeat
+                 *     nor hide others.
+                 * @example WzE3OTUzMTg4MDAwMDAsInBseV80YzhuMnI3dDF2Il0.3f7a1c9e5b2d4f6a8c0e1b3d5f7a9c2e4b6d8f0a1c3e5b7d9f2a4c6e8b0d1f3a
+                 */
+                cursor?: components["parameters"]["Cursor"];
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The subscriptions. */
+            200: {
+                headers: {
+                    Link: components["headers"]["Link"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Webhook"][];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            429: components["responses"]["TooManyRequests"];
+            default: components["responses"]["DefaultProblem"];
+        };
+    };
+    createWebhook: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "label": "Mastering queue",
+                 *       "url": "https://hooks.example.com/audio-share",
+                 *       "events": [
+                 *         "player.created",
+                 *         "upload.completed"
+                 *       ]
+                 *     }
+                 */
+                "application/json": components["schemas"]["CreateWebhookRequest"];
+            };
+        };
+        responses: {
+            /** @description The subscription, with its secret. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "id": "whk_2m8q4t7w1k",
+                     *       "object": "webhook",
+                     *       "label": "Mastering queue",
+                     *       "url": "https://hooks.example.com/audio-share",
+                     *       "events": [
+                     *         "player.created",
+                     *         "upload.completed"
+                     *       ],
+                     *       "enabled": true,
+                     *       "disabledReason": null,
+                     *       "timeCreated": 1795315200000,
+                     *       "timeModified": 1795315200000,
+                     *       "secretRotated": null,
+                     *       "secret": "whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["WebhookWithSecret"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            429: components["responses"]["TooManyRequests"];
+            default: components["responses"]["DefaultProblem"];
+        };
+    };
+    getWebhook: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The webhook subscription's id.
+                 * @example whk_2m8q4t7w1k
+                 */
+                webhookid: components["parameters"]["WebhookId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The subscription. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Webhook"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            404: components["responses"]["NotFound"];
+            429: components["responses"]["TooManyRequests"];
+            default: components["responses"]["DefaultProblem"];
+        };
+    };
+    updateWebhook: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The webhook subscription's id.
+                 * @example whk_2m8q4t7w1k
+                 */
+                webhookid: components["parameters"]["WebhookId"];
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["UpdateWebhookRequest"];
+            };
+        };
+        responses: {
+            /** @description The subscription as it is now. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Webhook"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            404: components["responses"]["NotFound"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            429: components["responses"]["TooManyRequests"];
+            default: components["responses"]["DefaultProblem"];
+        };
+    };
+    deleteWebhook: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The webhook subscription's id.
+                 * @example whk_2m8q4t7w1k
+                 */
+                webhookid: components["parameters"]["WebhookId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The subscription is deleted. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["EmptyObject"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            404: components["responses"]["NotFound"];
+            429: components["responses"]["TooManyRequests"];
+            default: components["responses"]["DefaultProblem"];
+        };
+    };
+    rotateWebhookSecret: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The webhook subscription's id.
+                 * @example whk_2m8q4t7w1k
+                 */
+                webhookid: components["parameters"]["WebhookId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The new secret. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "object": "webhook_secret",
+                     *       "secret": "whsec_C2FVsBQIhrscChlQIMV+b5sSYspob7oD",
+                     *       "previousSecretExpires": 1795401600000
+                     *     }
+                     */
+                    "application/json": components["schemas"]["WebhookSecret"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            404: components["responses"]["NotFound"];
+            429: components["responses"]["TooManyRequests"];
+            default: components["responses"]["DefaultProblem"];
+        };
+    };
+    listWebhookDeliveries: {
+        parameters: {
+            query?: {
+                /**
+                 * @description **Extension.** At most this many items. Without `limit` and `cursor`
+                 *     the whole list is answered, as always. With it, the list is cut into
+                 *     pages: when more items follow, the answer has a `Link` header
+                 *     (RFC 8288) with `rel="next"`, the URL of the next page. With `cursor`
+                 *     alone, pages are 100 items.
+                 * @example 50
+                 */
+                limit?: components["parameters"]["Limit"];
+                /**
+                 * @description **Extension.** Where the next page starts: copy it from the `rel="next"`
+                 *     link, never make one. It is opaque, signed, and valid only on the list
+                 *     that gave it; anything else answers 400. It marks the last item sent,
+                 *     not a position, so items added or removed between pages neither repeat
+                 *     nor hide others.
+                 * @example WzE3OTUzMTg4MDAwMDAsInBseV80YzhuMnI3dDF2Il0.3f7a1c9e5b2d4f6a8c0e1b3d5f7a9c2e4b6d8f0a1c3e5b7d9f2a4c6e8b0d1f3a
+                 */
+                cursor?: components["parameters"]["Cursor"];
+            };
+            header?: never;
+            path: {
+                /**
+                 * @description The webhook subscription's id.
+                 * @example whk_2m8q4t7w1k
+                 */
+                webhookid: components["parameters"]["WebhookId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The deliveries. */
+            200: {
+                headers: {
+                    Link: components["headers"]["Link"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example [
+                     *       {
+                     *         "id": "msg_5d8k2q7w4n",
+                     *         "object": "webhook_delivery",
+                     *         "webhookid": "whk_2m8q4t7w1k",
+                     *         "eventid": "evt_9c4n7r2t6v",
+                     *         "type": "upload.completed",
+                     *         "status": "succeeded",
+                     *         "attempts": [
+                     *           {
+                     *             "attempt": 1,
+                     *             "timeStarted": 1795315201000,
+                     *             "durationMs": 412,
+                     *             "statusCode": 503,
+                     *             "error": "The endpoint answered 503."
+                     *           },
+                     *           {
+                     *             "attempt": 2,
+                     *             "timeStarted": 1795315206500,
+                     *             "durationMs": 84,
+                     *             "statusCode": 200,
+                     *             "error": null
+                     *           }
+                     *         ],
+                     *         "nextAttempt": null,
+                     *         "timeCreated": 1795315200950
+                     *       }
+                     *     ]
+                     */
+                    "application/json": components["schemas"]["WebhookDelivery"][];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            404: components["responses"]["NotFound"];
+            429: components["responses"]["TooManyRequests"];
+            default: components["responses"]["DefaultProblem"];
+        };
+    };
+    redeliverWebhook: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The webhook subscription's id.
+                 * @example whk_2m8q4t7w1k
+                 */
+                webhookid: components["parameters"]["WebhookId"];
+                /**
+                 * @description The delivery's id (its `webhook-id`).
+                 * @example msg_5d8k2q7w4n
+                 */
+                deliveryid: components["schemas"]["Id"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The delivery, pending again. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "id": "msg_5d8k2q7w4n",
+                     *       "object": "webhook_delivery",
+                     *       "webhookid": "whk_2m8q4t7w1k",
+                     *       "eventid": "evt_9c4n7r2t6v",
+                     *       "type": "upload.completed",
+                     *       "status": "pending",
+                     *       "attempts": [
+                     *         {
+                     *           "attempt": 1,
+                     *           "timeStarted": 1795315201000,
+                     *           "durationMs": 10000,
+                     *           "statusCode": null,
+                     *           "error": "No answer within 10 seconds."
+                     *         }
+                     *       ],
+                     *       "nextAttempt": 1795319000000,
+                     *       "timeCreated": 1795315200950
+                     *     }
+                     */
+                    "application/json": components["schemas"]["WebhookDelivery"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            404: components["responses"]["NotFound"];
+            409: components["responses"]["Conflict"];
+            429: components["responses"]["TooManyRequests"];
+            default: components["responses"]["DefaultProblem"];
+        };
+    };
+    onPlayerCreated: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "id": "evt_9c4n7r2t6v",
+                 *       "type": "player.created",
+                 *       "object": "event",
+                 *       "projectid": "prj_1a2s3d4f5g",
+                 *       "boxid": null,
+                 *       "boxName": null,
+                 *       "commentid": null,
+                 *       "data": {
+                 *         "name": "Night Drive (single)",
+                 *         "id": "ply_9w3e5r7t2y",
+                 *         "projectid": "prj_1a2s3d4f5g",
+                 *         "playerUrl": "http://localhost:8080/p/ply_9w3e5r7t2y",
+                 *         "color": "#3b82f6",
+                 *         "object": "player",
+                 *         "public": true,
+                 *         "hasPassword": false,
+                 *         "timeCreated": 1795315200000,
+                 *         "timeModified": 1795315200000,
+                 *         "options": {
+                 *           "metadata": false,
+                 *           "isrc": false,
+                 *           "downloads": false,
+                 *           "comments": true,
+                 *           "loudnessMatch": false,
+                 *           "studio": false,
+                 *           "stacks": false,
+                 *           "serviceCTA": true,
+                 *           "boxSubtitle": "artist"
+                 *         },
+                 *         "collaborators": []
+                 *       },
+                 *       "timeCreated": 1795318200000
+                 *     }
+                 */
+                "application/json": components["schemas"]["PlayerEvent"];
+            };
+        };
+        responses: {
+            /** @description Received. Any 2xx ends the delivery; anything else, or no answer, is retried. */
+            "2XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    onPlayerUpdated: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "id": "evt_9c4n7r2t6v",
+                 *       "type": "player.updated",
+                 *       "object": "event",
+                 *       "projectid": "prj_1a2s3d4f5g",
+                 *       "boxid": null,
+                 *       "boxName": null,
+                 *       "commentid": null,
+                 *       "data": {
+                 *         "name": "Night Drive (final)",
+                 *         "id": "ply_9w3e5r7t2y",
+                 *         "projectid": "prj_1a2s3d4f5g",
+                 *         "playerUrl": "http://localhost:8080/p/ply_9w3e5r7t2y",
+                 *         "color": "#3b82f6",
+                 *         "object": "player",
+                 *         "public": true,
+                 *         "hasPassword": false,
+                 *         "timeCreated": 1795315200000,
+                 *         "timeModified": 1795318200000,
+                 *         "options": {
+                 *           "metadata": false,
+                 *           "isrc": false,
+                 *           "downloads": false,
+                 *           "comments": true,
+                 *           "loudnessMatch": false,
+                 *           "studio": false,
+                 *           "stacks": false,
+                 *           "serviceCTA": true,
+                 *           "boxSubtitle": "artist"
+                 *         },
+                 *         "collaborators": []
+                 *       },
+                 *       "timeCreated": 1795318200000
+                 *     }
+                 */
+                "application/json": components["schemas"]["PlayerEvent"];
+            };
+        };
+        responses: {
+            /** @description Received. Any 2xx ends the delivery; anything else, or no answer, is retried. */
+            "2XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    onProjectCreated: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "id": "evt_9c4n7r2t6v",
+                 *       "type": "project.created",
+                 *       "object": "event",
+                 *       "projectid": "prj_1a2s3d4f5g",
+                 *       "boxid": null,
+                 *       "boxName": null,
+                 *       "commentid": null,
+                 *       "data": {
+                 *         "id": "prj_1a2s3d4f5g",
+                 *         "object": "project",
+                 *         "name": "Spring EP",
+                 *         "color": "#3b82f6",
+                 *         "role": "owner",
+                 *         "timeCreated": 1795315200000,
+                 *         "timeModified": 1795315200000
+                 *       },
+                 *       "timeCreated": 1795318200000
+                 *     }
+                 */
+                "application/json": components["schemas"]["ProjectEvent"];
+            };
+        };
+        responses: {
+            /** @description Received. Any 2xx ends the delivery; anything else, or no answer, is retried. */
+            "2XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    onProjectUpdated: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "id": "evt_9c4n7r2t6v",
+                 *       "type": "project.updated",
+                 *       "object": "event",
+                 *       "projectid": "prj_1a2s3d4f5g",
+                 *       "boxid": null,
+                 *       "boxName": null,
+                 *       "commentid": null,
+                 *       "data": {
+                 *         "id": "prj_1a2s3d4f5g",
+                 *         "object": "project",
+                 *         "name": "Spring EP",
+                 *         "color": "#3b82f6",
+                 *         "role": "owner",
+                 *         "timeCreated": 1795315200000,
+                 *         "timeModified": 1795318200000
+                 *       },
+                 *       "timeCreated": 1795318200000
+                 *     }
+                 */
+                "application/json": components["schemas"]["ProjectEvent"];
+            };
+        };
+        responses: {
+            /** @description Received. Any 2xx ends the delivery; anything else, or no answer, is retried. */
+            "2XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    onCommentCreated: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "id": "evt_9c4n7r2t6v",
+                 *       "type": "comment.created",
+                 *       "object": "event",
+                 *       "projectid": "prj_1a2s3d4f5g",
+                 *       "boxid": "box_f1le4n8q7r",
+                 *       "boxName": "night-drive-v2.wav",
+                 *       "commentid": "cmt_5t8w2k6q9d",
+                 *       "data": {
+                 *         "id": "cmt_5t8w2k6q9d",
+                 *         "object": "comment",
+                 *         "fileid": "box_f1le4n8q7r",
+                 *         "message": "The snare is **too loud** from here to the chorus.",
+                 *         "audioTimestamp": 42.5,
+                 *         "audioTimestampEnd": 61,
+                 *         "completed": false,
+                 *         "pinned": false,
+                 *         "creator": {
+                 *           "name": "Alex (A&R)",
+                 *           "kind": "listener",
+                 *           "mine": false
+                 *         },
+                 *         "isReply": false,
+                 *         "reactions": {},
+                 *         "timeCreated": 1795315500000,
+                 *         "timeModified": 1795315500000
+                 *       },
+                 *       "timeCreated": 1795318200000
+                 *     }
+                 */
+                "application/json": components["schemas"]["CommentEvent"];
+            };
+        };
+        responses: {
+            /** @description Received. Any 2xx ends the delivery; anything else, or no answer, is retried. */
+            "2XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    onCommentUpdated: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "id": "evt_9c4n7r2t6v",
+                 *       "type": "comment.updated",
+                 *       "object": "event",
+                 *       "projectid": "prj_1a2s3d4f5g",
+                 *       "boxid": "box_f1le4n8q7r",
+                 *       "boxName": "night-drive-v2.wav",
+                 *       "commentid": "cmt_5t8w2k6q9d",
+                 *       "data": {
+                 *         "id": "cmt_5t8w2k6q9d",
+                 *         "object": "comment",
+                 *         "fileid": "box_f1le4n8q7r",
+                 *         "message": "The snare is **too loud** from here to the chorus.",
+                 *         "audioTimestamp": 42.5,
+                 *         "audioTimestampEnd": 61,
+                 *         "completed": true,
+                 *         "pinned": false,
+                 *         "creator": {
+                 *           "name": "Alex (A&R)",
+                 *           "kind": "listener",
+                 *           "mine": false
+                 *         },
+                 *         "isReply": false,
+                 *         "reactions": {},
+                 *         "timeCreated": 1795315500000,
+                 *         "timeModified": 1795316100000
+                 *       },
+                 *       "timeCreated": 1795318200000
+                 *     }
+                 */
+                "application/json": components["schemas"]["CommentEvent"];
+            };
+        };
+        responses: {
+            /** @description Received. Any 2xx ends the delivery; anything else, or no answer, is retried. */
+            "2XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    onUploadStarted: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "id": "evt_9c4n7r2t6v",
+                 *       "type": "upload.started",
+                 *       "object": "event",
+                 *       "projectid": "prj_1a2s3d4f5g",
+                 *       "boxid": "box_f1le4n8q7r",
+                 *       "boxName": "night-drive-v2.wav",
+                 *       "commentid": null,
+                 *       "data": {
+                 *         "id": "box_f1le4n8q7r",
+                 *         "object": "file",
+                 *         "name": "night-drive-v2.wav",
+                 *         "color": "#64748b",
+                 *         "timeCreated": 1795315200000,
+                 *         "trashed": false,
+                 *         "parentid": "box_s7ack2b4c6",
+                 *         "status": "awaiting-upload",
+                 *         "size": 41157120,
+                 *         "mimeType": "audio/wav"
+                 *       },
+                 *       "timeCreated": 1795318200000
+                 *     }
+                 */
+                "application/json": components["schemas"]["FileEvent"];
+            };
+        };
+        responses: {
+            /** @description Received. Any 2xx ends the delivery; anything else, or no answer, is retried. */
+            "2XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    onUploadCompleted: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "id": "evt_9c4n7r2t6v",
+                 *       "type": "upload.completed",
+                 *       "object": "event",
+                 *       "projectid": "prj_1a2s3d4f5g",
+                 *       "boxid": "box_f1le4n8q7r",
+                 *       "boxName": "night-drive-v2.wav",
+                 *       "commentid": null,
+                 *       "data": {
+                 *         "id": "box_f1le4n8q7r",
+                 *         "object": "file",
+                 *         "name": "night-drive-v2.wav",
+                 *         "color": "#64748b",
+                 *         "timeCreated": 1795315200000,
+                 *         "trashed": false,
+                 *         "parentid": "box_s7ack2b4c6",
+                 *         "status": "pending",
+                 *         "size": 41157120,
+                 *         "mimeType": "audio/wav"
+                 *       },
+                 *       "timeCreated": 1795318200000
+                 *     }
+                 */
+                "application/json": components["schemas"]["FileEvent"];
+            };
+        };
+        responses: {
+            /** @description Received. Any 2xx ends the delivery; anything else, or no answer, is retried. */
+            "2XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    onUploadFailed: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "id": "evt_9c4n7r2t6v",
+                 *       "type": "upload.failed",
+                 *       "object": "event",
+                 *       "projectid": "prj_1a2s3d4f5g",
+                 *       "boxid": "box_f1le4n8q7r",
+                 *       "boxName": "night-drive-v2.wav",
+                 *       "commentid": null,
+                 *       "data": {
+                 *         "object": "upload_failure",
+                 *         "uploadid": "upl_3k9w2m5q8t",
+                 *         "boxid": "box_f1le4n8q7r",
+                 *         "name": "night-drive-v2.wav",
+                 *         "reason": "The upload URL expired before the file was uploaded."
+                 *       },
+                 *       "timeCreated": 1795318200000
+                 *     }
+                 */
+                "application/json": components["schemas"]["UploadFailedEvent"];
+            };
+        };
+        responses: {
+            /** @description Received. Any 2xx ends the delivery; anything else, or no answer, is retried. */
+            "2XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    onFileProcessed: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "id": "evt_9c4n7r2t6v",
+                 *       "type": "file.processed",
+                 *       "object": "event",
+                 *       "projectid": "prj_1a2s3d4f5g",
+                 *       "boxid": "box_f1le4n8q7r",
+                 *       "boxName": "night-drive-v2.wav",
+                 *       "commentid": null,
+                 *       "data": {
+                 *         "id": "box_f1le4n8q7r",
+                 *         "object": "file",
+                 *         "name": "night-drive-v2.wav",
+                 *         "color": "#64748b",
+                 *         "timeCreated": 1795315200000,
+                 *         "trashed": false,
+                 *         "duration": 214.37,
+                 *         "parentid": "box_s7ack2b4c6",
+                 *         "status": "ready",
+                 *         "size": 41157120,
+                 *         "mimeType": "audio/wav",
+                 *         "audio": {
+                 *           "codec": "pcm_s24le",
+                 *           "container": "wav",
+                 *           "sampleRate": 48000,
+                 *           "bitDepth": 24,
+                 *           "channels": 2,
+                 *           "bitRate": 2304000,
+                 *           "lossless": true,
+                 *           "loudness": {
+                 *             "integratedLufs": -14.212,
+                 *             "truePeakDbtp": -1.1
+                 *           },
+                 *           "tags": {
+                 *             "title": "Night Drive",
+                 *             "artist": "The Late Shift",
+                 *             "isrc": "GBAYE2600001",
+                 *             "artwork": false
+                 *           },
+                 *           "renditions": [
+                 *             "original",
+                 *             "compressed",
+                 *             "lossless"
+                 *           ],
+                 *           "peaks": {
+                 *             "pixelsPerSecond": 100,
+                 *             "samplesPerPixel": 480,
+                 *             "length": 21437
+                 *           }
+                 *         }
+                 *       },
+                 *       "timeCreated": 1795318200000
+                 *     }
+                 */
+                "application/json": components["schemas"]["FileEvent"];
+            };
+        };
+        responses: {
+            /** @description Received. Any 2xx ends the delivery; anything else, or no answer, is retried. */
+            "2XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    onFileProcessingFailed: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "id": "evt_9c4n7r2t6v",
+                 *       "type": "file.processing_failed",
+                 *       "object": "event",
+                 *       "projectid": "prj_1a2s3d4f5g",
+                 *       "boxid": "box_f1le4n8q7r",
+                 *       "boxName": "night-drive-v2.wav",
+                 *       "commentid": null,
+                 *       "data": {
+                 *         "id": "box_f1le4n8q7r",
+                 *         "object": "file",
+                 *         "name": "night-drive-v2.wav",
+                 *         "color": "#64748b",
+                 *         "timeCreated": 1795315200000,
+                 *         "trashed": false,
+                 *         "parentid": "box_s7ack2b4c6",
+                 *         "status": "failed",
+                 *         "size": 41157120,
+                 *         "mimeType": "audio/wav"
+                 *       },
+                 *       "timeCreated": 1795318200000
+                 *     }
+                 */
+                "application/json": components["schemas"]["FileEvent"];
+            };
+        };
+        responses: {
+            /** @description Received. Any 2xx ends the delivery; anything else, or no answer, is retried. */
+            "2XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
         };
     };
 }

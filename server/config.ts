@@ -52,6 +52,17 @@ export interface Config {
   sandbox: boolean;
   /** Bytes each account may keep (its projects' uploaded files and artwork); undefined for no quota. */
   storageQuotaBytes: number | undefined;
+  webhooks: WebhookSettings;
+}
+
+/** How webhook deliveries are made (server/resources/webhooks/). */
+export interface WebhookSettings {
+  /** Whether subscription URLs may reach loopback and private addresses (self-hosters, tests). Link-local ones never may. */
+  allowPrivate: boolean;
+  /** The whole of one attempt: connecting, sending, and the answer's headers and (capped) body. */
+  timeoutMs: number;
+  /** How many deliveries one process makes at once. */
+  concurrency: number;
 }
 
 /** `burst` requests per window of ceil(burst / perSecond) seconds. */
@@ -139,6 +150,12 @@ export function loadConfig(env: Env = process.env): Config {
     sandbox,
     // None by default: a self-hosted server's disk is its operator's to share out.
     storageQuotaBytes: env.STORAGE_QUOTA_BYTES ? integer('STORAGE_QUOTA_BYTES', 0, 0) : undefined,
+    webhooks: {
+      allowPrivate: boolean('WEBHOOK_ALLOW_PRIVATE', false),
+      // Short, so that one slow endpoint cannot hold deliveries up: receivers should answer first and work later.
+      timeoutMs: integer('WEBHOOK_TIMEOUT_MS', 10_000, 100, 60_000),
+      concurrency: integer('WEBHOOK_CONCURRENCY', 16, 1, 256),
+    },
     processing,
     workerConcurrency: integer('WORKER_CONCURRENCY', 1, 1, 64),
     // A running job renews its lease every third of it; a worker silent for a whole lease is taken for dead.
