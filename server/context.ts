@@ -8,6 +8,7 @@ import type { Store } from './repositories.ts';
 import type { BlobStore } from './blobs/blob-store.ts';
 import type { Clock } from './lib/clock.ts';
 import type { UrlSigner } from './signing/url-signer.ts';
+import type { SecretBox } from './signing/secret-box.ts';
 import type { Logger } from './lib/logger.ts';
 import type { BoxListCache } from './resources/boxes/box-list-cache.ts';
 import type { Schemas } from './lib/api-types.ts';
@@ -19,11 +20,13 @@ export interface Context {
   blobs: BlobStore;
   clock: Clock;
   signer: UrlSigner;
+  /** Seals the secrets the server must read back (webhook signing secrets). */
+  secrets: SecretBox;
   logger: Logger;
   /** Listings of projects' boxes, by box version. */
   boxListCache: BoxListCache<Schemas['Box'][]>;
   media: MediaTools;
-  /** Tells this process's worker, if it runs one, that a job was queued. */
+  /** Tells this process's workers, if it runs any, that a job was queued. */
   jobQueued(): void;
 }
 

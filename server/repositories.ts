@@ -16,6 +16,7 @@ import { JobQueue } from './jobs/job-queue.ts';
 import { CommentRepository } from './resources/comments/comment-repository.ts';
 import { PurchaseRepository } from './resources/listening/purchase-repository.ts';
 import { SandboxRepository } from './resources/sandbox/sandbox-repository.ts';
+import { WebhookRepository } from './resources/webhooks/webhook-repository.ts';
 
 export function registerRepositories(db: Db) {
   return {
@@ -29,6 +30,7 @@ export function registerRepositories(db: Db) {
     comments: new CommentRepository(db),
     purchases: new PurchaseRepository(db),
     sandbox: new SandboxRepository(db),
+    webhooks: new WebhookRepository(db),
   };
 }
 

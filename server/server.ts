@@ -11,6 +11,9 @@ import { createApp } from './app.ts';
 import { openStore } from './repositories.ts';
 import { openBlobStore } from './blobs/open-blob-store.ts';
 import { UrlSigner } from './signing/url-signer.ts';
+import { SecretBox } from './signing/secret-box.ts';
+import { startWebhookWorker } from './resources/webhooks/webhook-delivery.ts';
+import { analysisEvents } from './resources/uploads/upload-events.ts';
 import { checkSigningSecret } from './signing/secret-fingerprint.ts';
 import { systemClock, type Clock } from './lib/clock.ts';
 import { createLogger, type Logger } from './lib/logger.ts';
@@ -25,6 +28,8 @@ export interface RunningServer {
   ctx: Context;
   /** The audio worker running in this process, if any. */
   worker: Worker | undefined;
+  /** This process's webhook sender. */
+  webhookWorker: Worker;
   http: Server;
   /** The address it listens at, for example http://127.0.0.1:8080. */
   address: string;
@@ -66,6 +71,7 @@ export async function createContext(
     blobs,
     clock: overrides.clock ?? systemClock,
     signer: new UrlSigner(config.signingSecret),
+    secrets: new SecretBox(config.signingSecret),
     logger,
     boxListCache: new BoxListCache(),
     media: overrides.media ?? new SystemMediaTools(),
@@ -75,9 +81,15 @@ export async function createContext(
 
 export async function startServer(config: Config, overrides: { clock?: Clock; logger?: Logger; media?: MediaTools } = {}): Promise<RunningServer> {
   let worker: Worker | undefined;
-  const ctx = await createContext(config, overrides, () => worker?.nudge());
+  let webhookWorker: Worker | undefined;
+  const ctx = await createContext(config, overrides, () => {
+    worker?.nudge();
+    webhookWorker?.nudge();
+  });
   const store = ctx.store;
-  if (config.processing === 'in-process') worker = await startAudioWorker(ctx);
+  if (config.processing === 'in-process') worker = await startAudioWorker(ctx, analysisEvents(ctx));
+  // Deliveries are light (one HTTP request each), so every server process sends them, whatever PROCESSING says.
+  webhookWorker = startWebhookWorker(ctx);
   // Every ten minutes, and once at start, remove files whose upload URL expired unused.
   const sweep = () => sweepAbandonedUploads(ctx).catch((error: unknown) => ctx.logger.warn('sweeping abandoned uploads failed', { err: error }));
   void sweep();
@@ -108,7 +120,7 @@ export async function startServer(config: Config, overrides: { clock?: Clock; lo
     (closing ??= (async () => {
       draining = true;
       // The worker's grace runs alongside the HTTP drain, so both end within SHUTDOWN_GRACE_SECONDS, not one after the other.
-      const workerStopped = worker?.stop();
+      const workerStopped = Promise.all([worker?.stop(), webhookWorker.stop()]);
       const closed = new Promise<void>((done) => http.close(() => done()));
       for (const res of underWay) {
         // RFC 9112 section 9.6: a server that sends "close" closes the connection after that response.
@@ -127,5 +139,5 @@ export async function startServer(config: Config, overrides: { clock?: Clock; lo
       await workerStopped;
       await store.close();
     })());
-  return { ctx, worker, http, address: `http://${host}:${port}`, close };
+  return { ctx, worker, webhookWorker, http, address: `http://${host}:${port}`, close };
 }

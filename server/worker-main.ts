@@ -12,6 +12,8 @@
 import { loadConfigOrExit } from './config.ts';
 import { createContext } from './server.ts';
 import { startAudioWorker } from './audio/audio-worker.ts';
+import { startWebhookWorker } from './resources/webhooks/webhook-delivery.ts';
+import { analysisEvents } from './resources/uploads/upload-events.ts';
 import { BlobStoreUnavailableError } from './blobs/blob-store.ts';
 import { SigningSecretMismatchError } from './signing/secret-fingerprint.ts';
 
@@ -24,11 +26,13 @@ const ctx = await createContext(config).catch((error: unknown) => {
   }
   throw error;
 });
-const worker = await startAudioWorker(ctx);
+const worker = await startAudioWorker(ctx, analysisEvents(ctx));
 if (!worker) {
   await ctx.store.close();
   process.exit(1);
 }
+// Deliveries go out from here too, so a deployment whose servers are busy still sends them.
+const webhookWorker = startWebhookWorker(ctx);
 console.error(`Audio worker ${worker.id} is running (${config.workerConcurrency} at a time) on ${config.databaseUrl ? 'PostgreSQL' : `SQLite in ${config.dataDir}`}.`);
 
 let stopping: Promise<void> | undefined;
@@ -37,12 +41,13 @@ for (const signal of ['SIGINT', 'SIGTERM'] as const) {
     if (stopping) {
       console.error(`${signal} again: handing the jobs under way back now.`);
       void worker.stop(0);
+      void webhookWorker.stop(0);
       return;
     }
     console.error(`${signal}: finishing the jobs under way (for up to ${config.shutdownGraceMs / 1000} s), then stopping.`);
     stopping = (async () => {
       try {
-        await worker.stop();
+        await Promise.all([worker.stop(), webhookWorker.stop()]);
         await ctx.store.close();
         process.exit(0);
       } catch (error) {

@@ -8,9 +8,9 @@
 import type { Context } from '../context.ts';
 import type { Store } from '../repositories.ts';
 import { Worker } from '../jobs/worker.ts';
-import { ANALYSE_FILE, analyseFileHandler, sweepStaleScratch } from './processing.ts';
+import { ANALYSE_FILE, analyseFileHandler, sweepStaleScratch, type AnalysisSettled } from './processing.ts';
 
-export async function startAudioWorker(ctx: Context): Promise<Worker<Store> | undefined> {
+export async function startAudioWorker(ctx: Context, settled?: AnalysisSettled): Promise<Worker<Store> | undefined> {
   const missing = await ctx.media.unavailable();
   if (missing) {
     ctx.logger.warn(`Audio processing is off: ${missing}. Uploaded audio stays pending until ffmpeg is installed (Debian/Ubuntu: apt-get install ffmpeg; macOS: brew install ffmpeg) and the server or a worker restarts.`);
@@ -26,7 +26,7 @@ export async function startAudioWorker(ctx: Context): Promise<Worker<Store> | un
   }
   const worker = new Worker<Store>(
     ctx.store,
-    { [ANALYSE_FILE]: analyseFileHandler(ctx, ctx.media) },
+    { [ANALYSE_FILE]: analyseFileHandler(ctx, ctx.media, settled) },
     {
       concurrency: ctx.config.workerConcurrency,
       pollMs: ctx.config.jobPollMs,

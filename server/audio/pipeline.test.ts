@@ -8,6 +8,7 @@ import { useTestServer, type Harness } from '../testing/harness.ts';
 import { childProcesses, eventually, isRunning, makeAudio, measureEventLoop, sineAt } from '../testing/audio.ts';
 import { waitForStatus } from '../testing/files.ts';
 import { SystemMediaTools } from './media-tools.ts';
+import { ANALYSE_FILE } from './processing.ts';
 import { startAudioWorker } from './audio-worker.ts';
 import type { Logger } from '../lib/logger.ts';
 import { fileBlobKey, renditionBlobKey, VARIANT_NAMES } from '../blobs/keys.ts';
@@ -231,7 +232,7 @@ describe('audio pipeline, fenced jobs', () => {
     const { api, projectid, boxid, worker, logger, pid } = await analysing('stolen.flac');
     try {
       // As if this worker had stalled past its lease: another worker takes the job.
-      const thief = await t.server.ctx.store.jobs.claim('thief', t.server.ctx.clock.now() + 3_600_000, 3_600_000);
+      const thief = await t.server.ctx.store.jobs.claim('thief', t.server.ctx.clock.now() + 3_600_000, 3_600_000, [ANALYSE_FILE]);
       expect(thief).toMatchObject({ attempts: 2 });
       const stolen = Date.now();
       // The next heartbeat (within 333 ms) finds the lease lost and aborts: ffmpeg is killed, long before its hour is decoded.
@@ -260,7 +261,7 @@ describe('audio pipeline, fenced jobs', () => {
     // Queued for the next worker now, the interrupted attempt not counted; the file waits as pending.
     expect(await jobOf(t, boxid)).toMatchObject({ status: 'queued', attempts: 0, worker: null });
     expect((await waitForStatus(api, projectid, boxid, ['pending', 'processing', 'ready', 'failed'])).status).toBe('pending');
-    expect(await t.server.ctx.store.jobs.claim('next', t.server.ctx.clock.now(), 60_000)).toMatchObject({ attempts: 1 });
+    expect(await t.server.ctx.store.jobs.claim('next', t.server.ctx.clock.now(), 60_000, [ANALYSE_FILE])).toMatchObject({ attempts: 1 });
     await t.server.ctx.store.db.execute('DELETE FROM jobs');
   });
 

@@ -35,7 +35,14 @@ export async function queueAnalysis(store: Store, projectId: string, boxId: stri
   await store.jobs.enqueue(ANALYSE_FILE, { projectId, boxId }, { now, maxAttempts: 5 });
 }
 
-export function analyseFileHandler(ctx: Ports, tools: MediaTools): JobHandler<Store> {
+/**
+ * Told, in the transaction that settles a file's analysis, how it ended: the
+ * composition root passes the webhook events here (file.processed,
+ * file.processing_failed), so that this layer knows nothing of them.
+ */
+export type AnalysisSettled = (store: Store, projectId: string, boxId: string, outcome: 'processed' | 'failed') => Promise<void>;
+
+export function analyseFileHandler(ctx: Ports, tools: MediaTools, settled: AnalysisSettled = async () => {}): JobHandler<Store> {
   const target = (job: Job) => job.payload as { projectId: string; boxId: string };
   const setStatus = (store: Store, job: Job, status: 'pending' | 'processing' | 'failed', statusReason: string | null = null) =>
     store.boxes.setProcessing(target(job).projectId, target(job).boxId, { status, statusReason }, ctx.clock.now());
@@ -64,7 +71,10 @@ export function analyseFileHandler(ctx: Ports, tools: MediaTools): JobHandler<St
           ),
         ]);
         // The file is ready only if this worker still holds the job: in the transaction that completes it.
-        await complete((store) => store.boxes.setProcessing(projectId, boxId, { status: 'ready', duration: result.duration, audio: result.audio }, ctx.clock.now()));
+        await complete(async (store) => {
+          await store.boxes.setProcessing(projectId, boxId, { status: 'ready', duration: result.duration, audio: result.audio }, ctx.clock.now());
+          await settled(store, projectId, boxId, 'processed');
+        });
       } catch (error) {
         // The input's fault: the job fails for good, and `failed` below gives the file the reason. Anything else
         // (ToolEnvironmentError, a missing blob, an abort) is the worker's to retry or hand back; `requeued` resets the status.
@@ -80,6 +90,7 @@ export function analyseFileHandler(ctx: Ports, tools: MediaTools): JobHandler<St
     },
     async failed(store: Store, job: Job, reason: string) {
       await setStatus(store, job, 'failed', reason);
+      await settled(store, target(job).projectId, target(job).boxId, 'failed');
     },
   };
 }

@@ -44,18 +44,23 @@ export class JobQueue {
     return id;
   }
 
-  /** Takes the next job that is due, or whose lease ran out, for `leaseMs`. */
-  async claim(worker: string, now: number, leaseMs: number): Promise<Job | undefined> {
+  /**
+   * Takes the next job of one of `kinds` that is due, or whose lease ran
+   * out, for `leaseMs`. Each worker names its kinds, so that deliveries of
+   * webhooks never wait behind an hour of audio analysis.
+   */
+  async claim(worker: string, now: number, leaseMs: number, kinds: readonly string[]): Promise<Job | undefined> {
     const lock = this.db.dialect === 'postgres' ? 'FOR UPDATE SKIP LOCKED' : '';
+    const kindList = kinds.map((_, i) => `$${i + 4}`).join(', ');
     const [row] = await this.db.query<JobRow>(
       `UPDATE jobs SET status = 'running', attempts = attempts + 1, lease_until = $2, worker = $3
        WHERE id = (
          SELECT id FROM jobs
-         WHERE (status = 'queued' AND run_at <= $1) OR (status = 'running' AND lease_until < $1)
+         WHERE ((status = 'queued' AND run_at <= $1) OR (status = 'running' AND lease_until < $1)) AND kind IN (${kindList})
          ORDER BY run_at, id LIMIT 1 ${lock}
        )
        RETURNING id, kind, payload, attempts, max_attempts, lease_until, worker`,
-      [now, now + leaseMs, worker],
+      [now, now + leaseMs, worker, ...kinds],
     );
     return (
       row && {

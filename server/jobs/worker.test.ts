@@ -85,7 +85,7 @@ describe.each(backends)('worker on %s', (backend) => {
     try {
       await eventually(() => runs.length === 1, 'the job runs');
       // As if this worker had stalled past its lease: another takes the job.
-      const thief = await t.store.jobs.claim('thief', Date.now() + 60_000, 60_000);
+      const thief = await t.store.jobs.claim('thief', Date.now() + 60_000, 60_000, ['test']);
       expect(thief).toMatchObject({ id, attempts: 2 });
       // The heartbeat (every 100 ms) notices, and aborts the run.
       const ended = await runs[0].ended;
@@ -107,7 +107,7 @@ describe.each(backends)('worker on %s', (backend) => {
     worker.start();
     try {
       await eventually(() => runs.length === 1, 'the job runs');
-      await t.store.jobs.claim('thief', Date.now() + 120_000, 60_000);
+      await t.store.jobs.claim('thief', Date.now() + 120_000, 60_000, ['test']);
       runs[0].settle('complete');
       expect(await runs[0].ended).toEqual({ completed: false });
       await eventually(() => worker.busy === 0, 'the worker has let the job go');
@@ -149,7 +149,7 @@ describe.each(backends)('worker on %s', (backend) => {
     expect(hooks).toEqual([{ hook: 'requeued', jobId: id, reason: new WorkerStoppingError().message }]);
     expect(logger.entries.filter((entry) => entry.level === 'error')).toEqual([]);
     // Another worker takes it now, not when the lease would have run out.
-    expect(await t.store.jobs.claim('next', Date.now(), 60_000)).toMatchObject({ id, attempts: 1 });
+    expect(await t.store.jobs.claim('next', Date.now(), 60_000, ['test'])).toMatchObject({ id, attempts: 1 });
   });
 
   it('lets a job that ends within the grace period finish, and claims nothing more', async () => {

@@ -60,8 +60,13 @@ export interface JobRun<Tx> {
 
 export interface JobHandler<Tx> {
   run(run: JobRun<Tx>): Promise<void>;
-  /** Called in the transaction that gives the job back to the queue: for a retry later, or from a stopping worker. */
-  requeued?(tx: Tx, job: Job, reason: string): Promise<void>;
+  /**
+   * Called in the transaction that gives the job back to the queue: for a
+   * retry at `retryAt`, or from a stopping worker (to run again at once).
+   */
+  requeued?(tx: Tx, job: Job, reason: string, retryAt: number): Promise<void>;
+  /** When to retry after failed attempt `job.attempts`, in ms; without it, the worker's exponential backoff. */
+  retryDelayMs?(job: Job): number;
   /** Called in the transaction that fails the job for good (permanently, or out of attempts). */
   failed(tx: Tx, job: Job, reason: string): Promise<void>;
 }
@@ -97,6 +102,8 @@ export class Worker<Tx extends { jobs: JobQueue } = Store> {
   private abortDeadline = Number.POSITIVE_INFINITY;
   private aborted: () => void = () => {};
   private abortedAll = new Promise<void>((resolve) => (this.aborted = resolve));
+  /** The kinds of job it claims: those it has handlers for. */
+  private readonly kinds: string[];
 
   constructor(
     private store: JobStore<Tx>,
@@ -104,7 +111,9 @@ export class Worker<Tx extends { jobs: JobQueue } = Store> {
     private options: WorkerOptions,
     private clock: Clock,
     private logger: Logger,
-  ) {}
+  ) {
+    this.kinds = Object.keys(handlers);
+  }
 
   start(): void {
     this.loop ??= this.run();
@@ -163,7 +172,7 @@ export class Worker<Tx extends { jobs: JobQueue } = Store> {
       let claimed = false;
       if (this.running.size < this.options.concurrency) {
         try {
-          const job = await this.store.jobs.claim(this.id, this.clock.now(), this.options.leaseMs);
+          const job = await this.store.jobs.claim(this.id, this.clock.now(), this.options.leaseMs, this.kinds);
           if (job && this.stopping) {
             // Stop was asked while the claim was on its way: give the job straight back.
             await this.store.jobs.release(job, this.clock.now());
@@ -262,7 +271,7 @@ export class Worker<Tx extends { jobs: JobQueue } = Store> {
         const reason = signal.reason.message;
         const released = await this.store.transaction(async (tx) => {
           if (!(await tx.jobs.release(job, now))) return false;
-          await handler?.requeued?.(tx, job, reason);
+          await handler?.requeued?.(tx, job, reason, now);
           return true;
         });
         this.logger.info(released ? 'job handed back by the stopping worker' : 'job was lost before the stopping worker could hand it back', log);
@@ -277,9 +286,9 @@ export class Worker<Tx extends { jobs: JobQueue } = Store> {
           if (!(await tx.jobs.fail(job, reason, now, undefined))) return false;
           await handler?.failed(tx, job, reason);
         } else {
-          const retryAt = now + Math.min(this.options.backoffBaseMs * 2 ** (job.attempts - 1), MAX_BACKOFF_MS);
+          const retryAt = now + (handler?.retryDelayMs?.(job) ?? Math.min(this.options.backoffBaseMs * 2 ** (job.attempts - 1), MAX_BACKOFF_MS));
           if (!(await tx.jobs.fail(job, reason, now, retryAt))) return false;
-          await handler?.requeued?.(tx, job, reason);
+          await handler?.requeued?.(tx, job, reason, retryAt);
         }
         return true;
       });

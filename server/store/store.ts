@@ -16,15 +16,36 @@ export type StoreOf<R> = R & {
   readonly db: Db;
   /** Runs `work` with a store whose repositories share one transaction: all of its changes land, or none do. */
   transaction<T>(work: (store: StoreOf<R>) => Promise<T>): Promise<T>;
+  /**
+   * Runs `effect` once the transaction this store belongs to has committed
+   * (at once, outside a transaction); never when it rolls back. For what
+   * must not happen before the data is there for others to read, such as
+   * waking a worker for a job just queued.
+   */
+  afterCommit(effect: () => void): void;
   ping(): Promise<void>;
   close(): Promise<void>;
 };
 
-/** Builds the repositories `register` names over `db`; a transaction gets its own set, over the transaction. */
-export function storeOver<R extends object>(db: Db, register: (db: Db) => R): StoreOf<R> {
+/**
+ * Builds the repositories `register` names over `db`; a transaction gets its
+ * own set, over the transaction. `committed` collects the after-commit
+ * effects of the outermost transaction under way, which nested ones share.
+ */
+export function storeOver<R extends object>(db: Db, register: (db: Db) => R, committed?: Array<() => void>): StoreOf<R> {
   return Object.assign(register(db), {
     db,
-    transaction: <T>(work: (store: StoreOf<R>) => Promise<T>) => db.transaction((tx) => work(storeOver(tx, register))),
+    transaction: async <T>(work: (store: StoreOf<R>) => Promise<T>) => {
+      if (committed) return db.transaction((tx) => work(storeOver(tx, register, committed)));
+      const effects: Array<() => void> = [];
+      const result = await db.transaction((tx) => work(storeOver(tx, register, effects)));
+      for (const effect of effects) effect();
+      return result;
+    },
+    afterCommit: (effect: () => void) => {
+      if (committed) committed.push(effect);
+      else effect();
+    },
     ping: async () => {
       await db.query('SELECT 1 AS ok');
     },

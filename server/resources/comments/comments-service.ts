@@ -21,9 +21,10 @@ import type { BoxRecord } from '../boxes/box-repository.ts';
 import type { Listener } from '../listening/listener.ts';
 import { newCommentId, type CommentRecord, type Reactions } from './comment-repository.ts';
 import { nameRequired, sessionRequired } from './comment-problems.ts';
+import { recordEvent } from '../webhooks/outbox.ts';
 
 /** The ports this service uses, and nothing more. */
-type Ports = Pick<Context, 'store' | 'clock'>;
+type Ports = Pick<Context, 'store' | 'clock' | 'jobQueued'>;
 
 /** Who is commenting, and what they may do beyond reading. */
 export interface Commenter {
@@ -170,6 +171,20 @@ function checkTimestamps(file: BoxRecord, start: number | undefined, end: number
  * concurrent request may delete between our check and our write; the
  * foreign key then refuses it. Say what went, rather than answer 500.
  */
+/**
+ * Writes the event of a comment written or changed, in the transaction
+ * `tx`, for the webhooks of the account that owns the project; the comment
+ * is shown as that account sees it (`mine` is theirs).
+ */
+async function recordCommentEvent(ctx: Ports, tx: Store, type: 'comment.created' | 'comment.updated', file: BoxRecord, commentId: string): Promise<void> {
+  const project = await tx.projects.get(file.projectId);
+  const comment = await tx.comments.get(file.id, commentId);
+  if (!project || !comment) return;
+  const owner: Commenter = { userId: project.ownerId, sessionId: null, member: true, name: null, canModerate: true };
+  const data = await oneJson(tx, owner, comment);
+  await recordEvent(ctx, tx, { type, ownerId: project.ownerId, projectId: project.id, boxId: file.id, boxName: file.name, commentId, data });
+}
+
 async function orGone<T>(write: () => Promise<T>, gone: () => Promise<HttpProblem | undefined>): Promise<T> {
   try {
     return await write();
@@ -214,7 +229,11 @@ export async function createComment(ctx: Ports, commenter: Commenter, file: BoxR
     timeModified: now,
   };
   await orGone(
-    () => store.comments.insert(comment),
+    () =>
+      store.transaction(async (tx) => {
+        await tx.comments.insert(comment);
+        await recordCommentEvent(ctx, tx, 'comment.created', file, comment.id);
+      }),
     async () => {
       if (!(await store.boxes.get(file.projectId, file.id))) return notFound(`File ${file.id} was deleted.`);
       if (comment.parentId && !(await store.comments.get(file.id, comment.parentId))) {
@@ -271,6 +290,10 @@ export async function updateComment(
         if (!(await tx.comments.update(file.id, commentId, changes, now))) throw notFound(`File ${file.id} has no comment ${commentId}.`);
         if (body.unreact !== undefined) await tx.comments.unreact(commentId, body.unreact, reactor!);
         if (body.react !== undefined) await tx.comments.react(commentId, body.react, reactor!, now);
+        // Reactions alone are not worth an event: a partner cares for what the comment says and whether it is done.
+        if (body.message !== undefined || body.completed !== undefined || body.pinned !== undefined) {
+          await recordCommentEvent(ctx, tx, 'comment.updated', file, commentId);
+        }
       }),
     async () => ((await store.comments.get(file.id, commentId)) ? undefined : notFound(`Comment ${commentId} was deleted.`)),
   );

@@ -12,7 +12,7 @@ import { loadPlayer } from '../players/players-service.ts';
 import type { CollaboratorInviteRecord } from '../players/player-repository.ts';
 import { inviteUrl, newInviteNonce } from './invite-links.ts';
 
-type Ports = Pick<Context, 'store' | 'clock' | 'config'>;
+type Ports = Pick<Context, 'store' | 'clock' | 'config' | 'signer' | 'jobQueued'>;
 
 const inviteJson = (ctx: Ports, playerId: string, invite: CollaboratorInviteRecord): Schemas['CollaboratorInvite'] => ({
   email: invite.email,

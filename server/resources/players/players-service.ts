@@ -1,18 +1,19 @@
 /** Players (interface 2.1 and 4.1): shareable windows onto a project. */
 import type { Context } from '../../context.ts';
+import { recordEvent } from '../webhooks/outbox.ts';
 import type { Schemas } from '../../lib/api-types.ts';
 import { newId } from '../../lib/ids.ts';
 import { accessProject, type Caller } from '../../auth/access.ts';
 import { badRequest, conflict, HttpProblem, notFound } from '../../http/problem.ts';
 import { normalizeEmail } from '../account/user-repository.ts';
-import { DEFAULT_PROJECT_COLOR } from '../projects/projects-service.ts';
+import { DEFAULT_PROJECT_COLOR, projectJson } from '../projects/projects-service.ts';
 import type { PlayerRecord } from './player-repository.ts';
 import type { Store } from '../../repositories.ts';
 import { requireIfMatch, type IfMatch, type Versioned } from '../../http/preconditions.ts';
 import { hashPassword } from './player-password.ts';
 
 /** The ports this service uses, and nothing more. */
-type Ports = Pick<Context, 'store' | 'clock' | 'config'>;
+type Ports = Pick<Context, 'store' | 'clock' | 'config' | 'signer' | 'jobQueued'>;
 
 type Options = Schemas['PlayerOptions'];
 
@@ -121,9 +122,12 @@ export async function createPlayer(ctx: Ports, caller: Caller, body: Schemas['Cr
   return ctx.store.transaction(async (store) => {
     let projectId = body.projectid;
     let color = DEFAULT_PROJECT_COLOR;
+    // The account whose project it is, whose webhooks hear of it: not always the caller (an editor of another's project).
+    let ownerId = caller.id;
     if (projectId !== undefined) {
       const { project } = await accessProject({ ...ctx, store }, caller, projectId, 'write');
       color = project.color;
+      ownerId = project.ownerId;
       if (body.folderid !== undefined) {
         const folder = await store.boxes.get(projectId, body.folderid);
         if (folder?.kind !== 'folder') throw conflict(`folderid ${body.folderid} is not a folder of project ${projectId}.`);
@@ -135,6 +139,8 @@ export async function createPlayer(ctx: Ports, caller: Caller, body: Schemas['Cr
       // "Creates the player for an existing project without creating a new project": without it, a new project is made.
       projectId = newId('prj');
       await store.projects.insert({ id: projectId, ownerId: caller.id, name: body.name, color, sortBy: body.sortBy ?? null, artworkId: null, timeCreated: now, timeModified: now });
+      const data = await projectJson({ ...ctx, store }, (await store.projects.get(projectId))!, 'owner');
+      await recordEvent(ctx, store, { type: 'project.created', ownerId, projectId, data });
     }
     const collaborators = new Map<string, Schemas['Collaborator']>();
     for (const { email, role } of body.collaborators ?? []) collaborators.set(normalizeEmail(email), { email: normalizeEmail(email), role });
@@ -159,7 +165,9 @@ export async function createPlayer(ctx: Ports, caller: Caller, body: Schemas['Cr
       timeModified: now,
     };
     await store.players.insert(player);
-    return { body: playerJson(ctx, player), version: player.version };
+    const json = playerJson(ctx, player);
+    await recordEvent(ctx, store, { type: 'player.created', ownerId, projectId, data: json });
+    return { body: json, version: player.version };
   });
 }
 
@@ -221,6 +229,8 @@ export async function updatePlayer(
       timeModified: now,
     };
     next.version = await store.players.update(playerId, next, now);
+    const owner = await store.projects.get(next.projectId);
+    await recordEvent(ctx, store, { type: 'player.updated', ownerId: owner?.ownerId ?? next.ownerId, projectId: next.projectId, data: playerJson(ctx, next) });
     return next;
   });
   return { body: playerJson(ctx, updated), version: updated.version };

@@ -6,9 +6,10 @@ import { notFound } from '../../http/problem.ts';
 import { signDownload } from '../downloads/signed-downloads.ts';
 import type { ProjectRecord } from './project-repository.ts';
 import { requireIfMatch, type IfMatch, type Versioned } from '../../http/preconditions.ts';
+import { recordEvent } from '../webhooks/outbox.ts';
 
 /** The ports this service uses, and nothing more. */
-type Ports = Pick<Context, 'store' | 'clock' | 'config' | 'signer'>;
+type Ports = Pick<Context, 'store' | 'clock' | 'config' | 'signer' | 'jobQueued'>;
 
 export const DEFAULT_PROJECT_COLOR = '#3b82f6';
 
@@ -26,8 +27,12 @@ export async function createProject(ctx: Ports, caller: Caller, body: Schemas['C
     timeCreated: now,
     timeModified: now,
   };
-  await ctx.store.projects.insert(project);
-  return { body: await projectJson(ctx, project, 'owner'), version: project.version };
+  const json = await projectJson(ctx, project, 'owner');
+  await ctx.store.transaction(async (store) => {
+    await store.projects.insert(project);
+    await recordEvent(ctx, store, { type: 'project.created', ownerId: project.ownerId, projectId: project.id, data: json });
+  });
+  return { body: json, version: project.version };
 }
 
 export async function getProject(ctx: Ports, caller: Caller, projectId: string): Promise<Versioned<Schemas['Project']>> {
@@ -57,7 +62,10 @@ export async function updateProject(
     const current = await store.projects.getForUpdate(projectId);
     if (!current) throw notFound(`No project ${projectId} exists that you can see.`);
     requireIfMatch(ifMatch, current.version, `Project ${projectId}`, `GET /projects/${projectId}`);
-    return (await store.projects.update(projectId, body, ctx.clock.now()))!;
+    const updated = (await store.projects.update(projectId, body, ctx.clock.now()))!;
+    // As its owner sees it, whoever changed it.
+    await recordEvent(ctx, store, { type: 'project.updated', ownerId: updated.ownerId, projectId, data: await projectJson({ ...ctx, store }, updated, 'owner') });
+    return updated;
   });
   return { body: await projectJson(ctx, project, role), version: project.version };
 }

@@ -12,6 +12,7 @@ export class SandboxRepository {
   /** Deletes every player and project the user owns, in one transaction. */
   async deleteEverythingOf(userId: string): Promise<void> {
     await this.db.transaction(async (tx) => {
+      await tx.execute('DELETE FROM webhooks WHERE user_id = $1', [userId]);
       await tx.execute('DELETE FROM players WHERE owner_id = $1', [userId]);
       await tx.execute('DELETE FROM projects WHERE owner_id = $1', [userId]);
     });

@@ -23,9 +23,10 @@ import { ALL_PROJECTS_PREFIX, artworkBlobKey, fileBlobKey, parseBlobKey, renditi
 import { deleteIfEmptyStack } from '../boxes/boxes-service.ts';
 import type { BoxRecord } from '../boxes/box-repository.ts';
 import type { Store } from '../../repositories.ts';
+import { recordUploadFailure } from './upload-events.ts';
 
 /** The ports this service uses, and nothing more. */
-type Ports = Pick<Context, 'store' | 'blobs' | 'clock' | 'config' | 'logger'>;
+type Ports = Pick<Context, 'store' | 'blobs' | 'clock' | 'config' | 'logger' | 'jobQueued'>;
 
 export interface UploadSweep {
   /** Uploads whose URL expired unused or cut off, removed with their file. */
@@ -92,6 +93,7 @@ class Sweeper {
         const box = await store.boxes.get(upload.projectId, upload.objectId);
         if (box && box.status !== 'awaiting-upload') return null;
         if (box) {
+          await recordUploadFailure(this.ctx, store, upload, 'The upload URL expired before the file was uploaded; the file was removed.');
           await store.boxes.delete(upload.projectId, box.id);
           await deleteIfEmptyStack(store, upload.projectId, box.parentId);
         }

@@ -20,6 +20,7 @@ import type { Store } from '../../repositories.ts';
 import type { BoxRecord } from '../boxes/box-repository.ts';
 import { sniffImageType, ARTWORK_TYPES } from './sniff.ts';
 import { isAudioFile, queueAnalysis } from '../../audio/processing.ts';
+import { recordFileEvent, recordUploadFailure } from './upload-events.ts';
 
 /** The ports this service uses, and nothing more. */
 type Ports = Pick<Context, 'store' | 'blobs' | 'clock' | 'config' | 'signer' | 'logger' | 'jobQueued'>;
@@ -136,6 +137,7 @@ export async function requestUploadUrl(ctx: Ports, caller: Caller, projectId: st
       claimExpires: null,
     };
     await store.uploads.insert(upload);
+    await recordFileEvent(ctx, store, 'upload.started', project.ownerId, file);
     return {
       boxid: file.id,
       contentType: upload.contentType,
@@ -267,10 +269,18 @@ async function receive(ctx: Ports, upload: UploadRecord, claim: UploadClaim, put
     });
   } catch (error) {
     await claim.release();
-    if (claim.signal.aborted) throw claim.signal.reason;
-    if (error instanceof BlobTooLargeError) throw tooLarge(`The body is longer than the declared size of ${upload.size} bytes. Request a new upload URL with the right size.`);
-    if (error instanceof BlobTooShortError) throw badRequest(`The body ended after ${error.message}. Send the whole file.`);
-    throw error;
+    const problem = claim.signal.aborted
+      ? claim.signal.reason
+      : error instanceof BlobTooLargeError
+        ? tooLarge(`The body is longer than the declared size of ${upload.size} bytes. Request a new upload URL with the right size.`)
+        : error instanceof BlobTooShortError
+          ? badRequest(`The body ended after ${error.message}. Send the whole file.`)
+          : error;
+    const reason = problem instanceof HttpProblem ? problem.detail : 'The upload was cut off before all of its bytes arrived.';
+    await ctx.store
+      .transaction((store) => recordUploadFailure(ctx, store, upload, `${reason} The upload URL can be used again until it expires.`))
+      .catch((eventError: unknown) => ctx.logger.error('recording an upload.failed event failed', { err: eventError, uploadId: upload.id }));
+    throw problem;
   }
 }
 
@@ -345,6 +355,8 @@ export async function putFile(ctx: Ports, put: PutRequest): Promise<Schemas['Fil
     file.status = audio ? 'pending' : 'ready';
     await store.boxes.setProcessing(file.projectId, file.id, { status: file.status }, ctx.clock.now());
     if (audio) await queueAnalysis(store, file.projectId, file.id, ctx.clock.now());
+    const project = await store.projects.get(file.projectId);
+    if (project) await recordFileEvent(ctx, store, 'upload.completed', project.ownerId, file);
     return file;
   });
   if (!box) {

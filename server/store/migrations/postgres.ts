@@ -6,6 +6,7 @@ import { uploadClaimsSchema } from './upload-claims.ts';
 import { commentsSchema } from './comments.ts';
 import { listeningSchema } from './listening.ts';
 import { deploymentSchema } from './deployment.ts';
+import { webhooksSchema } from './webhooks.ts';
 
 export const postgresMigrations: Migration[] = [
   { version: 1, name: 'initial schema', sql: initialSchema('BIGINT') },
@@ -15,4 +16,5 @@ export const postgresMigrations: Migration[] = [
   { version: 5, name: 'comments, reactions and display names', sql: commentsSchema('BIGINT') },
   { version: 6, name: 'player passwords, expiry, invites and purchases', sql: listeningSchema('BIGINT') },
   { version: 7, name: 'deployment settings (signing secret fingerprint)', sql: deploymentSchema('BIGINT') },
+  { version: 8, name: 'webhook subscriptions and deliveries', sql: webhooksSchema('BIGINT') },
 ];

@@ -1,0 +1,132 @@
+/**
+ * Sends deliveries, from the durable job queue: one job per delivery, a
+ * worker of its own (server/jobs/worker.ts) so that deliveries never wait
+ * behind audio analysis. Every attempt of a delivery carries the same
+ * `webhook-id` (the delivery's id), so receivers can drop the repeats: the
+ * retries of a failed attempt, and the attempt a crashed worker made
+ * before its job was taken up again.
+ *
+ * An endpoint that keeps failing is disabled, with a reason its owner reads
+ * on the subscription: when every attempt of a delivery failed, over the
+ * whole retry schedule (more than 27 hours), and nothing else was delivered
+ * to it meanwhile; or at once when it answers 410 Gone, which says that it
+ * is gone for good.
+ */
+import { Webhook } from 'standardwebhooks';
+import type { Context } from '../../context.ts';
+import type { Store } from '../../repositories.ts';
+import type { Job } from '../../jobs/job-queue.ts';
+import { PermanentJobError, Worker, type JobHandler } from '../../jobs/worker.ts';
+import { DELIVER_WEBHOOK, RETRY_DELAYS_MS } from './outbox.ts';
+import { sendWebhook } from './webhook-sender.ts';
+import type { WebhookRecord } from './webhook-repository.ts';
+import type { SecretBox } from '../../signing/secret-box.ts';
+
+type Ports = Pick<Context, 'store' | 'clock' | 'config' | 'logger' | 'secrets'>;
+
+const deliveryOf = (job: Job) => (job.payload as { deliveryId: string }).deliveryId;
+
+/** A failed attempt; the worker retries it on the schedule, with the same webhook-id. */
+class AttemptFailed extends Error {}
+
+/**
+ * The `webhook-signature` header: `v1,<base64 HMAC>` under the current
+ * secret and, for the 24 hours after a rotation, a second one under the
+ * previous secret. Standard Webhooks 1.0: "the signature header can contain
+ * multiple signatures, separated by spaces", and a receiver accepts the
+ * delivery if any one of them verifies.
+ */
+export function signatureHeader(secrets: SecretBox, webhook: WebhookRecord, id: string, at: Date, body: string): string {
+  const keys = [webhook.sealedSecret];
+  if (webhook.sealedPreviousSecret && (webhook.previousSecretExpires ?? 0) > at.getTime()) keys.push(webhook.sealedPreviousSecret);
+  return keys.map((sealed) => new Webhook(secrets.open(sealed)).sign(id, at, body)).join(' ');
+}
+
+export function deliverWebhookHandler(ctx: Ports): JobHandler<Store> {
+  return {
+    retryDelayMs: (job) => RETRY_DELAYS_MS[Math.min(job.attempts, RETRY_DELAYS_MS.length) - 1],
+
+    async run({ job, complete }) {
+      const delivery = await ctx.store.webhooks.getDelivery(deliveryOf(job));
+      // Deleted with its subscription, or settled by another path (a redelivery that already went through).
+      if (delivery?.status !== 'pending') return;
+      const webhook = await ctx.store.webhooks.get(delivery.webhookId);
+      if (!webhook) return;
+      if (!webhook.enabled) {
+        // A disabled endpoint gets nothing, the deliveries queued before it was disabled included.
+        await complete((store) => store.webhooks.setStatus(delivery.id, 'cancelled', null));
+        return;
+      }
+      const started = ctx.clock.now();
+      const at = new Date(started);
+      const outcome = await sendWebhook({
+        url: webhook.url,
+        body: delivery.body,
+        timeoutMs: ctx.config.webhooks.timeoutMs,
+        allowPrivate: ctx.config.webhooks.allowPrivate,
+        headers: {
+          // Standard Webhooks 1.0: webhook-id, webhook-timestamp (integer seconds since the epoch), webhook-signature.
+          'webhook-id': delivery.id,
+          'webhook-timestamp': String(Math.floor(started / 1000)),
+          'webhook-signature': signatureHeader(ctx.secrets, webhook, delivery.id, at, delivery.body),
+        },
+      });
+      const attempt = { attempt: delivery.attempts.length + 1, timeStarted: started, durationMs: Math.max(0, ctx.clock.now() - started), ...outcome };
+      if (outcome.error === null) {
+        await complete((store) => store.webhooks.recordAttempt(delivery.id, attempt, 'succeeded', null));
+        return;
+      }
+      // Recorded now, whatever becomes of the job: the endpoint did get (or miss) this attempt.
+      const last = job.attempts >= job.maxAttempts;
+      const nextAttempt = outcome.statusCode === 410 || last ? null : ctx.clock.now() + RETRY_DELAYS_MS[job.attempts - 1];
+      await ctx.store.webhooks.recordAttempt(delivery.id, attempt, nextAttempt === null ? 'failed' : 'pending', nextAttempt);
+      if (outcome.statusCode === 410) throw new PermanentJobError('The endpoint answered 410 Gone.');
+      throw new AttemptFailed(outcome.error);
+    },
+
+    async requeued(store, job, _reason, retryAt) {
+      const id = deliveryOf(job);
+      if ((await store.webhooks.getDelivery(id))?.status === 'pending') await store.webhooks.setStatus(id, 'pending', retryAt);
+    },
+
+    async failed(store, job, reason) {
+      const delivery = await store.webhooks.getDelivery(deliveryOf(job));
+      if (!delivery) return;
+      await store.webhooks.setStatus(delivery.id, 'failed', null);
+      const now = ctx.clock.now();
+      if (reason.includes('410 Gone')) {
+        await store.webhooks.disable(delivery.webhookId, `The endpoint answered 410 Gone to delivery ${delivery.id}, which says it is gone for good. Turn the webhook on again once it is back.`, now);
+        return;
+      }
+      // Disabled only if nothing got through meanwhile: an endpoint that answers other deliveries is not dead.
+      const since = await store.webhooks.deliveriesOf(delivery.webhookId, delivery.timeCreated, 1000);
+      if (since.some((other) => other.status === 'succeeded')) return;
+      const last = delivery.attempts.at(-1);
+      const hours = Math.round((now - delivery.timeCreated) / 3_600_000);
+      await store.webhooks.disable(
+        delivery.webhookId,
+        `Every attempt to deliver ${delivery.id} failed, for ${hours} hours, and nothing else got through meanwhile. The last attempt: ${last?.error ?? reason} Fix the endpoint, then turn the webhook on again and redeliver what it missed.`,
+        now,
+      );
+    },
+  };
+}
+
+/** Starts this process's webhook sender; it runs wherever the API or an audio worker does. */
+export function startWebhookWorker(ctx: Ports): Worker<Store> {
+  const worker = new Worker<Store>(
+    ctx.store,
+    { [DELIVER_WEBHOOK]: deliverWebhookHandler(ctx) },
+    {
+      concurrency: ctx.config.webhooks.concurrency,
+      pollMs: ctx.config.jobPollMs,
+      leaseMs: ctx.config.jobLeaseMs,
+      backoffBaseMs: ctx.config.jobBackoffMs,
+      stopGraceMs: Math.min(ctx.config.shutdownGraceMs, ctx.config.webhooks.timeoutMs),
+    },
+    ctx.clock,
+    ctx.logger,
+  );
+  worker.start();
+  return worker;
+}

@@ -1,0 +1,213 @@
+/**
+ * Webhook subscriptions and their deliveries (migration 8). Secrets are
+ * stored sealed; this layer stores and reads the sealed text only.
+ */
+import type { Db } from '../../store/db.ts';
+import type { Schemas } from '../../lib/api-types.ts';
+
+export type WebhookEventType = Schemas['WebhookEventType'];
+export type DeliveryStatus = Schemas['WebhookDelivery']['status'];
+export type WebhookAttempt = Schemas['WebhookAttempt'];
+
+export interface WebhookRecord {
+  id: string;
+  userId: string;
+  label: string;
+  url: string;
+  events: WebhookEventType[];
+  enabled: boolean;
+  disabledReason: string | null;
+  sealedSecret: string;
+  /** The secret before the last rotation, still signing until `previousSecretExpires`. */
+  sealedPreviousSecret: string | null;
+  previousSecretExpires: number | null;
+  secretRotated: number | null;
+  timeCreated: number;
+  timeModified: number;
+}
+
+export interface DeliveryRecord {
+  /** Its `webhook-id`, the same on every attempt. */
+  id: string;
+  webhookId: string;
+  eventId: string;
+  type: WebhookEventType;
+  /** The exact JSON that is signed and sent. */
+  body: string;
+  status: DeliveryStatus;
+  attempts: WebhookAttempt[];
+  nextAttempt: number | null;
+  timeCreated: number;
+}
+
+/** The attempts a delivery keeps, oldest first: enough to see a whole retry schedule and a few redeliveries. */
+export const KEPT_ATTEMPTS = 20;
+
+type WebhookRow = {
+  id: string;
+  user_id: string;
+  label: string;
+  url: string;
+  events: string;
+  enabled: number;
+  disabled_reason: string | null;
+  secret: string;
+  previous_secret: string | null;
+  previous_secret_expires: number | null;
+  secret_rotated: number | null;
+  time_created: number;
+  time_modified: number;
+};
+
+type DeliveryRow = {
+  id: string;
+  webhook_id: string;
+  event_id: string;
+  type: string;
+  body: string;
+  status: string;
+  attempts: string;
+  next_attempt: number | null;
+  time_created: number;
+};
+
+const webhookFromRow = (row: WebhookRow): WebhookRecord => ({
+  id: row.id,
+  userId: row.user_id,
+  label: row.label,
+  url: row.url,
+  events: JSON.parse(row.events),
+  enabled: row.enabled === 1,
+  disabledReason: row.disabled_reason,
+  sealedSecret: row.secret,
+  sealedPreviousSecret: row.previous_secret,
+  previousSecretExpires: row.previous_secret_expires === null ? null : Number(row.previous_secret_expires),
+  secretRotated: row.secret_rotated === null ? null : Number(row.secret_rotated),
+  timeCreated: Number(row.time_created),
+  timeModified: Number(row.time_modified),
+});
+
+const deliveryFromRow = (row: DeliveryRow): DeliveryRecord => ({
+  id: row.id,
+  webhookId: row.webhook_id,
+  eventId: row.event_id,
+  type: row.type as WebhookEventType,
+  body: row.body,
+  status: row.status as DeliveryStatus,
+  attempts: JSON.parse(row.attempts),
+  nextAttempt: row.next_attempt === null ? null : Number(row.next_attempt),
+  timeCreated: Number(row.time_created),
+});
+
+export type WebhookChanges = Partial<Pick<WebhookRecord, 'label' | 'url' | 'events' | 'enabled' | 'disabledReason'>>;
+
+export class WebhookRepository {
+  constructor(private db: Db) {}
+
+  async insert(webhook: WebhookRecord): Promise<void> {
+    await this.db.execute(
+      `INSERT INTO webhooks (id, user_id, label, url, events, enabled, disabled_reason, secret, previous_secret, previous_secret_expires, secret_rotated, time_created, time_modified)
+       VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13)`,
+      [
+        webhook.id,
+        webhook.userId,
+        webhook.label,
+        webhook.url,
+        JSON.stringify(webhook.events),
+        webhook.enabled ? 1 : 0,
+        webhook.disabledReason,
+        webhook.sealedSecret,
+        webhook.sealedPreviousSecret,
+        webhook.previousSecretExpires,
+        webhook.secretRotated,
+        webhook.timeCreated,
+        webhook.timeModified,
+      ],
+    );
+  }
+
+  async get(id: string): Promise<WebhookRecord | undefined> {
+    const [row] = await this.db.query<WebhookRow>('SELECT * FROM webhooks WHERE id = $1', [id]);
+    return row && webhookFromRow(row);
+  }
+
+  async listOf(userId: string): Promise<WebhookRecord[]> {
+    const rows = await this.db.query<WebhookRow>('SELECT * FROM webhooks WHERE user_id = $1 ORDER BY time_created, id', [userId]);
+    return rows.map(webhookFromRow);
+  }
+
+  /** The user's enabled subscriptions to `type`: where an event of theirs goes. */
+  async subscribedTo(userId: string, type: WebhookEventType): Promise<WebhookRecord[]> {
+    const rows = await this.db.query<WebhookRow>('SELECT * FROM webhooks WHERE user_id = $1 AND enabled = 1 ORDER BY time_created, id', [userId]);
+    return rows.map(webhookFromRow).filter((webhook) => webhook.events.includes(type));
+  }
+
+  async update(id: string, changes: WebhookChanges, now: number): Promise<void> {
+    const columns: Record<string, string | number | null> = {};
+    if (changes.label !== undefined) columns.label = changes.label;
+    if (changes.url !== undefined) columns.url = changes.url;
+    if (changes.events !== undefined) columns.events = JSON.stringify(changes.events);
+    if (changes.enabled !== undefined) columns.enabled = changes.enabled ? 1 : 0;
+    if (changes.disabledReason !== undefined) columns.disabled_reason = changes.disabledReason;
+    const names = Object.keys(columns);
+    await this.db.execute(`UPDATE webhooks SET ${names.map((name, i) => `${name} = $${i + 3}`).join(', ')}${names.length ? ', ' : ''}time_modified = $2 WHERE id = $1`, [
+      id,
+      now,
+      ...Object.values(columns),
+    ]);
+  }
+
+  /** Disables the subscription, with the reason its owner sees, unless it is disabled already. */
+  async disable(id: string, reason: string, now: number): Promise<void> {
+    await this.db.execute('UPDATE webhooks SET enabled = 0, disabled_reason = $2, time_modified = $3 WHERE id = $1 AND enabled = 1', [id, reason, now]);
+  }
+
+  async rotateSecret(id: string, sealedSecret: string, sealedPreviousSecret: string, previousExpires: number, now: number): Promise<void> {
+    await this.db.execute(
+      'UPDATE webhooks SET secret = $2, previous_secret = $3, previous_secret_expires = $4, secret_rotated = $5, time_modified = $5 WHERE id = $1',
+      [id, sealedSecret, sealedPreviousSecret, previousExpires, now],
+    );
+  }
+
+  async delete(id: string): Promise<void> {
+    await this.db.execute('DELETE FROM webhooks WHERE id = $1', [id]);
+  }
+
+  async insertDelivery(delivery: DeliveryRecord): Promise<void> {
+    await this.db.execute(
+      `INSERT INTO webhook_deliveries (id, webhook_id, event_id, type, body, status, attempts, next_attempt, time_created) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)`,
+      [delivery.id, delivery.webhookId, delivery.eventId, delivery.type, delivery.body, delivery.status, JSON.stringify(delivery.attempts), delivery.nextAttempt, delivery.timeCreated],
+    );
+  }
+
+  async getDelivery(id: string): Promise<DeliveryRecord | undefined> {
+    const [row] = await this.db.query<DeliveryRow>('SELECT * FROM webhook_deliveries WHERE id = $1', [id]);
+    return row && deliveryFromRow(row);
+  }
+
+  /** The subscription's deliveries since `since`, newest first, at most `max`. */
+  async deliveriesOf(webhookId: string, since: number, max: number): Promise<DeliveryRecord[]> {
+    const rows = await this.db.query<DeliveryRow>(
+      'SELECT * FROM webhook_deliveries WHERE webhook_id = $1 AND time_created >= $2 ORDER BY time_created DESC, id DESC LIMIT $3',
+      [webhookId, since, max],
+    );
+    return rows.map(deliveryFromRow);
+  }
+
+  /** Records an attempt and the delivery's state after it; the oldest attempts go past KEPT_ATTEMPTS. */
+  async recordAttempt(id: string, attempt: WebhookAttempt, status: DeliveryStatus, nextAttempt: number | null): Promise<void> {
+    const delivery = await this.getDelivery(id);
+    if (!delivery) return;
+    const attempts = [...delivery.attempts, attempt].slice(-KEPT_ATTEMPTS);
+    await this.db.execute('UPDATE webhook_deliveries SET attempts = $2, status = $3, next_attempt = $4 WHERE id = $1', [id, JSON.stringify(attempts), status, nextAttempt]);
+  }
+
+  async setStatus(id: string, status: DeliveryStatus, nextAttempt: number | null): Promise<void> {
+    await this.db.execute('UPDATE webhook_deliveries SET status = $2, next_attempt = $3 WHERE id = $1', [id, status, nextAttempt]);
+  }
+
+  /** Removes deliveries older than `before`: the log keeps 30 days. */
+  async pruneDeliveries(before: number): Promise<number> {
+    return this.db.execute("DELETE FROM webhook_deliveries WHERE time_created < $1 AND status <> 'pending'", [before]);
+  }
+}

@@ -1,0 +1,153 @@
+/**
+ * Webhook subscriptions: each is its owner's alone (anyone else's answers
+ * 404, as a resource one may not see does everywhere in this API).
+ */
+import { randomBytes } from 'node:crypto';
+import type { Context } from '../../context.ts';
+import type { Schemas } from '../../lib/api-types.ts';
+import type { Caller } from '../../auth/access.ts';
+import { newId } from '../../lib/ids.ts';
+import { badRequest, conflict, notFound } from '../../http/problem.ts';
+import { ForbiddenAddressError, resolveAllowed } from '../../lib/outbound-addresses.ts';
+import { DELIVER_WEBHOOK, RETRY_DELAYS_MS } from './outbox.ts';
+import type { DeliveryRecord, WebhookRecord } from './webhook-repository.ts';
+
+type Ports = Pick<Context, 'store' | 'clock' | 'config' | 'secrets' | 'jobQueued'>;
+
+/** How long the previous secret keeps signing after a rotation. */
+export const SECRET_OVERLAP_MS = 24 * 3_600_000;
+/** How far back the delivery log goes. */
+export const DELIVERY_LOG_MS = 30 * 24 * 3_600_000;
+const DELIVERY_LOG_MAX = 1000;
+
+/** Standard Webhooks 1.0: a secret is `whsec_` and base64 of 24 to 64 random bytes. */
+const newSecret = () => `whsec_${randomBytes(24).toString('base64')}`;
+
+export function webhookJson(webhook: WebhookRecord): Schemas['Webhook'] {
+  return {
+    id: webhook.id,
+    object: 'webhook',
+    label: webhook.label,
+    url: webhook.url,
+    events: webhook.events,
+    enabled: webhook.enabled,
+    disabledReason: webhook.disabledReason,
+    timeCreated: webhook.timeCreated,
+    timeModified: webhook.timeModified,
+    secretRotated: webhook.secretRotated,
+  };
+}
+
+export function deliveryJson(delivery: DeliveryRecord): Schemas['WebhookDelivery'] {
+  return {
+    id: delivery.id,
+    object: 'webhook_delivery',
+    webhookid: delivery.webhookId,
+    eventid: delivery.eventId,
+    type: delivery.type,
+    status: delivery.status,
+    attempts: delivery.attempts,
+    nextAttempt: delivery.nextAttempt,
+    timeCreated: delivery.timeCreated,
+  };
+}
+
+/**
+ * Refuses a URL whose host is, or resolves to, an address the server must
+ * not reach (server/lib/outbound-addresses.ts). A host that does not resolve
+ * yet is taken: its DNS may be set up later, and every delivery checks the
+ * address again before it connects, which is where the check must hold.
+ */
+async function checkUrl(ctx: Ports, url: string): Promise<void> {
+  const { hostname } = new URL(url);
+  try {
+    await resolveAllowed(hostname, ctx.config.webhooks.allowPrivate);
+  } catch (error) {
+    if (error instanceof ForbiddenAddressError) {
+      throw badRequest(`The webhook URL cannot be used: ${error.message}. Give a public http(s) URL of your endpoint.`, [{ pointer: '#/url', detail: error.message }]);
+    }
+  }
+}
+
+async function ownWebhook(ctx: Ports, caller: Caller, webhookId: string): Promise<WebhookRecord> {
+  const webhook = await ctx.store.webhooks.get(webhookId);
+  if (!webhook || webhook.userId !== caller.id) throw notFound(`There is no webhook ${webhookId} of yours.`);
+  return webhook;
+}
+
+export async function createWebhook(ctx: Ports, caller: Caller, body: Schemas['CreateWebhookRequest']): Promise<Schemas['WebhookWithSecret']> {
+  await checkUrl(ctx, body.url);
+  const now = ctx.clock.now();
+  const secret = newSecret();
+  const webhook: WebhookRecord = {
+    id: newId('whk'),
+    userId: caller.id,
+    label: body.label ?? '',
+    url: body.url,
+    events: body.events,
+    enabled: true,
+    disabledReason: null,
+    sealedSecret: ctx.secrets.seal(secret),
+    sealedPreviousSecret: null,
+    previousSecretExpires: null,
+    secretRotated: null,
+    timeCreated: now,
+    timeModified: now,
+  };
+  await ctx.store.webhooks.insert(webhook);
+  return { ...webhookJson(webhook), secret };
+}
+
+export async function listWebhooks(ctx: Ports, caller: Caller): Promise<Schemas['Webhook'][]> {
+  return (await ctx.store.webhooks.listOf(caller.id)).map(webhookJson);
+}
+
+export async function getWebhook(ctx: Ports, caller: Caller, webhookId: string): Promise<Schemas['Webhook']> {
+  return webhookJson(await ownWebhook(ctx, caller, webhookId));
+}
+
+export async function updateWebhook(ctx: Ports, caller: Caller, webhookId: string, body: Schemas['UpdateWebhookRequest']): Promise<Schemas['Webhook']> {
+  await ownWebhook(ctx, caller, webhookId);
+  if (body.url !== undefined) await checkUrl(ctx, body.url);
+  // Turned on or off by its owner: the server's reason for disabling it no longer holds, or is not the reason now.
+  const disabledReason = body.enabled === undefined ? undefined : null;
+  await ctx.store.webhooks.update(webhookId, { label: body.label, url: body.url, events: body.events, enabled: body.enabled, disabledReason }, ctx.clock.now());
+  return webhookJson((await ctx.store.webhooks.get(webhookId))!);
+}
+
+export async function deleteWebhook(ctx: Ports, caller: Caller, webhookId: string): Promise<Record<string, never>> {
+  await ownWebhook(ctx, caller, webhookId);
+  // Its deliveries go with it (ON DELETE CASCADE); their queued jobs find nothing and end.
+  await ctx.store.webhooks.delete(webhookId);
+  return {};
+}
+
+export async function rotateWebhookSecret(ctx: Ports, caller: Caller, webhookId: string): Promise<Schemas['WebhookSecret']> {
+  const webhook = await ownWebhook(ctx, caller, webhookId);
+  const now = ctx.clock.now();
+  const secret = newSecret();
+  const previousSecretExpires = now + SECRET_OVERLAP_MS;
+  await ctx.store.webhooks.rotateSecret(webhookId, ctx.secrets.seal(secret), webhook.sealedSecret, previousSecretExpires, now);
+  return { object: 'webhook_secret', secret, previousSecretExpires };
+}
+
+export async function listWebhookDeliveries(ctx: Ports, caller: Caller, webhookId: string): Promise<Schemas['WebhookDelivery'][]> {
+  await ownWebhook(ctx, caller, webhookId);
+  const deliveries = await ctx.store.webhooks.deliveriesOf(webhookId, ctx.clock.now() - DELIVERY_LOG_MS, DELIVERY_LOG_MAX);
+  return deliveries.map(deliveryJson);
+}
+
+export async function redeliverWebhook(ctx: Ports, caller: Caller, webhookId: string, deliveryId: string): Promise<Schemas['WebhookDelivery']> {
+  const webhook = await ownWebhook(ctx, caller, webhookId);
+  if (!webhook.enabled) throw conflict(`The webhook ${webhookId} is disabled, so nothing is sent to it. Turn it on (enabled: true) first, then redeliver.`);
+  const now = ctx.clock.now();
+  return ctx.store.transaction(async (store) => {
+    const delivery = await store.webhooks.getDelivery(deliveryId);
+    if (!delivery || delivery.webhookId !== webhookId) throw notFound(`There is no delivery ${deliveryId} of webhook ${webhookId}.`);
+    if (delivery.status === 'pending') throw conflict(`The delivery ${deliveryId} is still pending: its next attempt is under way or due. Redeliver it once it has succeeded or failed.`);
+    await store.webhooks.setStatus(deliveryId, 'pending', now);
+    await store.jobs.enqueue(DELIVER_WEBHOOK, { deliveryId }, { now, maxAttempts: RETRY_DELAYS_MS.length + 1 });
+    store.afterCommit(() => ctx.jobQueued());
+    return deliveryJson({ ...delivery, status: 'pending', nextAttempt: now });
+  });
+}
