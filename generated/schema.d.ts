@@ -1467,7 +1467,7 @@ export interface webhooks {
         put?: never;
         /**
          * upload.failed
-         * @description An upload of a file failed: its bytes were refused, or its URL expired unused, and the file was removed. Signed per Standard Webhooks 1.0; answer 2xx within 10 seconds, or the delivery is retried with the same `webhook-id`.
+         * @description An upload of a file failed: its bytes were refused or cut off (the URL can be used again until it expires), or its URL expired unused (and the file was removed). Signed per Standard Webhooks 1.0; answer 2xx within 10 seconds, or the delivery is retried with the same `webhook-id`.
          */
         post: operations["onUploadFailed"];
         delete?: never;
@@ -1528,7 +1528,8 @@ export interface components {
         WebhookEventType: "player.created" | "player.updated" | "project.created" | "project.updated" | "comment.created" | "comment.updated" | "upload.started" | "upload.completed" | "upload.failed" | "file.processed" | "file.processing_failed";
         /**
          * Format: uri
-         * @description Where deliveries are POSTed: an `http` or `https` URL. A URL whose host
+         * @description Where deliveries are POSTed: an absolute `http` or `https` URL; any other
+         *     scheme is refused with 400. A URL whose host
          *     is, or resolves to, a loopback, private, link-local or cloud metadata
          *     address is refused (a self-hosted server's operator can allow private
          *     and loopback ones; link-local and metadata addresses are refused
@@ -1714,7 +1715,11 @@ export interface components {
             data: Record<string, never>;
             timeCreated: components["schemas"]["Timestamp"];
         };
-        /** @description Why an upload of a file failed. The file is removed. */
+        /**
+         * @description Why an upload of a file failed: its bytes were refused or cut off (the
+         *     upload URL can then be used again until it expires), or its URL expired
+         *     unused (then the file is removed). `reason` says which.
+         */
         UploadFailure: {
             /** @constant */
             object: "upload_failure";

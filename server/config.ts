@@ -151,7 +151,8 @@ export function loadConfig(env: Env = process.env): Config {
     // None by default: a self-hosted server's disk is its operator's to share out.
     storageQuotaBytes: env.STORAGE_QUOTA_BYTES ? integer('STORAGE_QUOTA_BYTES', 0, 0) : undefined,
     webhooks: {
-      allowPrivate: boolean('WEBHOOK_ALLOW_PRIVATE', false),
+      // A sandbox's partners run their receivers on their own machines: there, loopback is the point.
+      allowPrivate: boolean('WEBHOOK_ALLOW_PRIVATE', sandbox),
       // Short, so that one slow endpoint cannot hold deliveries up: receivers should answer first and work later.
       timeoutMs: integer('WEBHOOK_TIMEOUT_MS', 10_000, 100, 60_000),
       concurrency: integer('WEBHOOK_CONCURRENCY', 16, 1, 256),

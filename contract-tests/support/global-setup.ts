@@ -47,7 +47,8 @@ export default async function setup(project: TestProject) {
     const s3 = target === 'postgres' ? await openRunS3() : undefined;
     const blobStore = s3 ? s3.env(await s3.bucket()) : {};
     // Audio jobs run in the server, so that uploaded audio reaches `ready` and its peaks can be fetched.
-    const server = await startTestServer(target, { PROCESSING: 'in-process', JOB_POLL_MS: '50', ...blobStore });
+    // Webhooks may reach loopback, as on a self-hosted server: the webhook tests run their receiver there.
+    const server = await startTestServer(target, { PROCESSING: 'in-process', JOB_POLL_MS: '50', WEBHOOK_ALLOW_PRIVATE: 'true', ...blobStore });
     project.provide('baseUrl', server.apiUrl);
     project.provide('token', await server.token('contract@example.com'));
     project.provide('propertiesToken', await server.token('contract-properties@example.com'));

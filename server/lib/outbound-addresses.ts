@@ -74,13 +74,26 @@ export function refusalOf(address: string, allowPrivate: boolean): string | unde
  * pick). Connect to the address answered, not to the name again, so that a
  * second lookup cannot answer something else (DNS rebinding).
  */
-export async function resolveAllowed(host: string, allowPrivate: boolean): Promise<{ address: string; family: 4 | 6 }> {
+export async function resolveAllowed(host: string, allowPrivate: boolean, timeoutMs = 5000): Promise<{ address: string; family: 4 | 6 }> {
   const bare = host.replace(/^\[|\]$/g, '');
-  const addresses = isIP(bare) ? [{ address: bare, family: isIP(bare) as 4 | 6 }] : ((await lookup(bare, { all: true, verbatim: true })) as Array<{ address: string; family: 4 | 6 }>);
+  const addresses = isIP(bare) ? [{ address: bare, family: isIP(bare) as 4 | 6 }] : await lookupWithin(bare, timeoutMs);
   if (addresses.length === 0) throw new Error(`${host} does not resolve to any address.`);
   for (const { address } of addresses) {
     const why = refusalOf(address, allowPrivate);
     if (why) throw new ForbiddenAddressError(bare, address, why);
   }
   return addresses[0];
+}
+
+/** All the addresses of `host`; fails after `timeoutMs`, since a resolver that does not answer must not hold a delivery or a request. */
+async function lookupWithin(host: string, timeoutMs: number): Promise<Array<{ address: string; family: 4 | 6 }>> {
+  let timer: NodeJS.Timeout | undefined;
+  const timeout = new Promise<never>((_, fail) => {
+    timer = setTimeout(() => fail(new Error(`${host} did not resolve within ${timeoutMs / 1000} seconds.`)), timeoutMs);
+  });
+  try {
+    return (await Promise.race([lookup(host, { all: true, verbatim: true }), timeout])) as Array<{ address: string; family: 4 | 6 }>;
+  } finally {
+    clearTimeout(timer);
+  }
 }

@@ -5,13 +5,13 @@
  * good, every retry of its URL got 409, and the 100 MB temporary file
  * stayed after every restart and sweep.
  */
-import { spawn, type ChildProcess } from 'node:child_process';
+import type { ChildProcess } from 'node:child_process';
+import { startServer } from '../../testing/child-server.ts';
 import { createHash, randomBytes } from 'node:crypto';
 import { createReadStream } from 'node:fs';
 import { stat } from 'node:fs/promises';
 import { freePort } from '../../testing/ports.ts';
 import { join } from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
 import { uploadHeaders } from '../../../generated/client.ts';
 import { fileBlobKey } from '../../blobs/keys.ts';
@@ -22,33 +22,7 @@ import { streamedPut, temporaryFiles, until } from './upload-test-helpers.ts';
 const MiB = 1024 * 1024;
 const SIZE = 400 * MiB;
 const CLAIM_SECONDS = 2;
-const repoRoot = fileURLToPath(new URL('../../../', import.meta.url));
 
-
-/** `node --import tsx server/main.ts`, as npm start runs it; ready once /healthz answers. */
-async function startServer(env: Record<string, string>): Promise<{ child: ChildProcess; output: () => string; exited: Promise<unknown> }> {
-  const child = spawn(process.execPath, ['--import', 'tsx', 'server/main.ts'], { cwd: repoRoot, env, stdio: ['ignore', 'pipe', 'pipe'] });
-  let output = '';
-  child.stdout!.on('data', (chunk) => (output += chunk));
-  child.stderr!.on('data', (chunk) => (output += chunk));
-  const exited = new Promise((resolve) => child.once('exit', (code, signal) => resolve(signal ?? code)));
-  let gone = false;
-  void exited.then(() => (gone = true));
-  await until(
-    async () => {
-      if (gone) throw new Error(`The server exited while starting:\n${output}`);
-      try {
-        return (await fetch(`http://127.0.0.1:${env.PORT}/healthz`)).ok;
-      } catch (error) {
-        if ((error as { cause?: { code?: string } }).cause?.code === 'ECONNREFUSED') return false; // not listening yet
-        throw error;
-      }
-    },
-    'the server to start',
-    60_000,
-  );
-  return { child, output: () => output, exited };
-}
 
 /**
  * Sends a PUT's body, 1 MiB at a time, each chunk numbered so that bytes

@@ -43,7 +43,7 @@ export async function sendWebhook(options: SendOptions): Promise<SendOutcome> {
   const deadline = AbortSignal.timeout(options.timeoutMs);
   let pinned: { address: string; family: 4 | 6 };
   try {
-    pinned = await resolveAllowed(url.hostname, options.allowPrivate);
+    pinned = await resolveAllowed(url.hostname, options.allowPrivate, options.timeoutMs);
   } catch (error) {
     return { statusCode: null, error: `The URL was not tried: ${(error as Error).message}` };
   }

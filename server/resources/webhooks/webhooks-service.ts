@@ -59,9 +59,14 @@ export function deliveryJson(delivery: DeliveryRecord): Schemas['WebhookDelivery
  * address again before it connects, which is where the check must hold.
  */
 async function checkUrl(ctx: Ports, url: string): Promise<void> {
-  const { hostname } = new URL(url);
+  const parsed = URL.canParse(url) ? new URL(url) : undefined;
+  if (!parsed || !['http:', 'https:'].includes(parsed.protocol) || !parsed.hostname) {
+    throw badRequest(`The webhook URL must be an absolute http or https URL with a host; got "${url}".`, [{ pointer: '#/url', detail: 'must be an http(s) URL' }]);
+  }
+  const { hostname } = parsed;
   try {
-    await resolveAllowed(hostname, ctx.config.webhooks.allowPrivate);
+    // A short wait: the answer is only a first check, and the caller is waiting.
+    await resolveAllowed(hostname, ctx.config.webhooks.allowPrivate, 2000);
   } catch (error) {
     if (error instanceof ForbiddenAddressError) {
       throw badRequest(`The webhook URL cannot be used: ${error.message}. Give a public http(s) URL of your endpoint.`, [{ pointer: '#/url', detail: error.message }]);

@@ -16,6 +16,7 @@ import { refusalOf } from '../../lib/outbound-addresses.ts';
 import { sendWebhook } from './webhook-sender.ts';
 import type { Schemas } from '../../lib/api-types.ts';
 import type { Worker } from '../../jobs/worker.ts';
+import { sineWav } from '../../testing/audio.ts';
 
 type Event = Schemas['WebhookEvent'];
 const eventOf = (request: Received) => JSON.parse(request.body) as Event;
@@ -310,5 +311,27 @@ describe('the outbound address rules', () => {
     } finally {
       await target.close();
     }
+  });
+});
+
+describe.each(backends)('analysis events on %s', (backend) => {
+  const t = useTestServer(backend, { WEBHOOK_ALLOW_PRIVATE: 'true', PROCESSING: 'in-process', JOB_POLL_MS: '50' });
+  let receiver: Receiver;
+  beforeAll(async () => {
+    receiver = await startReceiver();
+  });
+  afterAll(() => receiver.close());
+
+  it('sends file.processed with the analysis of real audio, and file.processing_failed for bytes that are no audio', async () => {
+    const { api } = await t.as('analysis@example.com');
+    await api.POST('/webhooks', { body: { url: receiver.url, events: ['file.processed', 'file.processing_failed'] } });
+    const { data: project } = await api.POST('/projects', { body: { name: 'Analysed' } });
+    const good = await api.uploadFile(project!.id, { name: 'tone.wav', mimeType: 'audio/wav' }, await sineWav(1));
+    const bad = await api.uploadFile(project!.id, { name: 'broken.wav', mimeType: 'audio/wav' }, new TextEncoder().encode('RIFF but not audio at all'));
+    const events = (await receiver.waitFor(2, 60_000)).map(eventOf);
+    const processed = events.find((event) => event.type === 'file.processed')!;
+    expect(processed).toMatchObject({ boxid: good.data!.box.id, boxName: 'tone.wav', data: { status: 'ready', audio: { sampleRate: 48000 } } });
+    expect((processed.data as unknown as { duration: number }).duration).toBeCloseTo(1, 1);
+    expect(events.find((event) => event.type === 'file.processing_failed')).toMatchObject({ boxid: bad.data!.box.id, data: { status: 'failed' } });
   });
 });
