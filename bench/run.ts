@@ -37,6 +37,11 @@
  *            the same file (and, to tell apart what the page adds, the
  *            same element through a GainNode, and playing the server's
  *            stream URL).
+ *   webhooks the first attempt of a delivery after its change commits (200
+ *            changes, one at a time: p50 and p99, target p99 < 1 s); then
+ *            deliveries per second from one server on one core, draining
+ *            a backlog of 5,000 (250 changes × 20 subscriptions), against
+ *            the same receiver's raw rate for POSTs of the same body.
  *
  * `npm run bench -- view bundle` runs only the parts named (or BENCH_PARTS);
  * a missed budget or target makes the run exit non-zero once every part
@@ -65,6 +70,7 @@ import { createTestDatabase } from '../server/testing/databases.ts';
 import { DeleteObjectCommand } from '@aws-sdk/client-s3';
 import { Upload } from '@aws-sdk/lib-storage';
 import { randomBytes } from 'node:crypto';
+import { startReceiver } from '../server/resources/webhooks/webhook-receiver.ts';
 import { Readable } from 'node:stream';
 
 const root = resolve(import.meta.dirname, '..');
@@ -200,7 +206,7 @@ const say = (line: string) => {
 /** Each part alternates its runs for this many rounds and reports medians. */
 const rounds = Number(process.env.BENCH_ROUNDS ?? 3);
 // The parts to run, named on the command line (`npm run bench -- view bundle`) or in BENCH_PARTS; all by default.
-const ALL_PARTS = ['reads', 'upload', 's3-upload', 's3-download', 'cluster-reads', 'audio', 'latency', 'view', 'bundle', 'play'];
+const ALL_PARTS = ['reads', 'upload', 's3-upload', 's3-download', 'cluster-reads', 'audio', 'latency', 'view', 'bundle', 'play', 'webhooks'];
 const named = process.argv.slice(2).flatMap((arg) => arg.split(',')).filter(Boolean);
 const parts = new Set(named.length > 0 ? named : (process.env.BENCH_PARTS ?? ALL_PARTS.join(',')).split(','));
 const unknownParts = [...parts].filter((part) => !ALL_PARTS.includes(part));
@@ -717,6 +723,64 @@ if (parts.has('play')) {
     say(`    the bare <audio> through Web Audio (a GainNode, its context made in the click): ${middle(webAudio, key).toFixed(0)} ms (runs: ${list(webAudio, key)} ms)`);
     say(`    the bare <audio> playing the server's signed stream URL: ${middle(serverStream, key).toFixed(0)} ms (runs: ${list(serverStream, key)} ms)`);
   }
+}
+
+if (parts.has('webhooks')) {
+  // --- webhooks: first-attempt latency, and deliveries per second on one core ---
+  spawnSync('taskset', ['-pc', '0', String(process.pid)]);
+  const receiver = await startReceiver();
+  const hooks = { WEBHOOK_ALLOW_PRIVATE: 'true', PROCESSING: 'external' };
+  const percentile = (values: number[], p: number) => [...values].sort((a, b) => a - b)[Math.min(values.length - 1, Math.floor((values.length * p) / 100))];
+
+  // First attempts: each change is made alone, and timed from the moment its request is sent (so the figure bounds the
+  // time after the commit from above: the delivery may leave while the answer is still on its way) to its arrival.
+  const server = await start('server/main.ts', hooks);
+  const api = createApiClient({ baseUrl: `${server.url}/api/v1`, token: await benchToken(server) });
+  await api.POST('/webhooks', { body: { url: receiver.url, events: ['project.created'] } });
+  const latencies: number[] = [];
+  for (let i = 0; i < 200; i++) {
+    const arrived = new Promise<number>((done) => (receiver.onRequest = () => done(performance.now())));
+    const sent = performance.now();
+    await api.POST('/projects', { body: { name: `Latency ${i}` } });
+    latencies.push((await arrived) - sent);
+  }
+  receiver.onRequest = undefined;
+  await server.stop();
+  const p99 = percentile(latencies, 99);
+  say(`webhooks: first attempt, from sending the change (before its commit) to the delivery's arrival, 200 changes one at a time: p50 ${percentile(latencies, 50).toFixed(1)} ms, p99 ${p99.toFixed(1)} ms (target < 1000 ms)`);
+  if (p99 >= 1000) failures.push(`webhook first-attempt p99 ${p99.toFixed(0)} ms is over 1 s`);
+
+  // Throughput: a backlog written by a server that sends nothing (WEBHOOK_CONCURRENCY=0), then drained by another on one core.
+  const writer = await start('server/main.ts', { ...hooks, WEBHOOK_CONCURRENCY: '0' }, false);
+  const writerApi = createApiClient({ baseUrl: `${writer.url}/api/v1`, token: await benchToken(writer) });
+  const subscriptions = 20;
+  const changes = 250;
+  for (let i = 0; i < subscriptions; i++) await writerApi.POST('/webhooks', { body: { url: receiver.url, events: ['project.created'] } });
+  for (let i = 0; i < changes; i++) await writerApi.POST('/projects', { body: { name: `Backlog ${i}` } });
+  const dataDir = writer.dataDir;
+  // Stopped without removing its data folder, which the sender reads next.
+  await new Promise<void>((done) => {
+    writer.child.once('exit', () => done());
+    writer.child.kill('SIGTERM');
+  });
+  const backlog = subscriptions * changes;
+  receiver.received.length = 0;
+  const started = performance.now();
+  const sender = await start('server/main.ts', { ...hooks, DATA_DIR: dataDir });
+  await receiver.waitFor(backlog, 600_000);
+  const drainSeconds = (performance.now() - started) / 1000;
+  const senderCpu = cpuSeconds(sender.child.pid!);
+  await sender.stop();
+  rmSync(dataDir, { recursive: true, force: true });
+  const perSecond = backlog / drainSeconds;
+  // The baseline: the receiver's own rate for POSTs of one delivery's body, from one core (autocannon, 16 connections).
+  const body = receiver.received[0].body;
+  const raw = await autocannon({ url: receiver.url, method: 'POST', body, headers: { 'Content-Type': 'application/json' }, connections: 16, duration: seconds });
+  say(
+    `webhooks: ${backlog} deliveries drained in ${drainSeconds.toFixed(1)} s by one server on one core (${senderCpu.toFixed(1)} CPU s, including its start): ` +
+      `${perSecond.toFixed(0)} deliveries/s, against ${raw.requests.average.toFixed(0)} raw POSTs/s to the same receiver; ${ratio(perSecond, raw.requests.average)}×`,
+  );
+  await receiver.close();
 }
 
 if (failures.length > 0) {

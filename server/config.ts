@@ -61,7 +61,7 @@ export interface WebhookSettings {
   allowPrivate: boolean;
   /** The whole of one attempt: connecting, sending, and the answer's headers and (capped) body. */
   timeoutMs: number;
-  /** How many deliveries one process makes at once. */
+  /** How many deliveries one process makes at once; 0 for none (a server whose deliveries other processes send). */
   concurrency: number;
 }
 
@@ -155,7 +155,7 @@ export function loadConfig(env: Env = process.env): Config {
       allowPrivate: boolean('WEBHOOK_ALLOW_PRIVATE', sandbox),
       // Short, so that one slow endpoint cannot hold deliveries up: receivers should answer first and work later.
       timeoutMs: integer('WEBHOOK_TIMEOUT_MS', 10_000, 100, 60_000),
-      concurrency: integer('WEBHOOK_CONCURRENCY', 16, 1, 256),
+      concurrency: integer('WEBHOOK_CONCURRENCY', 16, 0, 256),
     },
     processing,
     workerConcurrency: integer('WORKER_CONCURRENCY', 1, 1, 64),

@@ -23,13 +23,17 @@ import { SystemMediaTools, type MediaTools } from './audio/media-tools.ts';
 import { startAudioWorker } from './audio/audio-worker.ts';
 import { sweepAbandonedUploads } from './resources/uploads/uploads-service.ts';
 import type { Worker } from './jobs/worker.ts';
+import { DELIVERY_LOG_MS } from './resources/webhooks/webhooks-service.ts';
+
+/** How long jobs that ended stay in the queue's table, for someone looking into what happened. */
+const FINISHED_JOBS_KEPT_MS = 7 * 24 * 3_600_000;
 
 export interface RunningServer {
   ctx: Context;
   /** The audio worker running in this process, if any. */
   worker: Worker | undefined;
-  /** This process's webhook sender. */
-  webhookWorker: Worker;
+  /** This process's webhook sender; none with WEBHOOK_CONCURRENCY=0. */
+  webhookWorker: Worker | undefined;
   http: Server;
   /** The address it listens at, for example http://127.0.0.1:8080. */
   address: string;
@@ -89,9 +93,16 @@ export async function startServer(config: Config, overrides: { clock?: Clock; lo
   const store = ctx.store;
   if (config.processing === 'in-process') worker = await startAudioWorker(ctx, analysisEvents(ctx));
   // Deliveries are light (one HTTP request each), so every server process sends them, whatever PROCESSING says.
-  webhookWorker = startWebhookWorker(ctx);
-  // Every ten minutes, and once at start, remove files whose upload URL expired unused.
-  const sweep = () => sweepAbandonedUploads(ctx).catch((error: unknown) => ctx.logger.warn('sweeping abandoned uploads failed', { err: error }));
+  if (config.webhooks.concurrency > 0) webhookWorker = startWebhookWorker(ctx);
+  // Every ten minutes, and once at start, remove files whose upload URL expired unused, and what the queue and the
+  // webhook log no longer need: jobs that ended a week ago, deliveries older than the log's 30 days.
+  const sweep = async () => {
+    await sweepAbandonedUploads(ctx).catch((error: unknown) => ctx.logger.warn('sweeping abandoned uploads failed', { err: error }));
+    const now = ctx.clock.now();
+    await Promise.all([ctx.store.jobs.pruneFinished(now - FINISHED_JOBS_KEPT_MS), ctx.store.webhooks.pruneDeliveries(now - DELIVERY_LOG_MS)]).catch((error: unknown) =>
+      ctx.logger.warn('pruning finished jobs and old deliveries failed', { err: error }),
+    );
+  };
   void sweep();
   const sweeper = setInterval(sweep, 10 * 60_000);
   sweeper.unref();
@@ -120,7 +131,7 @@ export async function startServer(config: Config, overrides: { clock?: Clock; lo
     (closing ??= (async () => {
       draining = true;
       // The worker's grace runs alongside the HTTP drain, so both end within SHUTDOWN_GRACE_SECONDS, not one after the other.
-      const workerStopped = Promise.all([worker?.stop(), webhookWorker.stop()]);
+      const workerStopped = Promise.all([worker?.stop(), webhookWorker?.stop()]);
       const closed = new Promise<void>((done) => http.close(() => done()));
       for (const res of underWay) {
         // RFC 9112 section 9.6: a server that sends "close" closes the connection after that response.

@@ -32,7 +32,7 @@ if (!worker) {
   process.exit(1);
 }
 // Deliveries go out from here too, so a deployment whose servers are busy still sends them.
-const webhookWorker = startWebhookWorker(ctx);
+const webhookWorker = config.webhooks.concurrency > 0 ? startWebhookWorker(ctx) : undefined;
 console.error(`Audio worker ${worker.id} is running (${config.workerConcurrency} at a time) on ${config.databaseUrl ? 'PostgreSQL' : `SQLite in ${config.dataDir}`}.`);
 
 let stopping: Promise<void> | undefined;
@@ -41,13 +41,13 @@ for (const signal of ['SIGINT', 'SIGTERM'] as const) {
     if (stopping) {
       console.error(`${signal} again: handing the jobs under way back now.`);
       void worker.stop(0);
-      void webhookWorker.stop(0);
+      void webhookWorker?.stop(0);
       return;
     }
     console.error(`${signal}: finishing the jobs under way (for up to ${config.shutdownGraceMs / 1000} s), then stopping.`);
     stopping = (async () => {
       try {
-        await Promise.all([worker.stop(), webhookWorker.stop()]);
+        await Promise.all([worker.stop(), webhookWorker?.stop()]);
         await ctx.store.close();
         process.exit(0);
       } catch (error) {

@@ -79,6 +79,12 @@ export interface WorkerOptions {
   backoffBaseMs: number;
   /** How long `stop()` lets jobs under way finish before it aborts them and hands them back. */
   stopGraceMs: number;
+  /**
+   * The level of the start and end of each job: `info` for analyses (minutes
+   * each); `debug` for deliveries, hundreds a second, each in its own log
+   * that its owner reads through the API.
+   */
+  jobLogLevel?: 'info' | 'debug';
 }
 
 /** How long aborted jobs get to wind down (kill ffmpeg, hand the job back) before `stop()` returns anyway. */
@@ -247,10 +253,10 @@ export class Worker<Tx extends { jobs: JobQueue } = Store> {
       if (job.attempts > job.maxAttempts) {
         throw new PermanentJobError(`Processing was interrupted ${job.attempts - 1} times; giving up.`);
       }
-      this.logger.info('job started', log);
+      this.logger[this.options.jobLogLevel ?? 'info']('job started', log);
       await handler.run({ job, signal: controller.signal, complete });
       if (completed === undefined) await complete();
-      if (completed) this.logger.info('job done', log);
+      if (completed) this.logger[this.options.jobLogLevel ?? 'info']('job done', log);
       else this.logger.warn('job finished after losing its lease: its result is dropped', { ...log, workerId: this.id });
     } catch (error) {
       await this.settleFailure(job, handler, error, controller.signal);

@@ -123,6 +123,7 @@ export function startWebhookWorker(ctx: Ports): Worker<Store> {
       leaseMs: ctx.config.jobLeaseMs,
       backoffBaseMs: ctx.config.jobBackoffMs,
       stopGraceMs: Math.min(ctx.config.shutdownGraceMs, ctx.config.webhooks.timeoutMs),
+      jobLogLevel: 'debug',
     },
     ctx.clock,
     ctx.logger,

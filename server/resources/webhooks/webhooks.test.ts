@@ -155,7 +155,7 @@ describe.each(backends)('webhooks on %s', (backend) => {
     expect(pending).toMatchObject({ status: 'pending', attempts: [expect.objectContaining({ statusCode: 503, error: expect.stringContaining('503') })] });
     expect(pending.nextAttempt! - pending.attempts[0].timeStarted).toBeGreaterThanOrEqual(RETRY_DELAYS_MS[0]);
     t.server.clock.advance(RETRY_DELAYS_MS[0]);
-    t.server.webhookWorker.nudge();
+    t.server.webhookWorker!.nudge();
     const [first, second] = await receiver.waitFor(2);
     expect(second.headers['webhook-id']).toBe(first.headers['webhook-id']);
     expect(second.body).toBe(first.body);
@@ -177,7 +177,7 @@ describe.each(backends)('webhooks on %s', (backend) => {
         // The attempt is recorded, and the next one scheduled, before the clock moves on to it.
         await until(async () => (await t.server.ctx.store.webhooks.deliveriesOf(webhook.id, 0, 1))[0]?.attempts.length === attempt, `attempt ${attempt} to be logged`);
         t.server.clock.advance(RETRY_DELAYS_MS[attempt - 1]);
-        t.server.webhookWorker.nudge();
+        t.server.webhookWorker!.nudge();
       }
     }
     const path = { params: { path: { webhookid: webhook.id } } };
@@ -250,7 +250,7 @@ describe.each(backends)('webhooks on %s', (backend) => {
   it('cancels deliveries queued before the endpoint was disabled: a disabled endpoint gets nothing', async () => {
     const { api, webhook } = await subscriber(['project.created']);
     // No sender runs while the event is queued and the endpoint disabled.
-    await t.server.webhookWorker.stop(0);
+    await t.server.webhookWorker!.stop(0);
     try {
       await api.POST('/projects', { body: { name: 'Queued, then cancelled' } });
       await api.POST('/webhooks/{webhookid}', { params: { path: { webhookid: webhook.id } }, body: { enabled: false } });

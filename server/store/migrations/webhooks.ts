@@ -6,6 +6,10 @@
  * the attempts so far as JSON. Deliveries are written in the transaction
  * that makes the change they report, together with the job that sends them
  * (jobs table, migration 2): that is the outbox.
+ *
+ * Deliveries make the job queue busy (hundreds of jobs a second), so its
+ * claims get indexes they can walk in order: one for due jobs, one for
+ * lapsed leases, each ending with the id that breaks ties.
  */
 export function webhooksSchema(bigint: string): string {
   return `
@@ -37,6 +41,10 @@ CREATE TABLE webhook_deliveries (
   next_attempt ${bigint},
   time_created ${bigint} NOT NULL
 );
+DROP INDEX jobs_ready;
+CREATE INDEX jobs_due ON jobs(status, run_at, id);
+CREATE INDEX jobs_leases ON jobs(status, lease_until, id);
+
 CREATE INDEX webhook_deliveries_by_webhook ON webhook_deliveries(webhook_id, time_created, id);
 `;
 }
