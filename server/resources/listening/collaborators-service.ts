@@ -8,7 +8,7 @@ import type { Schemas } from '../../lib/api-types.ts';
 import type { Caller } from '../../auth/access.ts';
 import { notFound } from '../../http/problem.ts';
 import { normalizeEmail } from '../account/user-repository.ts';
-import { loadPlayer } from '../players/players-service.ts';
+import { loadPlayer, recordPlayerUpdated } from '../players/players-service.ts';
 import type { CollaboratorInviteRecord } from '../players/player-repository.ts';
 import { inviteUrl, newInviteNonce } from './invite-links.ts';
 
@@ -34,7 +34,11 @@ export async function removeCollaborator(ctx: Ports, caller: Caller, playerId: s
   await loadPlayer(ctx, caller, playerId, 'write');
   const normalized = normalizeEmail(email);
   // Their role on the project came from this row (unless another player invites them too), and is read on every request: their sessions end with it.
-  if (!(await ctx.store.players.removeCollaborator(playerId, normalized, ctx.clock.now()))) throw noCollaborator(playerId, normalized);
+  await ctx.store.transaction(async (store) => {
+    if (!(await store.players.removeCollaborator(playerId, normalized, ctx.clock.now()))) throw noCollaborator(playerId, normalized);
+    const player = await store.players.get(playerId);
+    if (player) await recordPlayerUpdated(ctx, store, player);
+  });
   return {};
 }
 

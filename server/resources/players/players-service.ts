@@ -171,6 +171,15 @@ export async function createPlayer(ctx: Ports, caller: Caller, body: Schemas['Cr
   });
 }
 
+/**
+ * Writes player.updated, in the transaction `store` of the change, for the
+ * webhooks of the account that owns the player's project.
+ */
+export async function recordPlayerUpdated(ctx: Ports, store: Store, player: PlayerRecord): Promise<void> {
+  const project = await store.projects.get(player.projectId);
+  await recordEvent(ctx, store, { type: 'player.updated', ownerId: project?.ownerId ?? player.ownerId, projectId: player.projectId, data: playerJson(ctx, player) });
+}
+
 /** The player, when the caller may `read` or `write` its project; 404 for a player they cannot see (as for none), 403 for read-only. */
 export async function loadPlayer(ctx: Ports, caller: Caller, playerId: string, need: 'read' | 'write'): Promise<PlayerRecord> {
   const player = await ctx.store.players.get(playerId);
@@ -229,8 +238,7 @@ export async function updatePlayer(
       timeModified: now,
     };
     next.version = await store.players.update(playerId, next, now);
-    const owner = await store.projects.get(next.projectId);
-    await recordEvent(ctx, store, { type: 'player.updated', ownerId: owner?.ownerId ?? next.ownerId, projectId: next.projectId, data: playerJson(ctx, next) });
+    await recordPlayerUpdated(ctx, store, next);
     return next;
   });
   return { body: playerJson(ctx, updated), version: updated.version };

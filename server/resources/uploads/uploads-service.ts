@@ -21,6 +21,7 @@ import type { BoxRecord } from '../boxes/box-repository.ts';
 import { sniffImageType, ARTWORK_TYPES } from './sniff.ts';
 import { isAudioFile, queueAnalysis } from '../../audio/processing.ts';
 import { recordFileEvent, recordUploadFailure } from './upload-events.ts';
+import { recordEvent } from '../webhooks/outbox.ts';
 
 /** The ports this service uses, and nothing more. */
 type Ports = Pick<Context, 'store' | 'blobs' | 'clock' | 'config' | 'signer' | 'logger' | 'jobQueued'>;
@@ -382,7 +383,8 @@ export async function putArtwork(ctx: Ports, put: PutRequest): Promise<Schemas['
     const project = await store.projects.getForUpdate(upload.projectId);
     await store.projects.insertArtwork({ id: upload.objectId, projectId: upload.projectId, contentType: upload.contentType, size: upload.size, timeCreated: now });
     // Interface 3: "The uploaded image is set as the project artwork".
-    await store.projects.update(upload.projectId, { artworkId: upload.objectId }, now);
+    const updated = await store.projects.update(upload.projectId, { artworkId: upload.objectId }, now);
+    if (updated) await recordEvent(ctx, store, { type: 'project.updated', ownerId: updated.ownerId, projectId: updated.id, data: await projectJson({ ...ctx, store }, updated, 'owner') });
     return project?.artworkId;
   });
   if (previous) {
