@@ -23,6 +23,7 @@ import { SystemMediaTools, type MediaTools } from './audio/media-tools.ts';
 import { startAudioWorker } from './audio/audio-worker.ts';
 import { sweepAbandonedUploads } from './resources/uploads/uploads-service.ts';
 import type { Worker } from './jobs/worker.ts';
+import { StripeProvider } from './payments/stripe-provider.ts';
 
 export interface RunningServer {
   ctx: Context;
@@ -75,6 +76,7 @@ export async function createContext(
     logger,
     boxListCache: new BoxListCache(),
     media: overrides.media ?? new SystemMediaTools(),
+    payments: config.stripe ? new StripeProvider(config.stripe) : undefined,
     jobQueued,
   };
 }
