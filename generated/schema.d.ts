@@ -6369,8 +6369,8 @@ export interface operations {
                  *           "amount_total": 499,
                  *           "currency": "usd",
                  *           "metadata": {
-                 *             "player": "ply_4c8n2r7t1v",
-                 *             "session": "pss_Zk3v9QmX2bT7yWc1Lp0sAg"
+                 *             "audio_share_player": "ply_4c8n2r7t1v",
+                 *             "audio_share_session": "pss_Zk3v9QmX2bT7yWc1Lp0sAg"
                  *           }
                  *         }
                  *       }

@@ -22,13 +22,18 @@ export function requirePayments(ctx: Pick<Context, 'payments'>): PaymentProvider
   return ctx.payments;
 }
 
-/** Runs a provider call; its failure answers 502, saying that nothing was charged. */
-export async function viaProvider<T>(ctx: Pick<Context, 'logger'>, what: string, call: () => Promise<T>): Promise<T> {
+/**
+ * Runs a provider call; its failure answers 502, saying that nothing was
+ * charged, or, when the provider refused what was asked and the caller
+ * knows what that means, `refused`'s problem.
+ */
+export async function viaProvider<T>(ctx: Pick<Context, 'logger'>, what: string, call: () => Promise<T>, refused?: (error: PaymentProviderError) => HttpProblem): Promise<T> {
   try {
     return await call();
   } catch (error) {
     if (!(error instanceof PaymentProviderError)) throw error;
     ctx.logger.warn(`payment provider: ${what} failed`, { err: error });
+    if (error.refused && refused) throw refused(error);
     throw new HttpProblem(502, 'payment-provider-error', `${error.message} Nothing was charged; try again in a minute.`);
   }
 }
