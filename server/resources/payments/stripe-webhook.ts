@@ -8,13 +8,13 @@
  */
 import type { Context } from '../../context.ts';
 import { HttpProblem } from '../../http/problem.ts';
-import { WebhookSignatureError } from '../../payments/payment-provider.ts';
+import { WebhookSignatureError, type PaymentEvent } from '../../payments/payment-provider.ts';
 import { requirePayments } from '../../payments/payment-problems.ts';
 import { recordPaidCheckout } from './fulfilment.ts';
 
 export async function receiveStripeEvent(ctx: Pick<Context, 'store' | 'clock' | 'logger' | 'payments'>, rawBody: Buffer | undefined, signature: string): Promise<{ received: true }> {
   const payments = requirePayments(ctx);
-  let event;
+  let event: PaymentEvent;
   try {
     event = payments.parseWebhook(rawBody ?? Buffer.alloc(0), signature);
   } catch (error) {
