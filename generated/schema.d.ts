@@ -2376,7 +2376,10 @@ export interface components {
             object?: string;
             type: string;
             data: {
-                object: Record<string, never>;
+                /** @description The object the event is about, such as a Checkout Session. */
+                object: {
+                    [key: string]: unknown;
+                };
             };
         };
         /**
