@@ -59,6 +59,8 @@ export const operations = {
   getPlayerView: { method: 'get', path: '/players/{playerid}/view', authenticated: true, summary: "Get a listener's view of a player" },
   openPlayerSession: { method: 'post', path: '/players/{playerid}/session', authenticated: true, summary: "Open a player session" },
   closePlayerSession: { method: 'delete', path: '/players/{playerid}/session', authenticated: true, summary: "Close a player session" },
+  createPlayerCheckout: { method: 'post', path: '/players/{playerid}/checkout', authenticated: true, summary: "Start paying for a player's paywall" },
+  receiveStripeEvent: { method: 'post', path: '/payments/stripe/webhook', authenticated: false, summary: "Receive a Stripe event" },
   listCollaborators: { method: 'get', path: '/players/{playerid}/collaborators', authenticated: true, summary: "List a player's collaborators" },
   removeCollaborator: { method: 'delete', path: '/players/{playerid}/collaborators/{email}', authenticated: true, summary: "Remove a collaborator" },
   renewCollaboratorInvite: { method: 'post', path: '/players/{playerid}/collaborators/{email}/invite', authenticated: true, summary: "Renew a collaborator's invite link" },

@@ -728,15 +728,29 @@ export interface paths {
         };
         /**
          * Get the payment-provider connection
-         * @description **Extension.** Says whether the caller has connected a payment provider, which a paywall requires.
+         * @description **Extension.** Says whether the caller has connected a payment
+         *     provider, which a paywall requires, and, on a server that takes
+         *     payments, whether the account can take payments yet
+         *     (`chargesEnabled`), as the provider answers now.
          */
         get: operations["getPaymentProvider"];
         put?: never;
         /**
          * Connect a payment provider
          * @description **Extension.** Connects the caller's account at a payment provider, so
-         *     that players can carry a paywall. Connecting again replaces the account.
-         *     This server records the connection; it does not call the provider.
+         *     that players can carry a paywall, and listeners pay for it into that
+         *     account.
+         *
+         *     With `{"provider": "stripe"}` alone, the server creates a Stripe
+         *     Connect (Express) account for the caller, or reuses the one connected
+         *     already, and answers `onboardingUrl`: open it to give Stripe what it
+         *     needs to pay you out. Players can carry a paywall at once; listeners
+         *     can buy it once `chargesEnabled` is true (see *Get the
+         *     payment-provider connection*). Only on a server that takes payments
+         *     (409 otherwise).
+         *
+         *     With an `accountId`, that account is recorded as it is, without
+         *     asking the provider; connecting again replaces it.
          */
         post: operations["connectPaymentProvider"];
         /**
@@ -818,6 +832,80 @@ export interface paths {
          * @description **Extension.** Signs this browser out of the player: the answer clears the session cookie.
          */
         delete: operations["closePlayerSession"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/players/{playerid}/checkout": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The player's id.
+                 * @example ply_4c8n2r7t1v
+                 */
+                playerid: components["parameters"]["PlayerId"];
+            };
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Start paying for a player's paywall
+         * @description **Extension.** Starts a payment of the player's paywall for this
+         *     browser: the answer's `url` is the provider's payment page (Stripe
+         *     Checkout), for the paywall's price. The player page sends the listener
+         *     there. Once paid, the provider sends them back to the player page with
+         *     `?checkout=<id>`, where *Open a player session* with `{"checkout": id}`
+         *     records the purchase in this browser's session (the provider's
+         *     notification records it too, should the listener never come back).
+         *
+         *     The payment belongs to this browser's player session: the answer sets
+         *     the session cookie when there was none, and only that session gains a
+         *     `customer` paywall. A player that does not open for this listener
+         *     (collaborators only, a password not given) answers 401 as its view
+         *     does.
+         *
+         *     Accepted only from the player's own page (`Sec-Fetch-Site:
+         *     same-origin`, or an `Origin` equal to the server's), so that another
+         *     site cannot start payments in a visitor's name; anything else answers
+         *     403. The player must have a paywall not yet paid for this listener,
+         *     and its owner a payment-provider account that can take payments
+         *     (409 otherwise).
+         */
+        post: operations["createPlayerCheckout"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/payments/stripe/webhook": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Receive a Stripe event
+         * @description **Extension.** Where Stripe sends this server's events: add this URL
+         *     as a webhook endpoint of the Stripe account the server takes payments
+         *     with, for the events `checkout.session.completed` and
+         *     `checkout.session.async_payment_succeeded`. Not for API clients.
+         *
+         *     The body is verified against the `Stripe-Signature` header with the
+         *     endpoint's signing secret, over the exact bytes received, and refused
+         *     (400) when the signature does not match or is older than five minutes.
+         *     A paid checkout of a player records one purchase, however many times
+         *     its events arrive. Other events are acknowledged and ignored.
+         */
+        post: operations["receiveStripeEvent"];
+        delete?: never;
         options?: never;
         head?: never;
         patch?: never;
@@ -2116,6 +2204,20 @@ export interface components {
             recipient: "everyone" | "customer";
             /** @description Whether the paywall is paid for this listener. */
             paid: boolean;
+            /** @description The purchase this browser's session made, when it made one; the buyer's record of it. */
+            purchase?: {
+                /**
+                 * @description The purchase's id here; quote it to the player's owner.
+                 * @example pur_7k2m9q4x1c
+                 */
+                id: string;
+                /**
+                 * Format: uri
+                 * @description The payment provider's receipt, when it gave one.
+                 */
+                receiptUrl?: string;
+                timeCreated: components["schemas"]["Timestamp"];
+            };
         };
         /**
          * @description The player options a page needs, resolved. `targetLufs` is the loudness
@@ -2218,7 +2320,10 @@ export interface components {
          *     Give one of:
          *     - `invite`: the token of a collaborator's invite link (usable once);
          *     - `password`: the player's password (rate limited);
-         *     - `name`: the display name a listener comments under.
+         *     - `name`: the display name a listener comments under;
+         *     - `checkout`: the id the payment page sent the buyer back with
+         *       (`?checkout=` on the player page), which records the purchase in this
+         *       session once the payment is made, if the session started it.
          *     A session that already exists keeps what it had and gains what is given.
          * @example {
          *       "name": "Alex (A&R)"
@@ -2228,6 +2333,69 @@ export interface components {
             invite?: string;
             password?: string;
             name?: string;
+            checkout?: string;
+        };
+        /**
+         * @description **Extension.** A payment page at the provider for one player's paywall.
+         * @example {
+         *       "object": "checkout",
+         *       "id": "cs_test_a1B2c3D4e5F6g7H8",
+         *       "url": "https://checkout.stripe.com/c/pay/cs_test_a1B2c3D4e5F6g7H8",
+         *       "price": 499,
+         *       "currency": "usd",
+         *       "expires": 1795317000000
+         *     }
+         */
+        Checkout: {
+            /**
+             * @description Always `checkout`.
+             * @constant
+             */
+            object: "checkout";
+            /**
+             * @description The provider's id of the payment page (a Stripe Checkout Session).
+             * @example cs_test_a1B2c3D4e5F6g7H8
+             */
+            id: string;
+            /**
+             * Format: uri
+             * @description The payment page. Send the listener there (a top-level navigation, not a frame).
+             */
+            url: string;
+            /** @description What the page charges, in cents. */
+            price: number;
+            /**
+             * @description The currency of `price`.
+             * @constant
+             */
+            currency: "usd";
+            /** @description When the payment page stops taking the payment. Start another one after that. */
+            expires: components["schemas"]["Timestamp"];
+        };
+        /**
+         * @description **Extension.** An event as Stripe sends it (its Event object). Only
+         *     `id`, `type` and `data.object` are read; the rest is ignored.
+         */
+        StripeEvent: {
+            id: string;
+            object?: string;
+            type: string;
+            data: {
+                /** @description The object the event is about, such as a Checkout Session. */
+                object: {
+                    [key: string]: unknown;
+                };
+            };
+        };
+        /**
+         * @description **Extension.** The event was received.
+         * @example {
+         *       "received": true
+         *     }
+         */
+        StripeEventReceipt: {
+            /** @constant */
+            received: true;
         };
         /**
          * @description **Extension.** An invited collaborator of a player, for its owner:
@@ -3389,12 +3557,15 @@ export interface components {
         };
         /**
          * @description **Extension.** The caller's payment-provider connection. A paywall
-         *     (`payment` on a player) can be set only while `connected` is true.
+         *     (`payment` on a player) can be set only while `connected` is true, and
+         *     bought only once the account can take payments (`chargesEnabled`).
          * @example {
          *       "connected": true,
          *       "provider": "stripe",
          *       "accountId": "acct_1Q2w3E4r5T6y7U8i",
-         *       "timeConnected": 1795315200000
+         *       "timeConnected": 1795315200000,
+         *       "chargesEnabled": true,
+         *       "detailsSubmitted": true
          *     }
          */
         PaymentProvider: {
@@ -3409,12 +3580,32 @@ export interface components {
             accountId?: string;
             /** @description When the provider was connected. Present only when connected. */
             timeConnected?: components["schemas"]["Timestamp"];
+            /**
+             * @description Whether the account can take payments: the provider's answer when
+             *     this server last asked it (on every read, when the server takes
+             *     payments). Absent when the server could not ask.
+             */
+            chargesEnabled?: boolean;
+            /** @description Whether the account's owner has finished the provider's onboarding. Absent when the server could not ask. */
+            detailsSubmitted?: boolean;
+            /**
+             * Format: uri
+             * @description Only in the answer of *Connect a payment provider* without an
+             *     `accountId`: the provider's page where the account's owner gives
+             *     the details it needs (identity, bank account). Open it in a browser;
+             *     it works once and for a few minutes. Connect again for a new one.
+             */
+            onboardingUrl?: string;
+            /** @description When `onboardingUrl` stops working. */
+            onboardingUrlExpires?: components["schemas"]["Timestamp"];
         };
         /**
          * @description **Extension.** Connects a payment provider account to the caller.
+         *     Without `accountId`, the server creates an account at the provider for
+         *     the caller (or reuses the one connected already) and answers the link
+         *     to its onboarding. With `accountId`, that account is recorded as it is.
          * @example {
-         *       "provider": "stripe",
-         *       "accountId": "acct_1Q2w3E4r5T6y7U8i"
+         *       "provider": "stripe"
          *     }
          */
         ConnectPaymentProviderRequest: {
@@ -3423,8 +3614,8 @@ export interface components {
              * @enum {string}
              */
             provider: "stripe";
-            /** @description The caller's connected-account id at the provider. */
-            accountId: string;
+            /** @description An existing connected-account id of the caller at the provider. */
+            accountId?: string;
         };
         /**
          * @description **Extension.** A password listeners must give to open the player (on a
@@ -3947,6 +4138,83 @@ export interface components {
          *     same-origin` nor an `Origin` equal to the server's).
          */
         SessionRefused: {
+            headers: {
+                [name: string]: unknown;
+            };
+            content: {
+                "application/problem+json": components["schemas"]["Problem"];
+            };
+        };
+        /**
+         * @description The `checkout` given is not a payment of this player started by this
+         *     browser's session, or this server takes no payments
+         *     (`/problems/payments-not-configured`).
+         */
+        CheckoutNotOurs: {
+            headers: {
+                [name: string]: unknown;
+            };
+            content: {
+                /**
+                 * @example {
+                 *       "type": "/problems/conflict",
+                 *       "title": "Conflict with the stored state",
+                 *       "status": 409,
+                 *       "detail": "This payment was not started by this browser on this player, so it does not open the player here.",
+                 *       "instance": "req_5f1c2a9d"
+                 *     }
+                 */
+                "application/problem+json": components["schemas"]["Problem"];
+            };
+        };
+        /** @description The payment provider refused the request or did not answer (`/problems/payment-provider-error`). Nothing was charged; try again later. */
+        PaymentProviderFailed: {
+            headers: {
+                [name: string]: unknown;
+            };
+            content: {
+                /**
+                 * @example {
+                 *       "type": "/problems/payment-provider-error",
+                 *       "title": "The payment provider failed",
+                 *       "status": 502,
+                 *       "detail": "Stripe did not answer: connection refused. Nothing was charged; try again in a minute.",
+                 *       "instance": "req_5f1c2a9d"
+                 *     }
+                 */
+                "application/problem+json": components["schemas"]["Problem"];
+            };
+        };
+        /**
+         * @description The request did not come from the player's own page (neither
+         *     `Sec-Fetch-Site: same-origin` nor an `Origin` equal to the server's), so
+         *     it was refused (`/problems/forbidden`).
+         */
+        CrossSiteRefused: {
+            headers: {
+                [name: string]: unknown;
+            };
+            content: {
+                /**
+                 * @example {
+                 *       "type": "/problems/forbidden",
+                 *       "title": "Not allowed",
+                 *       "status": 403,
+                 *       "detail": "Start a payment only from the player's own page: this request was refused because it came from another site (Sec-Fetch-Site: cross-site).",
+                 *       "instance": "req_5f1c2a9d"
+                 *     }
+                 */
+                "application/problem+json": components["schemas"]["Problem"];
+            };
+        };
+        /**
+         * @description No payment can start: the player has no paywall, or it is paid for
+         *     this listener already (`/problems/conflict`); its owner has no
+         *     payment-provider account connected, or one that cannot take payments
+         *     yet (`/problems/payment-provider-required`); or this server takes no
+         *     payments (`/problems/payments-not-configured`).
+         */
+        CheckoutConflict: {
             headers: {
                 [name: string]: unknown;
             };
@@ -6003,9 +6271,11 @@ export interface operations {
             401: components["responses"]["PlayerLocked"];
             403: components["responses"]["SessionRefused"];
             404: components["responses"]["NotFound"];
+            409: components["responses"]["CheckoutNotOurs"];
             410: components["responses"]["PlayerExpired"];
             415: components["responses"]["UnsupportedMediaType"];
             429: components["responses"]["TooManyRequests"];
+            502: components["responses"]["PaymentProviderFailed"];
             default: components["responses"]["DefaultProblem"];
         };
     };
@@ -6038,6 +6308,103 @@ export interface operations {
             400: components["responses"]["BadRequest"];
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
+            429: components["responses"]["TooManyRequests"];
+            default: components["responses"]["DefaultProblem"];
+        };
+    };
+    createPlayerCheckout: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The player's id.
+                 * @example ply_4c8n2r7t1v
+                 */
+                playerid: components["parameters"]["PlayerId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The payment page to send the listener to. */
+            200: {
+                headers: {
+                    /** @description The player session cookie, when this browser had none. */
+                    "Set-Cookie"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Checkout"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["PlayerLocked"];
+            403: components["responses"]["CrossSiteRefused"];
+            404: components["responses"]["PlayerNotFound"];
+            409: components["responses"]["CheckoutConflict"];
+            410: components["responses"]["PlayerExpired"];
+            429: components["responses"]["TooManyRequests"];
+            502: components["responses"]["PaymentProviderFailed"];
+            default: components["responses"]["DefaultProblem"];
+        };
+    };
+    receiveStripeEvent: {
+        parameters: {
+            query?: never;
+            header: {
+                /**
+                 * @description The signature Stripe computed over the body: `t=<timestamp>,v1=<HMAC-SHA256>`.
+                 * @example t=1795315200,v1=5257a869e7ecebeda32affa62cdca3fa51cad7e77a0e56ff536d0ce8e108d8bd
+                 */
+                "Stripe-Signature": string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "id": "evt_1Q9s8d7F6g5H4j3K",
+                 *       "object": "event",
+                 *       "type": "checkout.session.completed",
+                 *       "data": {
+                 *         "object": {
+                 *           "id": "cs_test_a1B2c3D4e5F6g7H8",
+                 *           "object": "checkout.session",
+                 *           "payment_status": "paid",
+                 *           "amount_total": 499,
+                 *           "currency": "usd",
+                 *           "metadata": {
+                 *             "audio_share_player": "ply_4c8n2r7t1v",
+                 *             "audio_share_session": "pss_Zk3v9QmX2bT7yWc1Lp0sAg"
+                 *           }
+                 *         }
+                 *       }
+                 *     }
+                 */
+                "application/json": components["schemas"]["StripeEvent"];
+            };
+        };
+        responses: {
+            /** @description The event was received (and, when it is a paid checkout of a player, its purchase recorded). */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "received": true
+                     *     }
+                     */
+                    "application/json": components["schemas"]["StripeEventReceipt"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
             429: components["responses"]["TooManyRequests"];
             default: components["responses"]["DefaultProblem"];
         };

@@ -53,6 +53,22 @@ export interface Config {
   /** Bytes each account may keep (its projects' uploaded files and artwork); undefined for no quota. */
   storageQuotaBytes: number | undefined;
   webhooks: WebhookSettings;
+  /** Stripe, when this server takes payments for paywalls (server/payments/); undefined when it takes none. */
+  stripe: StripeSettings | undefined;
+}
+
+/** How the server reaches Stripe (server/payments/stripe-provider.ts). */
+export interface StripeSettings {
+  /** The platform's secret API key (sk_live_… or sk_test_…, or a restricted rk_… key). */
+  secretKey: string;
+  /** The signing secret of the webhook endpoint Stripe sends events to (whsec_…). */
+  webhookSecret: string;
+  /**
+   * Where the API is, when it is not Stripe's own: a fake on loopback in the
+   * tests, or stripe-mock for a self-hoster trying things out. Undefined:
+   * the SDK's default, Stripe's API.
+   */
+  apiBase: URL | undefined;
 }
 
 /** How webhook deliveries are made (server/resources/webhooks/). */
@@ -143,8 +159,11 @@ export function loadConfig(env: Env = process.env): Config {
   if (sandbox && databaseUrl) problems.push('SANDBOX=true cannot be used with DATABASE_URL: a sandbox accepts any token, so it runs only on a throwaway SQLite database. Start it with npm run sandbox, which makes one.');
   if (sandbox && blobStore === 's3') problems.push('SANDBOX=true cannot be used with BLOB_STORE=s3: a sandbox accepts any token, so it keeps its files only in a throwaway folder. Start it with npm run sandbox, which makes one.');
 
+  const stripe = stripeSettings(env, problems);
+
   const config = {
     port,
+    stripe,
     blobStore,
     s3,
     sandbox,
@@ -191,6 +210,39 @@ export function loadConfig(env: Env = process.env): Config {
     signingSecret = generatedSecret(dataDir, 'signingSecret');
   }
   return { ...config, signingSecret };
+}
+
+/**
+ * STRIPE_SECRET_KEY and STRIPE_WEBHOOK_SECRET, both or neither: a server
+ * that could start payments but not hear that they were made would take
+ * listeners' money without opening the player. STRIPE_API_BASE points the
+ * SDK at another API (tests, stripe-mock).
+ */
+function stripeSettings(env: Env, problems: string[]): StripeSettings | undefined {
+  const secretKey = env.STRIPE_SECRET_KEY || undefined;
+  const webhookSecret = env.STRIPE_WEBHOOK_SECRET || undefined;
+  let apiBase: URL | undefined;
+  if (env.STRIPE_API_BASE) {
+    try {
+      apiBase = new URL(env.STRIPE_API_BASE);
+      if (!['http:', 'https:'].includes(apiBase.protocol) || (apiBase.pathname !== '/' && apiBase.pathname !== '') || apiBase.search) throw new Error();
+    } catch {
+      problems.push(`STRIPE_API_BASE=${env.STRIPE_API_BASE} is not valid: give the http(s) origin of a Stripe-compatible API, such as http://127.0.0.1:12111 (stripe-mock), or leave it unset for Stripe.`);
+    }
+  }
+  if (!secretKey && !webhookSecret) {
+    if (apiBase) problems.push('STRIPE_API_BASE is set, but STRIPE_SECRET_KEY and STRIPE_WEBHOOK_SECRET are not: set both to take payments, or unset STRIPE_API_BASE.');
+    return undefined;
+  }
+  // Stripe's keys: "sk_" secret keys and "rk_" restricted keys, each of a mode (test_ or live_).
+  if (!secretKey) problems.push('STRIPE_WEBHOOK_SECRET is set but STRIPE_SECRET_KEY is missing: give the secret key (sk_… or rk_…) of the Stripe account that takes payments.');
+  else if (!/^(sk|rk)_(test|live)_\S+$/.test(secretKey)) problems.push('STRIPE_SECRET_KEY is not a Stripe secret key: give one that starts with sk_test_, sk_live_, rk_test_ or rk_live_.');
+  if (!webhookSecret) {
+    problems.push('STRIPE_SECRET_KEY is set but STRIPE_WEBHOOK_SECRET is missing: add a webhook endpoint at <PUBLIC_URL>/api/v1/payments/stripe/webhook in Stripe and give its signing secret (whsec_…).');
+  } else if (!/^whsec_\S+$/.test(webhookSecret)) {
+    problems.push('STRIPE_WEBHOOK_SECRET is not a webhook signing secret: give the one Stripe shows for the endpoint, which starts with whsec_.');
+  }
+  return secretKey && webhookSecret ? { secretKey, webhookSecret, apiBase } : undefined;
 }
 
 /** The S3_* variables, each of which means something only with BLOB_STORE=s3. */

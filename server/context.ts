@@ -13,6 +13,7 @@ import type { Logger } from './lib/logger.ts';
 import type { BoxListCache } from './resources/boxes/box-list-cache.ts';
 import type { Schemas } from './lib/api-types.ts';
 import type { MediaTools } from './audio/media-tools.ts';
+import type { PaymentProvider } from './payments/payment-provider.ts';
 
 export interface Context {
   config: Config;
@@ -26,6 +27,8 @@ export interface Context {
   /** Listings of projects' boxes, by box version. */
   boxListCache: BoxListCache<Schemas['Box'][]>;
   media: MediaTools;
+  /** Where listeners pay for paywalls (Stripe); undefined on a server that takes no payments. */
+  payments: PaymentProvider | undefined;
   /** Tells this process's workers, if it runs any, that a job was queued. */
   jobQueued(): void;
 }

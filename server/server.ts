@@ -24,6 +24,7 @@ import { startAudioWorker } from './audio/audio-worker.ts';
 import { sweepAbandonedUploads } from './resources/uploads/uploads-service.ts';
 import type { Worker } from './jobs/worker.ts';
 import { DELIVERY_LOG_MS } from './resources/webhooks/webhooks-service.ts';
+import { StripeProvider } from './payments/stripe-provider.ts';
 
 /** How long jobs that ended stay in the queue's table, for someone looking into what happened. */
 const FINISHED_JOBS_KEPT_MS = 7 * 24 * 3_600_000;
@@ -79,6 +80,7 @@ export async function createContext(
     logger,
     boxListCache: new BoxListCache(),
     media: overrides.media ?? new SystemMediaTools(),
+    payments: config.stripe ? new StripeProvider(config.stripe) : undefined,
     jobQueued,
   };
 }

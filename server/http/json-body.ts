@@ -16,8 +16,22 @@ import { refuseNulInBody } from './nul-characters.ts';
 
 export const jsonBodyLimit = '1mb';
 
+/** Paths (under the API root) whose handlers need the exact bytes of the body: a webhook's signature is over them, not over the parsed JSON. */
+const RAW_BODY_PATHS = new Set(['/payments/stripe/webhook']);
+const rawBodies = new WeakMap<Request, Buffer>();
+
+/** The body's bytes as received (after Content-Encoding), on a path that keeps them. */
+export const rawBodyOf = (req: Request): Buffer | undefined => rawBodies.get(req);
+
 export function jsonBody() {
-  const parse = express.json({ limit: jsonBodyLimit, type: ['application/json', 'application/*+json'] });
+  const parse = express.json({
+    limit: jsonBodyLimit,
+    type: ['application/json', 'application/*+json'],
+    // body-parser's verify gets "the Buffer of the raw request body" before it is parsed.
+    verify: (req, _res, buffer) => {
+      if (RAW_BODY_PATHS.has((req as Request).path)) rawBodies.set(req as Request, buffer);
+    },
+  });
   return (req: Request, res: Response, next: NextFunction) => {
     if (req.headers['content-type'] === undefined) return next();
     parse(req, res, (error?: unknown) => {

@@ -20,6 +20,8 @@ const titles: Record<string, string> = {
   'not-found': 'Not found',
   conflict: 'Conflict with the stored state',
   'payment-provider-required': 'Connect a payment provider first',
+  'payments-not-configured': 'This server takes no payments',
+  'payment-provider-error': 'The payment provider failed',
   'upload-already-used': 'Upload URL already used',
   'precondition-failed': 'Precondition failed',
   'payload-too-large': 'Too large',

@@ -25,7 +25,8 @@ import type { Config } from '../config.ts';
 
 /**
  * What the update services use of the context: the store under test, a
- * clock, the public URL (player JSON) and a box-listing cache. Artwork, the
+ * clock, the public URL (player JSON), a box-listing cache, and a payment
+ * provider (a paywall needs one). Artwork, the
  * only user of the signer, is not set in these tests.
  */
 function serviceContext(store: Store): Context {
@@ -35,6 +36,8 @@ function serviceContext(store: Store): Context {
     config: { publicUrl: 'http://localhost:8080' } as Config,
     logger: createLogger('silent'),
     boxListCache: new BoxListCache(),
+    // A paywall is set only on a server that takes payments; setting one calls no provider, so none is needed here.
+    payments: {} as Context['payments'],
   } as Partial<Context> as Context;
 }
 

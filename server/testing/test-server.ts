@@ -42,6 +42,12 @@ export async function startTestServer(backend: Backend, env: Record<string, stri
     SHUTDOWN_GRACE_SECONDS: '5',
     // Audio jobs run only in the tests of the pipeline, which ask for them.
     PROCESSING: 'external',
+    // A server that takes payments, so that tests can set paywalls; its Stripe is a closed loopback port, so nothing
+    // reaches Stripe. Tests of payments point STRIPE_API_BASE at their fake (server/testing/fake-stripe.ts); tests of a
+    // server without payments give '' for these.
+    STRIPE_SECRET_KEY: 'sk_test_harness',
+    STRIPE_WEBHOOK_SECRET: 'whsec_harness',
+    STRIPE_API_BASE: 'http://127.0.0.1:9',
     ...env,
   });
   const clock = new TestClock();

@@ -69,6 +69,11 @@ export class PlayerApi {
     return answer(this.client.POST('/players/{playerid}/session', { params: { path: this.player }, body }));
   }
 
+  /** Starts paying for the paywall: the payment page to send this browser to. */
+  checkout(): Promise<Answer<Schemas['Checkout']>> {
+    return answer(this.client.POST('/players/{playerid}/checkout', { params: { path: this.player } }));
+  }
+
   comments(fileid: string): Promise<Answer<Comment[]>> {
     return answer(this.client.GET('/players/{playerid}/files/{fileid}/comments', { params: { path: { ...this.player, fileid } } }));
   }

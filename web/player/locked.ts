@@ -89,8 +89,33 @@ function passwordPage(root: HTMLElement, api: PlayerApi, refusal: Refusal, open:
   input.focus();
 }
 
-/** An `allow-access` paywall not paid for this listener: what the player holds, without a way to play it. */
-export function showPaywall(root: HTMLElement, view: PlayerView): void {
+/**
+ * The way to pay: a button that asks the API for a payment page and goes
+ * there (a top-level navigation: the provider's page refuses frames). In an
+ * embed, a link to the full page instead, which opens in its own tab.
+ */
+export function payButton(api: PlayerApi, paywall: NonNullable<PlayerView['paywall']>, embed?: { pageUrl: string }): HTMLElement {
+  const label = `Buy ${paywall.fulfillment === 'allow-download' ? 'downloads' : 'access'} for ${price(paywall.price)}`;
+  if (embed) return h('p', {}, h('a', { href: embed.pageUrl, target: '_blank', rel: 'noopener' }, `${label} on the player page`));
+  const alert = h('p', { class: 'alert', role: 'alert' });
+  const button = h('button', { type: 'button', class: 'pay' }, label);
+  button.addEventListener('click', async () => {
+    button.disabled = true;
+    alert.textContent = '';
+    const answer = await api.checkout();
+    if (answer.ok) {
+      window.location.assign(answer.data.url);
+      return;
+    }
+    button.disabled = false;
+    const retry = answer.refusal.retryAfter ? ` Try again in ${answer.refusal.retryAfter} s.` : '';
+    alert.textContent = answer.refusal.detail + retry;
+  });
+  return h('div', { class: 'pay-box' }, button, alert);
+}
+
+/** An `allow-access` paywall not paid for this listener: what the player holds, and the button to buy it. */
+export function showPaywall(root: HTMLElement, view: PlayerView, api: PlayerApi, embed?: { pageUrl: string }): void {
   const paywall = view.paywall!;
   const tracks = h(
     'ol',
@@ -106,6 +131,7 @@ export function showPaywall(root: HTMLElement, view: PlayerView): void {
     view.name,
     view.projectName ? h('p', { class: 'project' }, view.projectName) : null,
     h('p', {}, `This player opens once it is bought: ${price(paywall.price)}.`, paywall.recipient === 'everyone' ? ' One purchase opens it for everyone with the link.' : ''),
+    payButton(api, paywall, embed),
     tracks,
   );
 }

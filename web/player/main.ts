@@ -19,13 +19,14 @@ const config: PageConfig = {
 const api = new PlayerApi(config.apiBase, config.playerId);
 
 function open(view: PlayerView): void {
-  if (view.access.state === 'locked' && view.paywall?.fulfillment === 'allow-access') showPaywall(root, view);
+  if (view.access.state === 'locked' && view.paywall?.fulfillment === 'allow-access') showPaywall(root, view, api, config.embed ? { pageUrl: config.pageUrl } : undefined);
   else new PlayerApp(root, api, config, view).start();
 }
 
 async function boot(): Promise<void> {
   const url = new URL(window.location.href);
   const invite = url.searchParams.get('invite');
+  const checkout = url.searchParams.get('checkout');
   let answer: Answer<PlayerView>;
   if (invite) {
     // The token works once: it leaves the address bar (and so the history and any bookmark) before it is spent.
@@ -37,6 +38,12 @@ async function boot(): Promise<void> {
       const held = await api.view();
       if (held.ok) answer = held;
     }
+  } else if (checkout) {
+    // Back from the payment page: the purchase is claimed for this browser's session (the server asks the provider), then the address is cleaned.
+    url.searchParams.delete('checkout');
+    window.history.replaceState(null, '', url.pathname + url.search + url.hash);
+    answer = await api.openSession({ checkout });
+    if (!answer.ok) answer = await api.view();
   } else {
     answer = await api.view();
   }

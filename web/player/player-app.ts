@@ -11,6 +11,7 @@ import { matchGainDb } from './loudness.ts';
 import { Waveform } from './waveform.ts';
 import { CommentsPanel } from './comments.ts';
 import { applyAccent } from './theme.ts';
+import { payButton } from './locked.ts';
 
 export interface PageConfig {
   playerId: string;
@@ -200,8 +201,19 @@ export class PlayerApp {
 
   private paywallNote(): HTMLElement | null {
     const paywall = this.view.paywall;
-    if (!paywall || paywall.paid || paywall.fulfillment !== 'allow-download') return null;
-    return h('p', { class: 'paywall-note' }, `Downloads open once this player is bought (${price(paywall.price)}).`);
+    if (!paywall) return null;
+    // The buyer's record of what they bought: the purchase id to quote, and the provider's receipt.
+    if (paywall.paid && paywall.purchase) {
+      const receipt = paywall.purchase.receiptUrl ? h('a', { href: paywall.purchase.receiptUrl, target: '_blank', rel: 'noopener' }, 'receipt') : null;
+      return h('p', { class: 'paywall-note purchase' }, `Bought (purchase ${paywall.purchase.id})`, receipt ? ' · ' : '', receipt);
+    }
+    if (paywall.paid || paywall.fulfillment !== 'allow-download') return null;
+    return h(
+      'div',
+      { class: 'paywall-note' },
+      h('p', {}, `Downloads open once this player is bought (${price(paywall.price)}).`),
+      payButton(this.api, paywall, this.config.embed ? { pageUrl: this.config.pageUrl } : undefined),
+    );
   }
 
   private renderTrack(track: ViewTrack, index: number): HTMLLIElement {

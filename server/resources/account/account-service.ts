@@ -3,6 +3,8 @@ import type { Schemas } from '../../lib/api-types.ts';
 import type { Caller } from '../../auth/access.ts';
 import type { UserRecord } from './user-repository.ts';
 import { requireIfMatch, type IfMatch, type Versioned } from '../../http/preconditions.ts';
+import { PaymentProviderError } from '../../payments/payment-provider.ts';
+import { requirePayments, viaProvider } from '../../payments/payment-problems.ts';
 
 /** The ports this service uses, and nothing more. */
 type Ports = Pick<Context, 'store' | 'clock'>;
@@ -64,13 +66,62 @@ export function paymentProviderJson(user: UserRecord): Schemas['PaymentProvider'
   return user.paymentProvider ? { connected: true, ...user.paymentProvider } : { connected: false };
 }
 
-export async function getPaymentProvider(ctx: Ports, caller: Caller) {
-  return paymentProviderJson(await load(ctx, caller));
+type PaymentPorts = Ports & Pick<Context, 'payments' | 'config' | 'logger'>;
+
+/**
+ * The connection, with the account's status as the provider answers now
+ * (on a server that takes payments). A provider that does not answer
+ * leaves the status out rather than failing the read: the connection
+ * itself is ours to tell.
+ */
+export async function getPaymentProvider(ctx: PaymentPorts, caller: Caller): Promise<Schemas['PaymentProvider']> {
+  const user = await load(ctx, caller);
+  const json = paymentProviderJson(user);
+  if (!ctx.payments || !user.paymentProvider) return json;
+  try {
+    const status = await ctx.payments.accountStatus(user.paymentProvider.accountId);
+    return { ...json, chargesEnabled: status.chargesEnabled, detailsSubmitted: status.detailsSubmitted };
+  } catch (error) {
+    if (!(error instanceof PaymentProviderError)) throw error;
+    ctx.logger.warn('payment provider: reading the account status failed', { err: error, accountId: user.paymentProvider.accountId });
+    return json;
+  }
 }
 
-export async function connectPaymentProvider(ctx: Ports, caller: Caller, body: Schemas['ConnectPaymentProviderRequest']) {
-  await ctx.store.users.setPaymentProvider(caller.id, { provider: body.provider, accountId: body.accountId, timeConnected: ctx.clock.now() });
-  return paymentProviderJson(await load(ctx, caller));
+/**
+ * With an accountId: records it, as it is (the provider is not asked).
+ * Without: Stripe Connect onboarding. The caller's connected account is
+ * reused, else one is made; it is stored before the onboarding link is
+ * asked for, so that a failure there loses no account (the next try
+ * reuses it). The link goes back to this server's docs of the connection.
+ */
+export async function connectPaymentProvider(ctx: PaymentPorts, caller: Caller, body: Schemas['ConnectPaymentProviderRequest']): Promise<Schemas['PaymentProvider']> {
+  if (body.accountId !== undefined) {
+    await ctx.store.users.setPaymentProvider(caller.id, { provider: body.provider, accountId: body.accountId, timeConnected: ctx.clock.now() });
+    return paymentProviderJson(await load(ctx, caller));
+  }
+  const payments = requirePayments(ctx);
+  const user = await load(ctx, caller);
+  let connection = user.paymentProvider;
+  if (!connection) {
+    const { accountId } = await viaProvider(ctx, 'creating a connected account', () => payments.createConnectedAccount({ userId: user.id, email: user.email }));
+    connection = { provider: body.provider, accountId, timeConnected: ctx.clock.now() };
+    await ctx.store.users.setPaymentProvider(caller.id, connection);
+  }
+  const accountId = connection.accountId;
+  const docs = `${ctx.config.publicUrl}/docs#tag/Account/operation`;
+  // Stripe, Account Links: refresh_url is where "the user will be redirected if the account link is expired, has been previously-visited, or is otherwise invalid".
+  const link = await viaProvider(ctx, 'making an onboarding link', () =>
+    payments.onboardingLink(accountId, { refreshUrl: `${docs}/connectPaymentProvider`, returnUrl: `${docs}/getPaymentProvider` }),
+  );
+  const status = await viaProvider(ctx, 'reading the account status', () => payments.accountStatus(accountId));
+  return {
+    ...paymentProviderJson({ ...user, paymentProvider: connection }),
+    chargesEnabled: status.chargesEnabled,
+    detailsSubmitted: status.detailsSubmitted,
+    onboardingUrl: link.url,
+    onboardingUrlExpires: link.expires,
+  };
 }
 
 export async function disconnectPaymentProvider(ctx: Ports, caller: Caller) {

@@ -22,6 +22,9 @@ export const LISTENER_SESSION_COOKIE = 'as_player_session';
 /** A day: how long a session outlives anything the server cannot see. */
 export const LISTENER_SESSION_TTL_MS = 24 * 60 * 60 * 1000;
 
+/** A year: a session that holds a purchase. The buyer paid for the player, not for a day of it; the purchase itself is read anew on every request. */
+export const PURCHASE_SESSION_TTL_MS = 365 * 24 * 60 * 60 * 1000;
+
 export interface ListenerSession {
   /** Random; what a listener's writes are attributed to and rate limited by. */
   id: string;

@@ -33,7 +33,7 @@ export interface Listener {
   userId?: string;
   /** The player session's id, when a session cookie opened this request: what listener writes are attributed to and rate limited by. */
   sessionId?: string;
-  /** The purchase that makes this listener a purchaser on a `customer` paywall (bound into the view's signed URLs). */
+  /** The purchase this listener's session made, when it is a purchaser (on a `customer` paywall, bound into the view's signed URLs). */
   purchaseId?: string;
   /** The display name comments are posted under: the user's name, or the name given to the session. */
   displayName?: string;
@@ -67,6 +67,7 @@ export async function resolveListener(ctx: Context, req: Request, playerId: stri
 export async function listenerOf(ctx: Context, player: PlayerRecord, bearer: Caller | undefined, session: ListenerSession | undefined): Promise<Listener> {
   const bearerRole = bearer ? (await ctx.store.projects.getWithRole(player.projectId, bearer))?.role : undefined;
   let principal: Principal;
+  let purchaseId: string | undefined;
   let userId: string | undefined;
   let role: Role | undefined;
   if (bearer && bearerRole) {
@@ -82,7 +83,7 @@ export async function listenerOf(ctx: Context, player: PlayerRecord, bearer: Cal
       userId = collaborator.id;
       role = collaboratorRole;
     } else {
-      principal = await linkPrincipal(ctx, player, session);
+      ({ principal, purchaseId } = await linkPrincipal(ctx, player, session));
       // A signed-in API user without a role on the project is a listener like anyone with the link, under their own name.
       userId = bearer?.id;
     }
@@ -96,7 +97,7 @@ export async function listenerOf(ctx: Context, player: PlayerRecord, bearer: Cal
     permissions: playerPermissions(principal, playerFacts(player)),
     ...(userId ? { userId } : {}),
     ...(session ? { sessionId: session.id } : {}),
-    ...(principal.kind === 'purchaser' && session?.purchaseId ? { purchaseId: session.purchaseId } : {}),
+    ...(principal.kind === 'purchaser' && purchaseId ? { purchaseId } : {}),
     ...displayNameOf(userId ? await ctx.store.users.get(userId) : undefined, session),
     canModerate: role !== undefined && canOnProject({ kind: 'user', role }, 'project:write'),
     fileIds,
@@ -116,7 +117,7 @@ export const boxesReadFor = (listener: Listener): BoxRecord[] | undefined => pro
  * purchaser, when the paywall is paid for this listener; else the password
  * session, else anyone.
  */
-async function linkPrincipal(ctx: Context, player: PlayerRecord, session: ListenerSession | undefined): Promise<Principal> {
+async function linkPrincipal(ctx: Context, player: PlayerRecord, session: ListenerSession | undefined): Promise<{ principal: Principal; purchaseId?: string }> {
   if (!player.public) {
     throw playerLocked(player.id, 'collaborators', "This player is for its invited collaborators only. Open it with the invite link its owner sent you.");
   }
@@ -124,18 +125,41 @@ async function linkPrincipal(ctx: Context, player: PlayerRecord, session: Listen
   if (player.passwordHash !== null && !passwordGiven) {
     throw playerLocked(player.id, 'password', 'This player has a password. Give it to open the player.');
   }
-  if (await paidFor(ctx, player, session)) return { kind: 'purchaser' };
-  return passwordGiven ? { kind: 'password' } : { kind: 'listener' };
+  const paid = await purchaseFor(ctx, player, session);
+  if (paid) return { principal: { kind: 'purchaser' }, ...paid };
+  return { principal: passwordGiven ? { kind: 'password' } : { kind: 'listener' } };
 }
 
 /**
- * Interface 4.1, payment `recipient`: "`everyone`: all listeners gain access
- * once one has paid. `customer`: only the paying listener does."
+ * Interface 4.1, payment `recipient`: "`everyone`: all users gain access
+ * after one user pays; `customer`: only the paying user gains access".
+ * The paying user is the player session: the one whose cookie holds the
+ * purchase (set when the buyer came back from the payment page), or the
+ * one that started the payment (the provider's notification recorded it,
+ * the buyer has not come back yet).
+ *
+ * Undefined when the paywall is not paid for this session; else the
+ * session's own purchase, when it has one.
  */
-export async function paidFor(ctx: Pick<Context, 'store'>, player: PlayerRecord, session: Pick<ListenerSession, 'purchaseId'> | undefined): Promise<boolean> {
-  if (!player.payment) return false;
-  if (player.payment.recipient === 'everyone') return ctx.store.purchases.any(player.id);
-  return session?.purchaseId !== undefined && (await ctx.store.purchases.exists(player.id, session.purchaseId));
+export async function purchaseFor(
+  ctx: Pick<Context, 'store'>,
+  player: PlayerRecord,
+  session: Partial<Pick<ListenerSession, 'purchaseId' | 'id'>> | undefined,
+): Promise<{ purchaseId?: string } | undefined> {
+  if (!player.payment) return undefined;
+  const own =
+    session?.purchaseId !== undefined && (await ctx.store.purchases.exists(player.id, session.purchaseId))
+      ? session.purchaseId
+      : session?.id !== undefined
+        ? (await ctx.store.purchases.bySession(player.id, session.id))?.id
+        : undefined;
+  if (own) return { purchaseId: own };
+  if (player.payment.recipient === 'everyone' && (await ctx.store.purchases.any(player.id))) return {};
+  return undefined;
+}
+
+export async function paidFor(ctx: Pick<Context, 'store'>, player: PlayerRecord, session: Partial<Pick<ListenerSession, 'purchaseId' | 'id'>> | undefined): Promise<boolean> {
+  return (await purchaseFor(ctx, player, session)) !== undefined;
 }
 
 /**

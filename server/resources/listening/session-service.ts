@@ -2,7 +2,8 @@
  * Player sessions (openPlayerSession, closePlayerSession): a browser's
  * signed cookie on one player (listener-session.ts), opened with a
  * collaborator's invite link (once), the player's password (rate limited
- * per address and player), or a display name.
+ * per address and player), a display name, or the payment page's return
+ * (a purchase).
  */
 import type { Request, Response } from 'express';
 import type { RateLimiterAbstract } from 'rate-limiter-flexible';
@@ -18,8 +19,9 @@ import { inviteMatches } from './invite-links.ts';
 import { hasExpired } from './player-facts.ts';
 import { listenerOf, listenerSessions, readSession } from './listener.ts';
 import { inviteInvalid, passwordIncorrect, playerExpired, playerLocked } from './listener-problems.ts';
-import { LISTENER_SESSION_TTL_MS, listenerSessionCookie, newSessionId, passwordTag, type ListenerSession } from './listener-session.ts';
+import { LISTENER_SESSION_TTL_MS, PURCHASE_SESSION_TTL_MS, listenerSessionCookie, newSessionId, passwordTag, type ListenerSession } from './listener-session.ts';
 import { playerView } from './view-service.ts';
+import { claimCheckout } from '../payments/fulfilment.ts';
 
 /**
  * Password attempts per address and player: 5 a minute. Enough for someone
@@ -39,12 +41,12 @@ function passwordLimiter(db: Db): RateLimiterAbstract {
 }
 
 /** Refuses (403) a session change that does not come from our own pages: another site must not sign a visitor in or out (login CSRF). */
-function requireSameOrigin(ctx: Pick<Context, 'config'>, req: Request, what: string) {
+export function requireSameOrigin(ctx: Pick<Context, 'config'>, req: Request, what: string) {
   const verdict = checkSameOrigin({ 'sec-fetch-site': req.get('sec-fetch-site'), origin: req.get('origin') }, new URL(ctx.config.publicUrl).origin);
   if (!verdict.allowed) throw forbidden(`${what} only from the player's own page: this request was refused because ${verdict.reason}.`);
 }
 
-async function playerToOpen(ctx: Context, playerId: string): Promise<PlayerRecord> {
+export async function playerToOpen(ctx: Context, playerId: string): Promise<PlayerRecord> {
   const player = await ctx.store.players.get(playerId);
   if (!player) throw notFound(`No player ${playerId} exists. Check that the link was copied whole.`);
   if (hasExpired(player, ctx.clock.now())) throw playerExpired(player.expires!);
@@ -68,10 +70,17 @@ export async function openPlayerSession(
   if (body.invite !== undefined) session.userId = await useInvite(ctx, player, body.invite, now);
   if (body.password !== undefined) session.password = await checkPassword(ctx, req, player, body.password);
   if (body.name !== undefined) session.name = body.name.trim();
+  if (body.checkout !== undefined) {
+    const purchase = await claimCheckout(ctx, player, session, body.checkout);
+    if (purchase) session.purchaseId = purchase.id;
+  }
+  // A session that holds a purchase lasts as long as what was bought should: the purchase is checked again on every request anyway.
+  const ttl = session.purchaseId ? PURCHASE_SESSION_TTL_MS : LISTENER_SESSION_TTL_MS;
+  session.expires = now + ttl;
 
   // The view this session gives; a session that still does not open the player answers 401, and is not set.
   const view = await playerView(ctx, await listenerOf(ctx, player, undefined, session));
-  res.append('Set-Cookie', listenerSessionCookie(ctx.config, player.id, listenerSessions(ctx).issue(player.id, session), LISTENER_SESSION_TTL_MS));
+  res.append('Set-Cookie', listenerSessionCookie(ctx.config, player.id, listenerSessions(ctx).issue(player.id, session), ttl));
   return view;
 }
 

@@ -55,6 +55,8 @@ export async function playerView(ctx: Ports, listener: Listener): Promise<View> 
   const stream = permissions.has('player:stream');
   const download = permissions.has('player:download');
   const paid = listener.principal.kind === 'purchaser';
+  // The buyer's own record of what they bought: the purchase their session made.
+  const purchase = paid && listener.purchaseId ? await ctx.store.purchases.get(player.id, listener.purchaseId) : undefined;
   // A paywall holds something back from a link holder who has not paid: everything (`allow-access`) or the downloads it sells.
   const heldBack =
     !isMember(listener) && player.payment !== null && !paid && (player.payment.fulfillment === 'allow-access' || player.options.downloads);
@@ -144,7 +146,16 @@ export async function playerView(ctx: Ports, listener: Listener): Promise<View> 
       },
     },
     ...(player.payment
-      ? { paywall: { price: player.payment.price, currency: 'usd' as const, fulfillment: player.payment.fulfillment, recipient: player.payment.recipient, paid } }
+      ? {
+          paywall: {
+            price: player.payment.price,
+            currency: 'usd' as const,
+            fulfillment: player.payment.fulfillment,
+            recipient: player.payment.recipient,
+            paid,
+            ...(purchase ? { purchase: { id: purchase.id, ...(purchase.receiptUrl ? { receiptUrl: purchase.receiptUrl } : {}), timeCreated: purchase.timeCreated } } : {}),
+          },
+        }
       : {}),
     options: {
       loudnessMatch: options.loudnessMatch,

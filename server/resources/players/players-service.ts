@@ -75,7 +75,15 @@ export function playerJson(ctx: Ports, player: PlayerRecord): Schemas['Player'] 
   };
 }
 
-async function requirePaymentProvider(store: Store, caller: Caller) {
+async function requirePaymentProvider(payments: Context['payments'], store: Store, caller: Caller) {
+  // A paywall on a server that takes no payments could never be bought: it would only lock listeners out.
+  if (!payments) {
+    throw new HttpProblem(
+      409,
+      'payment-provider-required',
+      "A paywall needs payments, and this server takes none: its operator must set STRIPE_SECRET_KEY and STRIPE_WEBHOOK_SECRET (see the README's configuration). Then connect your account with POST /me/payment-provider.",
+    );
+  }
   const user = await store.users.get(caller.id);
   if (!user?.paymentProvider) {
     // Interface 4.1: payment "requires that the payment-provider integration of the caller is set up first".
@@ -101,7 +109,7 @@ function checkRedirect(redirect: string): void {
   }
 }
 
-export async function createPlayer(ctx: Ports, caller: Caller, body: Schemas['CreatePlayerRequest']): Promise<Versioned<Schemas['Player']>> {
+export async function createPlayer(ctx: Ports & Pick<Context, 'payments'>, caller: Caller, body: Schemas['CreatePlayerRequest']): Promise<Versioned<Schemas['Player']>> {
   // Interface 4.1: folderid and boxids each need projectid, and exclude each other.
   if (body.folderid !== undefined && body.projectid === undefined) {
     throw badRequest('folderid needs projectid: give the project the folder belongs to.', [{ pointer: '#/projectid', detail: 'is required when folderid is given' }]);
@@ -113,7 +121,7 @@ export async function createPlayer(ctx: Ports, caller: Caller, body: Schemas['Cr
     throw badRequest('Give folderid or boxids, not both: a player is scoped to one folder or to a list of boxes.', [{ pointer: '#/folderid', detail: 'must not be given with boxids' }]);
   }
   if (body.upload?.redirect !== undefined) checkRedirect(body.upload.redirect);
-  if (body.payment) await requirePaymentProvider(ctx.store, caller);
+  if (body.payment) await requirePaymentProvider(ctx.payments, ctx.store, caller);
   const user = (await ctx.store.users.get(caller.id))!;
   const now = ctx.clock.now();
   // Hashed before the transaction: scrypt takes tens of milliseconds, and no row should wait on it.
@@ -211,7 +219,7 @@ export async function listPlayers(ctx: Ports, caller: Caller) {
  * wrote, and both land.
  */
 export async function updatePlayer(
-  ctx: Ports,
+  ctx: Ports & Pick<Context, 'payments'>,
   caller: Caller,
   playerId: string,
   body: Schemas['UpdatePlayerRequest'],
@@ -226,7 +234,7 @@ export async function updatePlayer(
     if (!player) throw notFound(`No player ${playerId} exists that you can see.`);
     // The precondition first, then the rules of the change (RFC 9110 §13.2.2).
     requireIfMatch(ifMatch, player.version, `Player ${playerId}`, `GET /players/${playerId}`);
-    if (body.payment) await requirePaymentProvider(store, caller);
+    if (body.payment) await requirePaymentProvider(ctx.payments, store, caller);
     const next: PlayerRecord = {
       ...player,
       name: body.name ?? player.name,
