@@ -38,6 +38,7 @@ import { listeningHandlers } from './resources/listening/listening-handlers.ts';
 import { commentsHandlers } from './resources/comments/comments-handlers.ts';
 import { webhooksHandlers } from './resources/webhooks/webhooks-handlers.ts';
 import { playerPageRoutes } from '../web/page-routes.ts';
+import { portalRoutes } from './resources/portal/portal-tus.ts';
 
 const root = resolve(import.meta.dirname, '..');
 export const specPath = resolve(root, 'generated/openapi.json');
@@ -97,6 +98,8 @@ export function createApp(ctx: Context, lifecycle: Lifecycle = { isDraining: () 
   // Problem `type` URIs (/problems/<slug>) resolve to the table of problem types in the docs.
   app.get('/problems/:slug', (_req, res) => res.redirect(302, '/docs#/section/errors'));
   app.use(playerPageRoutes(ctx));
+  // The upload portals' tus endpoints: before the API's token check (a portal's uploader has none) and its validator (PATCH bodies stream unparsed).
+  app.use(portalRoutes(ctx));
 
   const api = express.Router();
   api.use(bearerAuth(ctx.store, isSignedPath, (token) => provisionSandboxAccount(ctx, token)));

@@ -53,6 +53,18 @@ export interface Config {
   /** Bytes each account may keep (its projects' uploaded files and artwork); undefined for no quota. */
   storageQuotaBytes: number | undefined;
   webhooks: WebhookSettings;
+  /** The limits of players' public upload portals (server/resources/portal/). */
+  portal: PortalSettings;
+}
+
+/** What one upload portal accepts; every limit is checked before a byte is sent. */
+export interface PortalSettings {
+  /** Largest file one uploader may send. */
+  maxFileBytes: number;
+  /** Bytes one portal (player) may take in, over all of its uploads. */
+  maxTotalBytes: number;
+  /** Uploads one client address may start per hour, over all portals; 0 for no limit. */
+  uploadsPerHour: number;
 }
 
 /** How webhook deliveries are made (server/resources/webhooks/). */
@@ -155,6 +167,12 @@ export function loadConfig(env: Env = process.env): Config {
       // Short, so that one slow endpoint cannot hold deliveries up: receivers should answer first and work later.
       timeoutMs: integer('WEBHOOK_TIMEOUT_MS', 10_000, 100, 60_000),
       concurrency: integer('WEBHOOK_CONCURRENCY', 16, 1, 256),
+    },
+    portal: {
+      // Strangers send these: smaller than an account's own uploads by default, and never larger.
+      maxFileBytes: integer('PORTAL_MAX_FILE_BYTES', 5 * 1024 ** 3, 1),
+      maxTotalBytes: integer('PORTAL_MAX_TOTAL_BYTES', 50 * 1024 ** 3, 1),
+      uploadsPerHour: integer('PORTAL_UPLOADS_PER_HOUR', 100, 0),
     },
     processing,
     workerConcurrency: integer('WORKER_CONCURRENCY', 1, 1, 64),

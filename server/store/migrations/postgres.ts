@@ -7,6 +7,7 @@ import { commentsSchema } from './comments.ts';
 import { listeningSchema } from './listening.ts';
 import { deploymentSchema } from './deployment.ts';
 import { webhooksSchema } from './webhooks.ts';
+import { portalSchema } from './portal.ts';
 
 export const postgresMigrations: Migration[] = [
   { version: 1, name: 'initial schema', sql: initialSchema('BIGINT') },
@@ -17,4 +18,5 @@ export const postgresMigrations: Migration[] = [
   { version: 6, name: 'player passwords, expiry, invites and purchases', sql: listeningSchema('BIGINT') },
   { version: 7, name: 'deployment settings (signing secret fingerprint)', sql: deploymentSchema('BIGINT') },
   { version: 8, name: 'webhook subscriptions and deliveries', sql: webhooksSchema('BIGINT') },
+  { version: 9, name: 'upload portals: uploader names, portal uploads', sql: portalSchema('BIGINT') },
 ];

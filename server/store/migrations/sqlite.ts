@@ -7,6 +7,7 @@ import { commentsSchema } from './comments.ts';
 import { listeningSchema } from './listening.ts';
 import { deploymentSchema } from './deployment.ts';
 import { webhooksSchema } from './webhooks.ts';
+import { portalSchema } from './portal.ts';
 
 export const sqliteMigrations: Migration[] = [
   { version: 1, name: 'initial schema', sql: initialSchema('INTEGER') },
@@ -17,4 +18,5 @@ export const sqliteMigrations: Migration[] = [
   { version: 6, name: 'player passwords, expiry, invites and purchases', sql: listeningSchema('INTEGER') },
   { version: 7, name: 'deployment settings (signing secret fingerprint)', sql: deploymentSchema('INTEGER') },
   { version: 8, name: 'webhook subscriptions and deliveries', sql: webhooksSchema('INTEGER') },
+  { version: 9, name: 'upload portals: uploader names, portal uploads', sql: portalSchema('INTEGER') },
 ];
