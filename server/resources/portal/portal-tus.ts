@@ -50,7 +50,7 @@ export function portalRoutes(ctx: Context): Router {
     return player;
   };
 
-  const tus = new Server({
+  const tus = new PortalTusServer({
     path: '/api/v1/portal',
     datastore,
     namingFunction: () => newId('pup'),
@@ -81,7 +81,6 @@ export function portalRoutes(ctx: Context): Router {
         problem = new HttpProblem(500, 'internal-error', 'The upload could not be stored. Try again later; the bytes received so far are kept.');
       }
       const node = (req as { runtime?: { node?: { req: Request; res: Response } } }).runtime?.node;
-      node?.res.setHeader('Content-Type', 'application/problem+json');
       for (const [name, value] of Object.entries(problem.extra.headers ?? {})) node?.res.setHeader(name, value);
       // The request id, as every other problem of the API gives it.
       return { status_code: problem.status, body: JSON.stringify(problem.body(String(node?.req.id))) };
@@ -130,6 +129,18 @@ export function portalRoutes(ctx: Context): Router {
   router.delete('/api/v1/portal/:playerid/tus/:uploadid', handle);
   router.options('/api/v1/portal/:playerid/tus/:uploadid', handle);
   return router;
+}
+
+/**
+ * tus's Server, whose error answers carry the problem's media type: it
+ * writes every answer as a Fetch Response, which labels a string body
+ * text/plain unless told otherwise, and its hooks cannot reach those headers.
+ */
+class PortalTusServer extends Server {
+  override write(...[context, headers, status, body]: Parameters<Server['write']>) {
+    if (status >= 400 && body?.startsWith('{"type":"/problems/')) headers.set('Content-Type', 'application/problem+json');
+    return super.write(context, headers, status, body);
+  }
 }
 
 const TUS_PROBLEM_TYPES: Record<number, ProblemType> = { 400: 'validation-error', 403: 'validation-error', 404: 'not-found', 409: 'conflict', 410: 'not-found', 413: 'payload-too-large' };
