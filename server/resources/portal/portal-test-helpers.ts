@@ -45,7 +45,7 @@ export function patchUpload(url: string, offset: number, bytes: Buffer): Promise
   return fetch(url, {
     method: 'PATCH',
     headers: { 'Tus-Resumable': '1.0.0', 'Upload-Offset': String(offset), 'Content-Type': 'application/offset+octet-stream' },
-    body: bytes,
+    body: new Uint8Array(bytes),
   });
 }
 
