@@ -1191,6 +1191,114 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/portal/{playerid}/tus": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The player's id.
+                 * @example ply_4c8n2r7t1v
+                 */
+                playerid: components["parameters"]["PlayerId"];
+            };
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Start a portal upload
+         * @description **Extension.** Creates a resumable upload through the player's upload
+         *     portal (tus 1.0.0, *creation* extension), before any byte is sent.
+         *     `Upload-Length` declares the file's size; `Upload-Metadata` carries, as
+         *     Base64 values, the file's name (`filename`, required), its type
+         *     (`filetype`), the uploader's name (`name`, required) and email
+         *     (`email`, optional). The answer's `Location` is the upload's URL, to
+         *     which the bytes are sent with *Send portal upload bytes*.
+         *
+         *     Everything is checked here, so that nothing is sent in vain: the portal
+         *     must be open (404 otherwise, 410 when the player's link has expired),
+         *     the file must be of a kind the portal takes (audio, common archives and
+         *     documents; 415 otherwise), not over the per-file size limit (5 GiB by
+         *     default; a server's operator can change it) and not over the room left
+         *     in the portal (50 GiB in all by default; a server's operator can change
+         *     it) nor in the storage quota of the account that owns the player (413),
+         *     and the client's address may start only so many uploads per hour (100
+         *     by default; a server's operator can change it; 429 past it).
+         *
+         *     The file then exists in the player's project, `awaiting-upload`: in
+         *     the player's folder when the player is scoped to one, else in a folder
+         *     named "Portal uploads", in a stack of its own, with the uploader's name
+         *     and email as its `uploader`.
+         */
+        post: operations["createPortalUpload"];
+        delete?: never;
+        /**
+         * Read the portal's tus capabilities
+         * @description **Extension.** What the portal's tus server supports (tus 1.0.0,
+         *     OPTIONS): its protocol versions and extensions. Needs no
+         *     `Tus-Resumable` header.
+         */
+        options: operations["getPortalCapabilities"];
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/portal/{playerid}/tus/{portaluploadid}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The player's id.
+                 * @example ply_4c8n2r7t1v
+                 */
+                playerid: components["parameters"]["PlayerId"];
+                /**
+                 * @description The portal upload's id, the last segment of the `Location` its creation answered.
+                 * @example pup_7k2m9q4w1x3c5v8b
+                 */
+                portaluploadid: components["parameters"]["PortalUploadId"];
+            };
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        post?: never;
+        /**
+         * Cancel a portal upload
+         * @description **Extension.** Cancels an upload that is not complete (tus 1.0.0,
+         *     *termination* extension): its bytes and its file go, and the owner's
+         *     webhooks hear `upload.failed`.
+         */
+        delete: operations["cancelPortalUpload"];
+        options?: never;
+        /**
+         * Read how much of a portal upload arrived
+         * @description **Extension.** The number of bytes the server has of the upload, in
+         *     `Upload-Offset` (tus 1.0.0, HEAD): after a dropped connection, send
+         *     the rest from there. 404 once the portal is closed, or the upload is
+         *     complete or cancelled. Answers are not cached.
+         */
+        head: operations["getPortalUploadOffset"];
+        /**
+         * Send portal upload bytes
+         * @description **Extension.** Appends bytes to the upload at `Upload-Offset` (tus
+         *     1.0.0, PATCH), which must be the offset the server has (409
+         *     otherwise: read it with *Read how much of a portal upload arrived*).
+         *     The body may be the rest of the file or any part of it. The answer's
+         *     `Upload-Offset` is the new offset.
+         *
+         *     When the last byte arrives, the file's first bytes are checked against
+         *     its kind (415 when a file named as audio is not, and the file is
+         *     removed), the file joins the project (`pending` while audio waits for
+         *     analysis, else `ready`) and the owner's webhooks hear
+         *     `upload.completed`. Closing the portal cuts a PATCH under way within
+         *     about a second, and refuses the next request with 404.
+         */
+        patch: operations["appendPortalUpload"];
+        trace?: never;
+    };
     "/sandbox/reset": {
         parameters: {
             query?: never;
@@ -2879,6 +2987,13 @@ export interface components {
             public?: boolean;
             options?: components["schemas"]["PlayerOptionsUpdate"];
             payment?: components["schemas"]["Payment"];
+            /**
+             * @description **Extension.** Changes the upload portal's options, merged field by
+             *     field into the stored ones, as `options` are. `{"enabled": false}`
+             *     closes the portal at once: new uploads are refused, and so is the
+             *     next request of every upload under way.
+             */
+            upload?: components["schemas"]["UploadPortal"];
             password?: components["schemas"]["PlayerPassword"];
             expires?: components["schemas"]["PlayerExpires"];
         };
@@ -2956,6 +3071,7 @@ export interface components {
             /** @description **Extension.** The MIME type declared when the upload URL was requested. */
             mimeType: string;
             audio?: components["schemas"]["AudioAnalysis"];
+            uploader?: components["schemas"]["PortalUploader"];
         };
         /**
          * @description **Extension.** What the audio pipeline found in an audio file and made
@@ -3647,6 +3763,22 @@ export interface components {
             used?: number;
         } & components["schemas"]["Problem"];
         /**
+         * @description **Extension.** Who sent the file through the player's upload portal:
+         *     the name they typed and, when they gave one, their email. Present only
+         *     on files that came in through a portal; members' uploads have none.
+         *     Shown to the project's members, never to listeners.
+         * @example {
+         *       "name": "Sam Rivera",
+         *       "email": "sam@example.com"
+         *     }
+         */
+        PortalUploader: {
+            /** @description The name the uploader typed. */
+            name: string;
+            /** @description The email the uploader gave, as typed. */
+            email?: string;
+        };
+        /**
          * @description A name people see beside what this account writes, such as comments. Leading and trailing spaces are dropped.
          * @example Sam Rivera
          */
@@ -4260,6 +4392,118 @@ export interface components {
                 "application/problem+json": components["schemas"]["Problem"];
             };
         };
+        /**
+         * @description There is no open upload portal at this player: no such player, or its
+         *     owner turned the portal off (the two answer alike); or the upload is
+         *     not one of this portal's, or is complete or cancelled.
+         */
+        PortalNotFound: {
+            headers: {
+                [name: string]: unknown;
+            };
+            content: {
+                /**
+                 * @example {
+                 *       "type": "/problems/not-found",
+                 *       "title": "Not found",
+                 *       "status": 404,
+                 *       "detail": "There is no open upload portal at ply_4c8n2r7t1v: the link is wrong, or its owner closed the portal.",
+                 *       "instance": "req_5f1c2a9d"
+                 *     }
+                 */
+                "application/problem+json": components["schemas"]["Problem"];
+            };
+        };
+        /** @description The player's link has expired, and its portal with it. */
+        PortalExpired: {
+            headers: {
+                [name: string]: unknown;
+            };
+            content: {
+                /**
+                 * @example {
+                 *       "type": "/problems/player-expired",
+                 *       "title": "This link has expired",
+                 *       "status": 410,
+                 *       "detail": "This player's link expired on 2026-12-31. Ask its owner for a new one.",
+                 *       "instance": "req_5f1c2a9d"
+                 *     }
+                 */
+                "application/problem+json": components["schemas"]["Problem"];
+            };
+        };
+        /** @description `Tus-Resumable` is missing or names a version other than `1.0.0`; `Tus-Version` lists the versions the server speaks. */
+        TusVersionUnsupported: {
+            headers: {
+                /**
+                 * @description The versions of the tus protocol the server speaks.
+                 * @example 1.0.0
+                 */
+                "Tus-Version"?: string;
+                [name: string]: unknown;
+            };
+            content: {
+                /**
+                 * @example {
+                 *       "type": "/problems/precondition-failed",
+                 *       "title": "Precondition failed",
+                 *       "status": 412,
+                 *       "detail": "Send Tus-Resumable: 1.0.0, the version of the tus protocol this server speaks.",
+                 *       "instance": "req_5f1c2a9d",
+                 *       "errors": [
+                 *         {
+                 *           "header": "tus-resumable",
+                 *           "detail": "must be 1.0.0"
+                 *         }
+                 *       ]
+                 *     }
+                 */
+                "application/problem+json": components["schemas"]["Problem"];
+            };
+        };
+        /**
+         * @description The file is over the portal's per-file limit (5 GiB by default; a
+         *     server's operator can change it), or over the room left in the portal
+         *     (50 GiB in all by default; a server's operator can change it), or would
+         *     take the account that owns the player over its storage quota
+         *     (`storage-quota-exceeded`, with `quota` and `used`); or a PATCH sent more
+         *     bytes than the declared length.
+         */
+        PortalUploadTooLarge: {
+            headers: {
+                [name: string]: unknown;
+            };
+            content: {
+                /**
+                 * @example {
+                 *       "type": "/problems/payload-too-large",
+                 *       "title": "Too large",
+                 *       "status": 413,
+                 *       "detail": "night-drive-v2.wav is 6442450944 bytes, over this portal's limit of 5368709120 bytes per file.",
+                 *       "instance": "req_5f1c2a9d"
+                 *     }
+                 */
+                "application/problem+json": components["schemas"]["StorageQuotaProblem"];
+            };
+        };
+        /** @description `Upload-Offset` is not the offset the server has: read it with a HEAD request, then send from there. */
+        PortalOffsetConflict: {
+            headers: {
+                [name: string]: unknown;
+            };
+            content: {
+                /**
+                 * @example {
+                 *       "type": "/problems/conflict",
+                 *       "title": "Conflict with the stored state",
+                 *       "status": 409,
+                 *       "detail": "Upload-Offset conflict",
+                 *       "instance": "req_5f1c2a9d"
+                 *     }
+                 */
+                "application/problem+json": components["schemas"]["Problem"];
+            };
+        };
     };
     parameters: {
         /**
@@ -4341,6 +4585,16 @@ export interface components {
          */
         CollaboratorEmail: string;
         /**
+         * @description The version of the tus protocol the client speaks; this server speaks `1.0.0`.
+         * @example 1.0.0
+         */
+        TusResumable: "1.0.0";
+        /**
+         * @description The portal upload's id, the last segment of the `Location` its creation answered.
+         * @example pup_7k2m9q4w1x3c5v8b
+         */
+        PortalUploadId: string;
+        /**
          * @description The webhook subscription's id.
          * @example whk_2m8q4t7w1k
          */
@@ -4392,6 +4646,16 @@ export interface components {
          * @example cross-origin
          */
         CrossOriginResourcePolicy: "cross-origin";
+        /**
+         * @description The version of the tus protocol the server speaks.
+         * @example 1.0.0
+         */
+        TusResumable: string;
+        /**
+         * @description How many bytes of the upload the server has.
+         * @example 8388608
+         */
+        UploadOffset: string;
     };
     pathItems: never;
 }
@@ -6938,6 +7202,252 @@ export interface operations {
             404: components["responses"]["NotFound"];
             410: components["responses"]["PlayerExpired"];
             429: components["responses"]["CommentWriteTooManyRequests"];
+            default: components["responses"]["DefaultProblem"];
+        };
+    };
+    createPortalUpload: {
+        parameters: {
+            query?: never;
+            header: {
+                /**
+                 * @description The version of the tus protocol the client speaks; this server speaks `1.0.0`.
+                 * @example 1.0.0
+                 */
+                "Tus-Resumable": components["parameters"]["TusResumable"];
+                /**
+                 * @description The file's size in bytes.
+                 * @example 41157120
+                 */
+                "Upload-Length": string;
+                /**
+                 * @description Comma-separated pairs of a key and its Base64 value, separated by a
+                 *     space: `filename` and `name` are required, `filetype` and `email`
+                 *     optional. The example is `filename night-drive-v2.wav, filetype
+                 *     audio/wav, name Sam Rivera, email sam@example.com`.
+                 * @example filename bmlnaHQtZHJpdmUtdjIud2F2,filetype YXVkaW8vd2F2,name U2FtIFJpdmVyYQ==,email c2FtQGV4YW1wbGUuY29t
+                 */
+                "Upload-Metadata": string;
+            };
+            path: {
+                /**
+                 * @description The player's id.
+                 * @example ply_4c8n2r7t1v
+                 */
+                playerid: components["parameters"]["PlayerId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The upload exists; send its bytes to `Location`. */
+            201: {
+                headers: {
+                    /**
+                     * @description The upload's URL.
+                     * @example http://localhost:8080/api/v1/portal/ply_4c8n2r7t1v/tus/pup_7k2m9q4w1x3c5v8b
+                     */
+                    Location?: string;
+                    "Tus-Resumable": components["headers"]["TusResumable"];
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            400: components["responses"]["BadRequest"];
+            404: components["responses"]["PortalNotFound"];
+            410: components["responses"]["PortalExpired"];
+            412: components["responses"]["TusVersionUnsupported"];
+            413: components["responses"]["PortalUploadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            429: components["responses"]["AddressTooManyRequests"];
+            default: components["responses"]["DefaultProblem"];
+        };
+    };
+    getPortalCapabilities: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The player's id.
+                 * @example ply_4c8n2r7t1v
+                 */
+                playerid: components["parameters"]["PlayerId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The capabilities, in headers. */
+            204: {
+                headers: {
+                    /**
+                     * @description The protocol versions the server supports.
+                     * @example 1.0.0
+                     */
+                    "Tus-Version"?: string;
+                    /**
+                     * @description The protocol extensions the server supports.
+                     * @example creation,creation-with-upload,termination,creation-defer-length,expiration
+                     */
+                    "Tus-Extension"?: string;
+                    "Tus-Resumable": components["headers"]["TusResumable"];
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            404: components["responses"]["PortalNotFound"];
+            429: components["responses"]["AddressTooManyRequests"];
+            default: components["responses"]["DefaultProblem"];
+        };
+    };
+    cancelPortalUpload: {
+        parameters: {
+            query?: never;
+            header: {
+                /**
+                 * @description The version of the tus protocol the client speaks; this server speaks `1.0.0`.
+                 * @example 1.0.0
+                 */
+                "Tus-Resumable": components["parameters"]["TusResumable"];
+            };
+            path: {
+                /**
+                 * @description The player's id.
+                 * @example ply_4c8n2r7t1v
+                 */
+                playerid: components["parameters"]["PlayerId"];
+                /**
+                 * @description The portal upload's id, the last segment of the `Location` its creation answered.
+                 * @example pup_7k2m9q4w1x3c5v8b
+                 */
+                portaluploadid: components["parameters"]["PortalUploadId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The upload is cancelled. */
+            204: {
+                headers: {
+                    "Tus-Resumable": components["headers"]["TusResumable"];
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            400: components["responses"]["BadRequest"];
+            404: components["responses"]["PortalNotFound"];
+            410: components["responses"]["PortalExpired"];
+            412: components["responses"]["TusVersionUnsupported"];
+            429: components["responses"]["AddressTooManyRequests"];
+            default: components["responses"]["DefaultProblem"];
+        };
+    };
+    getPortalUploadOffset: {
+        parameters: {
+            query?: never;
+            header: {
+                /**
+                 * @description The version of the tus protocol the client speaks; this server speaks `1.0.0`.
+                 * @example 1.0.0
+                 */
+                "Tus-Resumable": components["parameters"]["TusResumable"];
+            };
+            path: {
+                /**
+                 * @description The player's id.
+                 * @example ply_4c8n2r7t1v
+                 */
+                playerid: components["parameters"]["PlayerId"];
+                /**
+                 * @description The portal upload's id, the last segment of the `Location` its creation answered.
+                 * @example pup_7k2m9q4w1x3c5v8b
+                 */
+                portaluploadid: components["parameters"]["PortalUploadId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description How far the upload got. */
+            200: {
+                headers: {
+                    "Upload-Offset": components["headers"]["UploadOffset"];
+                    /**
+                     * @description The file's size in bytes, as declared.
+                     * @example 41157120
+                     */
+                    "Upload-Length"?: string;
+                    /**
+                     * @description `no-store`
+                     * @example no-store
+                     */
+                    "Cache-Control"?: string;
+                    "Tus-Resumable": components["headers"]["TusResumable"];
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            400: components["responses"]["BadRequest"];
+            404: components["responses"]["PortalNotFound"];
+            410: components["responses"]["PortalExpired"];
+            412: components["responses"]["TusVersionUnsupported"];
+            429: components["responses"]["AddressTooManyRequests"];
+            default: components["responses"]["DefaultProblem"];
+        };
+    };
+    appendPortalUpload: {
+        parameters: {
+            query?: never;
+            header: {
+                /**
+                 * @description The version of the tus protocol the client speaks; this server speaks `1.0.0`.
+                 * @example 1.0.0
+                 */
+                "Tus-Resumable": components["parameters"]["TusResumable"];
+                /**
+                 * @description Where these bytes start in the file; the offset the server has.
+                 * @example 0
+                 */
+                "Upload-Offset": string;
+            };
+            path: {
+                /**
+                 * @description The player's id.
+                 * @example ply_4c8n2r7t1v
+                 */
+                playerid: components["parameters"]["PlayerId"];
+                /**
+                 * @description The portal upload's id, the last segment of the `Location` its creation answered.
+                 * @example pup_7k2m9q4w1x3c5v8b
+                 */
+                portaluploadid: components["parameters"]["PortalUploadId"];
+            };
+            cookie?: never;
+        };
+        /** @description Bytes of the file, from `Upload-Offset` on. */
+        requestBody: {
+            content: {
+                "application/offset+octet-stream": string;
+            };
+        };
+        responses: {
+            /** @description The bytes are stored. */
+            204: {
+                headers: {
+                    "Upload-Offset": components["headers"]["UploadOffset"];
+                    "Tus-Resumable": components["headers"]["TusResumable"];
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            400: components["responses"]["BadRequest"];
+            404: components["responses"]["PortalNotFound"];
+            409: components["responses"]["PortalOffsetConflict"];
+            410: components["responses"]["PortalExpired"];
+            412: components["responses"]["TusVersionUnsupported"];
+            413: components["responses"]["PortalUploadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            429: components["responses"]["AddressTooManyRequests"];
             default: components["responses"]["DefaultProblem"];
         };
     };

@@ -15,12 +15,13 @@ import { join, resolve } from 'node:path';
 
 const root = resolve(import.meta.dirname, '..');
 
-export const PLAYER_BUNDLE_FILES = ['player.js', 'player.css', 'LICENSES.txt'] as const;
+export const PLAYER_BUNDLE_FILES = ['player.js', 'player.css', 'portal.js', 'portal.css', 'LICENSES.txt'] as const;
 
 export async function buildPlayerBundle(outDir: string): Promise<void> {
   const result = await build({
     absWorkingDir: root,
-    entryPoints: { player: 'web/player/main.ts' },
+    // The player page, and the upload portal's page (web/portal/), which shares its assets route and licences file.
+    entryPoints: { player: 'web/player/main.ts', portal: 'web/portal/main.ts' },
     outdir: outDir,
     bundle: true,
     minify: true,

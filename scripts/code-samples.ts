@@ -18,7 +18,7 @@
 /** The API root the samples call: a server started with `npm start`, as the spec's first server. */
 export const SAMPLE_BASE_URL = 'http://localhost:8080/api/v1';
 /** Files the samples of binary uploads send, by media type of the request body; the test makes them. */
-export const SAMPLE_FILES: Record<string, string> = { 'image/*': 'cover.png', '*/*': 'mix.wav' };
+export const SAMPLE_FILES: Record<string, string> = { 'image/*': 'cover.png', '*/*': 'mix.wav', 'application/offset+octet-stream': 'mix.wav' };
 
 type Json = Record<string, unknown>;
 const METHODS = ['get', 'post', 'put', 'delete', 'patch'] as const;
@@ -149,6 +149,10 @@ export function curlSample(request: Request, baseUrl = SAMPLE_BASE_URL): string 
     lines.push(`-H 'Content-Type: application/json'`);
     lines.push(`-d ${shellQuote(JSON.stringify(request.body.json))}`);
   } else if (request.body?.file) {
+    // A body of one exact media type (a tus PATCH's application/offset+octet-stream) says so; curl would send form-urlencoded.
+    if (request.body.mediaType !== '*/*' && !Object.keys(request.headers).some((name) => name.toLowerCase() === 'content-type')) {
+      lines.push(`-H ${shellQuote(`Content-Type: ${request.body.mediaType}`)}`);
+    }
     lines.push(`--data-binary @${request.body.file}`);
   }
   return lines.join(' \\\n  ');
@@ -186,8 +190,14 @@ export function typeScriptSample(request: Request, baseUrl = SAMPLE_BASE_URL): s
   const init: string[] = [];
   if (Object.keys(params).length > 0) init.push(`params: ${literal(params)}`);
   if (request.body?.json !== undefined) init.push(`body: ${literal(request.body.json)}`);
+  // Raw bytes (a tus PATCH): sent as they are, under the operation's media type.
+  const raw = request.body?.file !== undefined && request.body.mediaType !== '*/*';
+  if (raw) init.push(`body: ''`, 'bodySerializer: () => bytes', `headers: { 'Content-Type': ${JSON.stringify(request.body!.mediaType)} }`);
   if (request.binaryAnswer) init.push(`parseAs: 'blob'`);
   const call = `api.${request.method.toUpperCase()}(${JSON.stringify(request.template)}${init.length > 0 ? `, {\n  ${init.join(',\n  ')},\n}` : ''})`;
+  if (raw) {
+    return [`import { readFile } from 'node:fs/promises';`, ...setup, `const bytes = new Uint8Array(await readFile(${JSON.stringify(request.body!.file)}));`, `const { data, error } = await ${call};`].join('\n');
+  }
   return [...setup, `const { data, error } = await ${call};`].join('\n');
 }
 

@@ -39,6 +39,8 @@ import { commentsHandlers } from './resources/comments/comments-handlers.ts';
 import { webhooksHandlers } from './resources/webhooks/webhooks-handlers.ts';
 import { paymentsHandlers } from './resources/payments/payments-handlers.ts';
 import { playerPageRoutes } from '../web/page-routes.ts';
+import { portalRoutes } from './resources/portal/portal-tus.ts';
+import { portalHandlers } from './resources/portal/portal-handlers.ts';
 
 const root = resolve(import.meta.dirname, '..');
 export const specPath = resolve(root, 'generated/openapi.json');
@@ -98,6 +100,8 @@ export function createApp(ctx: Context, lifecycle: Lifecycle = { isDraining: () 
   // Problem `type` URIs (/problems/<slug>) resolve to the table of problem types in the docs.
   app.get('/problems/:slug', (_req, res) => res.redirect(302, '/docs#/section/errors'));
   app.use(playerPageRoutes(ctx));
+  // The upload portals' tus endpoints: before the API's token check (a portal's uploader has none) and its validator (PATCH bodies stream unparsed).
+  app.use(portalRoutes(ctx));
 
   const api = express.Router();
   api.use(bearerAuth(ctx.store, isSignedPath, (token) => provisionSandboxAccount(ctx, token)));
@@ -117,7 +121,7 @@ export function createApp(ctx: Context, lifecycle: Lifecycle = { isDraining: () 
       fileUploader: false,
     }),
   );
-  api.use(dispatchOperations(accountHandlers(ctx), projectsHandlers(ctx), boxesHandlers(ctx), uploadsHandlers(ctx), downloadsHandlers(ctx), playersHandlers(ctx), listeningHandlers(ctx), commentsHandlers(ctx), sandboxHandlers(ctx), webhooksHandlers(ctx), paymentsHandlers(ctx)));
+  api.use(dispatchOperations(accountHandlers(ctx), projectsHandlers(ctx), boxesHandlers(ctx), uploadsHandlers(ctx), downloadsHandlers(ctx), playersHandlers(ctx), listeningHandlers(ctx), commentsHandlers(ctx), sandboxHandlers(ctx), webhooksHandlers(ctx), paymentsHandlers(ctx), portalHandlers()));
   app.use('/api/v1', api);
 
   app.use((req, _res, next) => next(notFound(`There is nothing at ${req.method} ${req.path}. The API is under /api/v1; see /docs.`)));

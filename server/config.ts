@@ -55,6 +55,8 @@ export interface Config {
   webhooks: WebhookSettings;
   /** Stripe, when this server takes payments for paywalls (server/payments/); undefined when it takes none. */
   stripe: StripeSettings | undefined;
+  /** The limits of players' public upload portals (server/resources/portal/). */
+  portal: PortalSettings;
 }
 
 /** How the server reaches Stripe (server/payments/stripe-provider.ts). */
@@ -69,6 +71,16 @@ export interface StripeSettings {
    * the SDK's default, Stripe's API.
    */
   apiBase: URL | undefined;
+}
+
+/** What one upload portal accepts; every limit is checked before a byte is sent. */
+export interface PortalSettings {
+  /** Largest file one uploader may send. */
+  maxFileBytes: number;
+  /** Bytes one portal (player) may take in, over all of its uploads. */
+  maxTotalBytes: number;
+  /** Uploads one client address may start per hour, over all portals; 0 for no limit. */
+  uploadsPerHour: number;
 }
 
 /** How webhook deliveries are made (server/resources/webhooks/). */
@@ -175,6 +187,12 @@ export function loadConfig(env: Env = process.env): Config {
       // Short, so that one slow endpoint cannot hold deliveries up: receivers should answer first and work later.
       timeoutMs: integer('WEBHOOK_TIMEOUT_MS', 10_000, 100, 60_000),
       concurrency: integer('WEBHOOK_CONCURRENCY', 16, 0, 256),
+    },
+    portal: {
+      // Strangers send these: smaller than an account's own uploads by default, and never larger.
+      maxFileBytes: integer('PORTAL_MAX_FILE_BYTES', 5 * 1024 ** 3, 1),
+      maxTotalBytes: integer('PORTAL_MAX_TOTAL_BYTES', 50 * 1024 ** 3, 1),
+      uploadsPerHour: integer('PORTAL_UPLOADS_PER_HOUR', 100, 0),
     },
     processing,
     workerConcurrency: integer('WORKER_CONCURRENCY', 1, 1, 64),

@@ -17,6 +17,7 @@ import { CommentRepository } from './resources/comments/comment-repository.ts';
 import { PurchaseRepository } from './resources/listening/purchase-repository.ts';
 import { SandboxRepository } from './resources/sandbox/sandbox-repository.ts';
 import { WebhookRepository } from './resources/webhooks/webhook-repository.ts';
+import { PortalRepository } from './resources/portal/portal-repository.ts';
 
 export function registerRepositories(db: Db) {
   return {
@@ -31,6 +32,7 @@ export function registerRepositories(db: Db) {
     purchases: new PurchaseRepository(db),
     sandbox: new SandboxRepository(db),
     webhooks: new WebhookRepository(db),
+    portal: new PortalRepository(db),
   };
 }
 

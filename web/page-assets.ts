@@ -17,8 +17,11 @@ import express, { Router } from 'express';
 export const ICON_DIR = join(import.meta.dirname, 'assets');
 export const BUNDLE_DIR = resolve(import.meta.dirname, '../generated/player');
 
-const ASSETS = { 'player.js': BUNDLE_DIR, 'player.css': BUNDLE_DIR, 'icon.svg': ICON_DIR } as const;
+const ASSETS = { 'player.js': BUNDLE_DIR, 'player.css': BUNDLE_DIR, 'portal.js': BUNDLE_DIR, 'portal.css': BUNDLE_DIR, 'icon.svg': ICON_DIR } as const;
 export type AssetName = keyof typeof ASSETS;
+/** The bundled pages' scripts and stylesheets: the player's and the upload portal's. */
+const BUNDLE_NAMES = ['player.js', 'player.css', 'portal.js', 'portal.css'] as const;
+type BundleName = (typeof BUNDLE_NAMES)[number];
 
 const version = (() => {
   const hash = createHash('sha256');
@@ -44,7 +47,7 @@ export function assetRoutes(): Router {
   } as const;
   const fromBundle = express.static(BUNDLE_DIR, options);
   const gzipped = new Map<string, { body: Buffer; etag: string }>();
-  const gzippedBundle = (name: 'player.js' | 'player.css') => {
+  const gzippedBundle = (name: BundleName) => {
     let file = gzipped.get(name);
     if (!file) {
       const body = gzipSync(readFileSync(join(BUNDLE_DIR, name)), { level: 9 });
@@ -59,13 +62,13 @@ export function assetRoutes(): Router {
     const name = req.path.slice(1);
     if (name === 'LICENSES.txt') return fromBundle(req, res, next);
     if (!Object.hasOwn(ASSETS, name)) return next();
-    if (name === 'player.js' || name === 'player.css') {
+    if (BUNDLE_NAMES.includes(name as BundleName)) {
       // RFC 9110 §12.5.3: the answer depends on Accept-Encoding, so caches must key on it.
       res.vary('Accept-Encoding');
       if ((req.method === 'GET' || req.method === 'HEAD') && req.acceptsEncodings('gzip', 'identity') === 'gzip') {
-        const file = gzippedBundle(name);
+        const file = gzippedBundle(name as BundleName);
         options.setHeaders(res);
-        res.setHeader('Content-Type', name === 'player.js' ? 'text/javascript; charset=utf-8' : 'text/css; charset=utf-8');
+        res.setHeader('Content-Type', name.endsWith('.js') ? 'text/javascript; charset=utf-8' : 'text/css; charset=utf-8');
         res.setHeader('Content-Encoding', 'gzip');
         res.setHeader('ETag', file.etag);
         // RFC 9110 §13.1.2 If-None-Match alone: an origin server evaluates it whatever the request's Cache-Control says.

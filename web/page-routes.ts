@@ -12,6 +12,9 @@ import { playerPreview } from '../server/resources/listening/preview-service.ts'
 import { assetRoutes } from './page-assets.ts';
 import { sendPage } from './page-security.ts';
 import { renderShell } from './page-shell.ts';
+import { renderPortal } from './portal-shell.ts';
+import { openPortal } from '../server/resources/portal/portal-service.ts';
+import { HttpProblem } from '../server/http/problem.ts';
 
 export function playerPageRoutes(ctx: Pick<Context, 'store' | 'clock' | 'config' | 'signer' | 'blobs'>): Router {
   const router = Router();
@@ -24,9 +27,26 @@ export function playerPageRoutes(ctx: Pick<Context, 'store' | 'clock' | 'config'
     const basePath = new URL(publicUrl).pathname.replace(/\/+$/, '');
     const playerId = req.params.playerid;
     const preview = await playerPreview(ctx, playerId);
-    sendPage(res, preview.status, renderShell({ basePath, publicUrl, playerId, embed, preview }), { embed, bucketOrigin: ctx.blobs.directOrigin });
+    // The full page links to the player's upload portal when it is open; the compact one stays a player.
+    const portalOpen = !embed && preview.status === 200 && (await openPortal(ctx, playerId).then(() => true, () => false));
+    const portalUrl = portalOpen ? `${basePath}/u/${encodeURIComponent(playerId)}` : undefined;
+    sendPage(res, preview.status, renderShell({ basePath, publicUrl, playerId, embed, preview, portalUrl }), { embed, bucketOrigin: ctx.blobs.directOrigin });
   };
   router.get('/p/:playerid', page(false));
   router.get('/embed/:playerid', page(true));
+
+  // The upload portal's page: open, the form; closed, missing or expired, a page that says so with its status (404, 410) and takes nothing.
+  router.get('/u/:playerid', async (req: Request<{ playerid: string }>, res: Response) => {
+    const basePath = new URL(ctx.config.publicUrl.replace(/\/+$/, '')).pathname.replace(/\/+$/, '');
+    const playerId = req.params.playerid;
+    try {
+      const player = await openPortal(ctx, playerId);
+      sendPage(res, 200, renderPortal({ basePath, playerId, open: player.upload ?? {} }));
+    } catch (error) {
+      if (!(error instanceof HttpProblem)) throw error;
+      const closedReason = error.status === 410 ? `${error.detail}` : undefined;
+      sendPage(res, error.status, renderPortal({ basePath, playerId, closedReason }));
+    }
+  });
   return router;
 }

@@ -20,9 +20,11 @@ export interface ShellOptions {
   playerId: string;
   embed: boolean;
   preview: PlayerPreview;
+  /** The player's upload portal, when it is open: the page links to it. */
+  portalUrl?: string;
 }
 
-export function renderShell({ basePath, publicUrl, playerId, embed, preview }: ShellOptions): string {
+export function renderShell({ basePath, publicUrl, playerId, embed, preview, portalUrl }: ShellOptions): string {
   const pageUrl = `${publicUrl}/p/${encodeURIComponent(playerId)}`;
   const meta: Array<[string, string, string]> = [
     ['property', 'og:type', 'music.playlist'],
@@ -51,7 +53,8 @@ export function renderShell({ basePath, publicUrl, playerId, embed, preview }: S
     <script type="module" src="${assetHref(basePath, 'player.js')}"></script>
   </head>
   <body${embed ? ' class="embed"' : ''}>
-    <main id="app" data-state="loading" data-player-id="${escapeHtml(playerId)}" data-api-base="${basePath}/api/v1" data-page-url="${escapeHtml(pageUrl)}"${embed ? ' data-embed="true"' : ''}>
+${portalUrl ? `    <nav class="portal-link"><a href="${escapeHtml(portalUrl)}">Send files to this player's owner</a></nav>
+` : ''}    <main id="app" data-state="loading" data-player-id="${escapeHtml(playerId)}" data-api-base="${basePath}/api/v1" data-page-url="${escapeHtml(pageUrl)}"${embed ? ' data-embed="true"' : ''}>
       <p class="loading">Loading the player…</p>
       <noscript><p>This player needs JavaScript to play audio.</p></noscript>
     </main>

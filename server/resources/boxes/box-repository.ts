@@ -27,6 +27,10 @@ export interface BoxRecord {
   /** Audio files, once analysed. */
   audio: Schemas['AudioAnalysis'] | null;
   uploaderId: string | null;
+  /** A file sent through a player's upload portal: the name its uploader typed (they have no account). */
+  uploaderName?: string | null;
+  /** …and the email they gave, if any. */
+  uploaderEmail?: string | null;
   /**
    * Changes with every change to what the box's JSON shows, its ETag: its
    * own fields, its processing state, and, for a folder or stack, its list
@@ -56,6 +60,9 @@ type BoxRow = {
   duration: number | null;
   audio: string | null;
   uploader_id: string | null;
+  /** Migration 9. */
+  uploader_name?: string | null;
+  uploader_email?: string | null;
   version: number;
   time_created: number;
   time_modified: number;
@@ -79,6 +86,8 @@ const fromRow = (row: BoxRow): BoxRecord => ({
   duration: row.duration,
   audio: row.audio ? JSON.parse(row.audio) : null,
   uploaderId: row.uploader_id,
+  uploaderName: row.uploader_name ?? null,
+  uploaderEmail: row.uploader_email ?? null,
   version: row.version,
   timeCreated: row.time_created,
   timeModified: row.time_modified,
@@ -86,13 +95,13 @@ const fromRow = (row: BoxRow): BoxRecord => ({
 
 const columns = [
   'id', 'project_id', 'kind', 'name', 'color', 'parent_id', 'position', 'trashed', 'hidden', 'version_name',
-  'status', 'status_reason', 'size', 'mime_type', 'duration', 'audio', 'uploader_id', 'time_created', 'time_modified',
+  'status', 'status_reason', 'size', 'mime_type', 'duration', 'audio', 'uploader_id', 'uploader_name', 'uploader_email', 'time_created', 'time_modified',
 ] as const;
 
 const toRow = (box: BoxRecord): SqlValue[] => [
   box.id, box.projectId, box.kind, box.name, box.color, box.parentId, box.position, box.trashed ? 1 : 0, box.hidden ? 1 : 0,
   box.versionName, box.status, box.statusReason, box.size, box.mimeType, box.duration, box.audio && JSON.stringify(box.audio),
-  box.uploaderId, box.timeCreated, box.timeModified,
+  box.uploaderId, box.uploaderName ?? null, box.uploaderEmail ?? null, box.timeCreated, box.timeModified,
 ];
 
 const kindOrder = `CASE kind WHEN 'folder' THEN 0 WHEN 'stack' THEN 1 ELSE 2 END`;

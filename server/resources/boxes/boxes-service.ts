@@ -35,6 +35,8 @@ export function boxJson(box: BoxRecord, children: BoxRecord[] = []): Schemas['Bo
       size: box.size!,
       mimeType: box.mimeType!,
       ...(box.audio ? { audio: box.audio } : {}),
+      // Only files sent through an upload portal carry who sent them: members' uploads are theirs.
+      ...(box.uploaderName ? { uploader: { name: box.uploaderName, ...(box.uploaderEmail ? { email: box.uploaderEmail } : {}) } } : {}),
     };
   }
   return {

@@ -30,7 +30,7 @@ export interface PlayerRecord {
 export type NewPlayer = Omit<PlayerRecord, 'version' | 'passwordHash' | 'expires'> & Partial<Pick<PlayerRecord, 'passwordHash' | 'expires'>>;
 
 /** The fields an update may change. */
-export type PlayerChanges = Pick<PlayerRecord, 'name' | 'public' | 'options' | 'payment' | 'passwordHash' | 'expires'>;
+export type PlayerChanges = Pick<PlayerRecord, 'name' | 'public' | 'options' | 'upload' | 'payment' | 'passwordHash' | 'expires'>;
 
 /** A collaborator with their invite: the nonce its link is derived from (invite-links.ts) and when the link was used. */
 export interface CollaboratorInviteRecord {
@@ -105,11 +105,11 @@ export class PlayerRepository {
    */
   async update(id: string, changes: PlayerChanges, now: number): Promise<number> {
     const [row] = await this.db.query<{ version: number }>(
-      `UPDATE players SET name = $2, public = $3, options = $4, payment = $5, password_hash = $6, expires = $7, time_modified = $8, version = version + 1
+      `UPDATE players SET name = $2, public = $3, options = $4, payment = $5, password_hash = $6, expires = $7, time_modified = $8, upload = $9, version = version + 1
        WHERE id = $1 RETURNING version`,
       [
         id, changes.name, changes.public ? 1 : 0, JSON.stringify(changes.options), changes.payment && JSON.stringify(changes.payment),
-        changes.passwordHash, changes.expires, now,
+        changes.passwordHash, changes.expires, now, changes.upload && JSON.stringify(changes.upload),
       ],
     );
     if (!row) throw new Error(`player ${id} vanished while its row was locked`);

@@ -226,6 +226,7 @@ export async function updatePlayer(
   ifMatch?: IfMatch,
 ): Promise<Versioned<Schemas['Player']>> {
   await loadPlayer(ctx, caller, playerId, 'write');
+  if (body.upload?.redirect !== undefined) checkRedirect(body.upload.redirect);
   const now = ctx.clock.now();
   // `password: null` removes it; absent leaves it. Hashed before the transaction, as on create.
   const passwordHash = typeof body.password === 'string' ? await hashPassword(body.password) : body.password;
@@ -240,6 +241,8 @@ export async function updatePlayer(
       name: body.name ?? player.name,
       public: body.public ?? player.public,
       options: { ...player.options, ...body.options },
+      // Merged like the options; the portal reads it on every request, so `enabled: false` closes it at once.
+      upload: body.upload ? { ...player.upload, ...body.upload } : player.upload,
       payment: body.payment ?? player.payment,
       passwordHash: passwordHash === undefined ? player.passwordHash : passwordHash,
       expires: body.expires === undefined ? player.expires : body.expires,

@@ -41,7 +41,7 @@ function declaredSize(size: number | string, limit: number, what: string): numbe
  * box or the upload row): the owner's row is locked until that commits, so
  * two uploads into the account's projects cannot both take the last room.
  */
-async function requireRoomFor(ctx: Ports, store: Store, ownerId: string, projectId: string, size: number): Promise<void> {
+export async function requireRoomFor(ctx: Ports, store: Store, ownerId: string, projectId: string, size: number): Promise<void> {
   const quota = ctx.config.storageQuotaBytes;
   if (quota === undefined) return;
   await store.users.getForUpdate(ownerId);

@@ -8,6 +8,7 @@ import { listeningSchema } from './listening.ts';
 import { deploymentSchema } from './deployment.ts';
 import { webhooksSchema } from './webhooks.ts';
 import { paymentsSchema } from './payments.ts';
+import { portalSchema } from './portal.ts';
 
 export const postgresMigrations: Migration[] = [
   { version: 1, name: 'initial schema', sql: initialSchema('BIGINT') },
@@ -18,6 +19,6 @@ export const postgresMigrations: Migration[] = [
   { version: 6, name: 'player passwords, expiry, invites and purchases', sql: listeningSchema('BIGINT') },
   { version: 7, name: 'deployment settings (signing secret fingerprint)', sql: deploymentSchema('BIGINT') },
   { version: 8, name: 'webhook subscriptions and deliveries', sql: webhooksSchema('BIGINT') },
-  // 9 is another change's; the runner applies each version it has not, in this order.
+  { version: 9, name: 'upload portals: uploader names, portal uploads', sql: portalSchema('BIGINT') },
   { version: 10, name: 'purchases paid through a payment provider', sql: paymentsSchema('BIGINT') },
 ];

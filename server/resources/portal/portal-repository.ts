@@ -1,0 +1,83 @@
+import type { Db } from '../../store/db.ts';
+import { forUpdate } from '../projects/project-repository.ts';
+
+/** One resumable upload through a player's portal: a tus upload (its id) filling one file box. */
+export interface PortalUploadRecord {
+  /** The tus upload id, which is also the last segment of its URL. */
+  id: string;
+  playerId: string;
+  projectId: string;
+  boxId: string;
+  /** Upload-Length, as declared when the upload was created. */
+  size: number;
+  timeCreated: number;
+  timeCompleted: number | null;
+}
+
+type PortalUploadRow = {
+  id: string;
+  player_id: string;
+  project_id: string;
+  box_id: string;
+  size: number | string;
+  time_created: number | string;
+  time_completed: number | string | null;
+};
+
+const fromRow = (row: PortalUploadRow): PortalUploadRecord => ({
+  id: row.id,
+  playerId: row.player_id,
+  projectId: row.project_id,
+  boxId: row.box_id,
+  size: Number(row.size),
+  timeCreated: Number(row.time_created),
+  timeCompleted: row.time_completed === null ? null : Number(row.time_completed),
+});
+
+/** The uploads of upload portals (migration 9), and the folder each portal files them in. */
+export class PortalRepository {
+  constructor(private db: Db) {}
+
+  async insert(upload: Omit<PortalUploadRecord, 'timeCompleted'>): Promise<void> {
+    await this.db.execute('INSERT INTO portal_uploads (id, player_id, project_id, box_id, size, time_created) VALUES ($1, $2, $3, $4, $5, $6)', [
+      upload.id, upload.playerId, upload.projectId, upload.boxId, upload.size, upload.timeCreated,
+    ]);
+  }
+
+  async get(id: string): Promise<PortalUploadRecord | undefined> {
+    const [row] = await this.db.query<PortalUploadRow>('SELECT * FROM portal_uploads WHERE id = $1', [id]);
+    return row && fromRow(row);
+  }
+
+  /** Marks the upload complete, once; answers false when it was already (two finishing requests: one wins). */
+  async complete(id: string, now: number): Promise<boolean> {
+    return (await this.db.execute('UPDATE portal_uploads SET time_completed = $2 WHERE id = $1 AND time_completed IS NULL', [id, now])) === 1;
+  }
+
+  async delete(id: string): Promise<void> {
+    await this.db.execute('DELETE FROM portal_uploads WHERE id = $1', [id]);
+  }
+
+  /**
+   * The bytes a portal has taken in, for its total cap: the declared sizes
+   * of its uploads, those under way too (so that a creation reserves its
+   * room), whose files still exist. A file its owner deleted frees its room.
+   */
+  async bytesReceivedBy(playerId: string): Promise<number> {
+    const [row] = await this.db.query<{ used: number | string | null }>(
+      `SELECT COALESCE(SUM(u.size), 0) AS used FROM portal_uploads u JOIN boxes b ON b.id = u.box_id WHERE u.player_id = $1`,
+      [playerId],
+    );
+    return Number(row?.used ?? 0);
+  }
+
+  /** The folder the player's portal made for its uploads, if it made one; read with the player's row locked. */
+  async folderOf(playerId: string): Promise<string | null | undefined> {
+    const [row] = await this.db.query<{ portal_folder_id: string | null }>(`SELECT portal_folder_id FROM players WHERE id = $1${forUpdate(this.db)}`, [playerId]);
+    return row?.portal_folder_id;
+  }
+
+  async setFolder(playerId: string, folderId: string): Promise<void> {
+    await this.db.execute('UPDATE players SET portal_folder_id = $2 WHERE id = $1', [playerId, folderId]);
+  }
+}

@@ -1,0 +1,205 @@
+/**
+ * The upload portal's resumable uploads: tus 1.0.0 (https://tus.io/protocols/resumable-upload)
+ * through @tus/server, under /api/v1/portal/{playerid}/tus. Mounted before
+ * the API's bearer authentication and request validator: a portal's
+ * uploader has no token, and PATCH bodies (application/offset+octet-stream)
+ * must stream to disk unparsed.
+ *
+ * Each request is checked here before tus sees it, with the answers of the
+ * rest of the API (RFC 9457 problems): the portal must be open, an upload
+ * must be this portal's, and creations are rate limited per client address.
+ * The rules of a new upload (sizes, types, quota) run in tus's
+ * onUploadCreate hook, before the upload exists and before any byte is sent;
+ * its refusals are problems too (onResponseError). While a PATCH streams,
+ * the portal is read again every second: closing it cuts the PATCH.
+ *
+ * The bytes go to DATA_DIR/portal-uploads (@tus/file-store) while they
+ * arrive, and into the blob store (disk or S3) once complete.
+ */
+import type { IncomingMessage } from 'node:http';
+import { join } from 'node:path';
+import { Router, type NextFunction, type Request, type Response } from 'express';
+import { Server, type ServerOptions } from '@tus/server';
+import { FileStore } from '@tus/file-store';
+import type { RateLimiterAbstract } from 'rate-limiter-flexible';
+import { apiRoot, type Context } from '../../context.ts';
+import { newId } from '../../lib/ids.ts';
+import { HttpProblem, type FieldError, type ProblemType } from '../../http/problem.ts';
+import { addressKey, consumeOrRefuse } from '../../http/rate-limit.ts';
+import type { PlayerRecord } from '../players/player-repository.ts';
+import { abandon, createUpload, finishUpload, openPortal, requireOpenUpload } from './portal-service.ts';
+
+/** How often a PATCH under way reads the portal again, so that closing it stops the PATCH within about this long. */
+export const PORTAL_WATCH_MS = 1000;
+
+/** Where tus keeps the bytes of uploads under way, under DATA_DIR. */
+export const portalUploadDir = (dataDir: string) => join(dataDir, 'portal-uploads');
+
+// The tus upload ids this server makes (newId('pup')): nothing else is taken as one, so no path can be named.
+const UPLOAD_ID = /^pup_[0-9a-z]{16}$/;
+
+export function portalRoutes(ctx: Context): Router {
+  const directory = portalUploadDir(ctx.config.dataDir);
+  const datastore = new FileStore({ directory });
+  // The player each request was admitted for, by its Node request (tus hands hooks a Fetch-style request wrapping it).
+  const admitted = new WeakMap<IncomingMessage, PlayerRecord>();
+  const playerOf = (req: Parameters<NonNullable<ServerOptions['onUploadCreate']>>[0]): PlayerRecord => {
+    const node = (req as { runtime?: { node?: { req: IncomingMessage } } }).runtime?.node?.req;
+    const player = node && admitted.get(node);
+    if (!player) throw new Error('a tus request reached its hooks without being admitted');
+    return player;
+  };
+
+  const tus = new PortalTusServer({
+    path: '/api/v1/portal',
+    datastore,
+    namingFunction: () => newId('pup'),
+    // The upload's URL: under the portal's own path, at PUBLIC_URL, like every other URL the API gives out.
+    generateUrl: (req, { id }) => `${apiRoot(ctx.config)}/portal/${encodeURIComponent(playerOf(req).id)}/tus/${id}`,
+    getFileIdFromRequest: (_req, last) => (last && UPLOAD_ID.test(last) ? last : undefined),
+    async onUploadCreate(req, upload) {
+      await createUpload(ctx, playerOf(req), { uploadId: upload.id, size: upload.size, metadata: upload.metadata ?? {} });
+      return {};
+    },
+    async onUploadFinish(req, upload) {
+      const player = playerOf(req);
+      try {
+        await finishUpload(ctx, player.id, upload.id, join(directory, upload.id));
+      } finally {
+        // The bytes were moved into the blob store, or refused: either way tus's copy and its record go.
+        await datastore.remove(upload.id).catch(() => datastore.configstore.delete(upload.id));
+      }
+      return {};
+    },
+    onResponseError(req, error) {
+      // Every refusal is a problem (RFC 9457), tus's own ones too (409 on an Upload-Offset that is not the server's…), with tus's status.
+      let problem: HttpProblem;
+      if (error instanceof HttpProblem) problem = error;
+      else if ('status_code' in error && error.status_code < 500) problem = new HttpProblem(error.status_code, TUS_PROBLEM_TYPES[error.status_code] ?? 'validation-error', error.body.trim());
+      else {
+        ctx.logger.error('a portal upload failed', { err: error });
+        problem = new HttpProblem(500, 'internal-error', 'The upload could not be stored. Try again later; the bytes received so far are kept.');
+      }
+      const node = (req as { runtime?: { node?: { req: Request; res: Response } } }).runtime?.node;
+      for (const [name, value] of Object.entries(problem.extra.headers ?? {})) node?.res.setHeader(name, value);
+      // The request id, as every other problem of the API gives it.
+      return { status_code: problem.status, body: JSON.stringify(problem.body(String(node?.req.id))) };
+    },
+  });
+
+  const limiter: RateLimiterAbstract | undefined =
+    ctx.config.portal.uploadsPerHour > 0 ? ctx.store.db.rateLimiter({ keyPrefix: 'portal', points: ctx.config.portal.uploadsPerHour, durationSeconds: 3600 }) : undefined;
+
+  const handle = async (req: Request<{ playerid: string; uploadid?: string }>, res: Response, next: NextFunction) => {
+    let watch: NodeJS.Timeout | undefined;
+    try {
+      checkTusHeaders(req);
+      const player = await openPortal(ctx, req.params.playerid);
+      const uploadId = req.params.uploadid;
+      if (uploadId !== undefined) {
+        const upload = await requireOpenUpload(ctx, player, uploadId);
+        if (req.method === 'DELETE') {
+          // tus 1.0.0, termination: "the Server SHOULD free resources"; the file box waiting for these bytes goes with them.
+          await abandon(ctx, upload, 'The uploader cancelled the upload.');
+        }
+      } else if (req.method === 'POST' && limiter) {
+        await consumeOrRefuse(limiter, addressKey(req.ip ?? req.socket.remoteAddress ?? 'unknown'), (retryAfter) =>
+          `Too many uploads from your address: at most ${ctx.config.portal.uploadsPerHour} per hour. Retry after ${retryAfter} second(s).`,
+        );
+      }
+      admitted.set(req, player);
+      if (req.method === 'PATCH') watch = watchPortal(ctx, player.id, req);
+    } catch (error) {
+      return next(error);
+    }
+    try {
+      await tus.handle(req, res);
+    } catch (error) {
+      next(error);
+    } finally {
+      clearInterval(watch);
+    }
+  };
+
+  const router = Router();
+  router.post('/api/v1/portal/:playerid/tus', handle);
+  router.options('/api/v1/portal/:playerid/tus', handle);
+  router.head('/api/v1/portal/:playerid/tus/:uploadid', handle);
+  router.patch('/api/v1/portal/:playerid/tus/:uploadid', handle);
+  router.delete('/api/v1/portal/:playerid/tus/:uploadid', handle);
+  router.options('/api/v1/portal/:playerid/tus/:uploadid', handle);
+  return router;
+}
+
+/**
+ * tus's Server, whose error answers carry the problem's media type: it
+ * writes every answer as a Fetch Response, which labels a string body
+ * text/plain unless told otherwise, and its hooks cannot reach those headers.
+ */
+class PortalTusServer extends Server {
+  override write(...[context, headers, status, body]: Parameters<Server['write']>) {
+    if (status >= 400 && body?.startsWith('{"type":"/problems/')) headers.set('Content-Type', 'application/problem+json');
+    return super.write(context, headers, status, body);
+  }
+}
+
+const TUS_PROBLEM_TYPES: Record<number, ProblemType> = { 400: 'validation-error', 403: 'validation-error', 404: 'not-found', 409: 'conflict', 410: 'not-found', 413: 'payload-too-large' };
+
+const TUS_VERSION = '1.0.0';
+const NON_NEGATIVE_INTEGER = /^(0|[1-9][0-9]{0,15})$/;
+// tus 1.0.0, Upload-Metadata: "one or more comma-separated key-value pairs. The key and value MUST be separated by a space. The key MUST NOT
+// contain spaces and commas and MUST NOT be empty. … the value MUST be Base64 encoded."
+const METADATA_PAIR = /^[^\s,]+( [A-Za-z0-9+/]*={0,2})?$/;
+
+/**
+ * The headers of tus 1.0.0, checked before tus sees the request, so that
+ * each fault is told as a problem with every offending header listed.
+ */
+function checkTusHeaders(req: Request): void {
+  if (req.method === 'OPTIONS') return;
+  const resumable = req.get('tus-resumable');
+  // tus 1.0.0: "If the version specified by the Client is not supported by the Server, it MUST respond with the 412 Precondition Failed
+  // status and MUST include the Tus-Version header into the response."
+  if (resumable !== TUS_VERSION) {
+    throw new HttpProblem(412, 'precondition-failed', `Send Tus-Resumable: ${TUS_VERSION}, the version of the tus protocol this server speaks${resumable ? `; got ${resumable}` : ''}.`, {
+      headers: { 'Tus-Version': TUS_VERSION },
+      errors: [{ header: 'tus-resumable', detail: `must be ${TUS_VERSION}` }],
+    });
+  }
+  const errors: FieldError[] = [];
+  const length = req.get('upload-length');
+  const offset = req.get('upload-offset');
+  const metadata = req.get('upload-metadata');
+  if (req.method === 'POST') {
+    if (length === undefined || !NON_NEGATIVE_INTEGER.test(length)) errors.push({ header: 'upload-length', detail: 'must be the file\'s size in bytes' });
+    if (metadata !== undefined && !metadata.split(',').every((pair) => METADATA_PAIR.test(pair.trim()))) {
+      errors.push({ header: 'upload-metadata', detail: 'must be comma-separated pairs of a key and a Base64 value, separated by a space' });
+    }
+    if (req.get('upload-concat') !== undefined) errors.push({ header: 'upload-concat', detail: 'is not taken: send each file as one upload' });
+  }
+  if (req.method === 'PATCH') {
+    if (offset === undefined || !NON_NEGATIVE_INTEGER.test(offset)) errors.push({ header: 'upload-offset', detail: 'must be the offset the server reported, in bytes' });
+    // tus 1.0.0, PATCH: "All PATCH requests MUST use Content-Type: application/offset+octet-stream".
+    if (req.get('content-type') !== 'application/offset+octet-stream') errors.push({ header: 'content-type', detail: 'must be application/offset+octet-stream' });
+  }
+  if (errors.length > 0) throw new HttpProblem(400, 'validation-error', `The tus request is not valid: ${errors.map((error) => `${error.header} ${error.detail}`).join('; ')}.`, { errors });
+}
+
+/**
+ * Reads the portal every PORTAL_WATCH_MS while a PATCH streams, and cuts
+ * the PATCH once the portal is closed or its link expires: the bytes so far
+ * stay with tus, but the uploader's next request (their client's retry) is
+ * refused. A database that does not answer cuts nothing.
+ */
+function watchPortal(ctx: Context, playerId: string, req: Request): NodeJS.Timeout {
+  const timer = setInterval(() => {
+    openPortal(ctx, playerId).catch((error: unknown) => {
+      if (error instanceof HttpProblem) {
+        clearInterval(timer);
+        req.destroy();
+      }
+    });
+  }, PORTAL_WATCH_MS);
+  timer.unref();
+  return timer;
+}
