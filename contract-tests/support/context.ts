@@ -20,12 +20,15 @@ declare module 'vitest' {
      * tests' account starts from; the same token where the suite has only one.
      */
     propertiesToken: string;
+    /** The signing secret of the real servers' Stripe webhook endpoint, to sign the events the tests send. */
+    stripeWebhookSecret: string;
   }
 }
 
 export const baseUrl = inject('baseUrl');
 export const token = inject('token');
 export const target = inject('target');
+export const stripeWebhookSecret = inject('stripeWebhookSecret');
 /** The mock answers with the spec's examples and keeps no state. */
 export const onMock = target === 'mock';
 export const checkedFetch = validatingFetch(baseUrl, inject('coverageFile'));

@@ -17,6 +17,11 @@
  * CONTRACT_BASE_URL (with CONTRACT_TOKEN) points the suite at a server that
  * is already running instead.
  *
+ * The real servers take payments from a fake Stripe on loopback
+ * (server/testing/fake-stripe.ts) whose accounts can charge at once, and
+ * the tests get its webhook signing secret (`stripeWebhookSecret`) to sign
+ * the events they send.
+ *
  * Every call is recorded (see coverage.ts), so that the run can be checked
  * for covering every operation afterwards.
  */
@@ -25,11 +30,22 @@ import { resetCoverage } from './coverage.ts';
 import { startContractMock } from './mock.ts';
 import { startTestServer } from '../../server/testing/test-server.ts';
 import { openRunS3 } from '../../server/testing/s3-run.ts';
+import { FakeStripe } from '../../server/testing/fake-stripe.ts';
+
+const STRIPE_WEBHOOK_SECRET = 'whsec_contract_suite_secret';
+
+/** A fake Stripe for a real server of the suite, and the settings that point the server at it. */
+async function paymentsEnv(): Promise<{ env: Record<string, string>; stop: () => Promise<void> }> {
+  const stripe = new FakeStripe({ chargesEnabled: true });
+  const base = await stripe.start();
+  return { env: { STRIPE_SECRET_KEY: 'sk_test_contract', STRIPE_WEBHOOK_SECRET, STRIPE_API_BASE: base }, stop: () => stripe.stop() };
+}
 
 export default async function setup(project: TestProject) {
   const target = process.env.CONTRACT_TARGET ?? 'mock';
   project.provide('coverageFile', resetCoverage(target));
   project.provide('target', target);
+  project.provide('stripeWebhookSecret', STRIPE_WEBHOOK_SECRET);
 
   let stop = async () => {};
   if (process.env.CONTRACT_BASE_URL) {
@@ -46,23 +62,29 @@ export default async function setup(project: TestProject) {
   } else if (target === 'sqlite' || target === 'postgres') {
     const s3 = target === 'postgres' ? await openRunS3() : undefined;
     const blobStore = s3 ? s3.env(await s3.bucket()) : {};
+    const payments = await paymentsEnv();
     // Audio jobs run in the server, so that uploaded audio reaches `ready` and its peaks can be fetched.
     // Webhooks may reach loopback, as on a self-hosted server: the webhook tests run their receiver there.
-    const server = await startTestServer(target, { PROCESSING: 'in-process', JOB_POLL_MS: '50', WEBHOOK_ALLOW_PRIVATE: 'true', ...blobStore });
+    const server = await startTestServer(target, { PROCESSING: 'in-process', JOB_POLL_MS: '50', WEBHOOK_ALLOW_PRIVATE: 'true', ...blobStore, ...payments.env });
     project.provide('baseUrl', server.apiUrl);
     project.provide('token', await server.token('contract@example.com'));
     project.provide('propertiesToken', await server.token('contract-properties@example.com'));
     stop = async () => {
       await server.stop();
       await s3?.close();
+      await payments.stop();
     };
   } else if (target === 'sandbox') {
-    const server = await startTestServer('sqlite', { SANDBOX: 'true', PROCESSING: 'in-process', JOB_POLL_MS: '50' });
+    const payments = await paymentsEnv();
+    const server = await startTestServer('sqlite', { SANDBOX: 'true', PROCESSING: 'in-process', JOB_POLL_MS: '50', ...payments.env });
     project.provide('baseUrl', server.apiUrl);
     project.provide('token', `contract-partner-${Date.now()}`);
     // A token the sandbox has not seen is an account of its own.
     project.provide('propertiesToken', `contract-properties-${Date.now()}`);
-    stop = server.stop;
+    stop = async () => {
+      await server.stop();
+      await payments.stop();
+    };
   } else {
     throw new Error(`Unknown CONTRACT_TARGET "${target}". Use mock, sqlite, postgres or sandbox, or set CONTRACT_BASE_URL and CONTRACT_TOKEN.`);
   }

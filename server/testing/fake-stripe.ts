@@ -61,6 +61,9 @@ export class FakeStripe {
   private server: Server | undefined;
   base = '';
 
+  /** `chargesEnabled`: accounts made here can take payments at once, as if their owners had finished onboarding. */
+  constructor(private readonly options: { chargesEnabled?: boolean } = {}) {}
+
   async start(): Promise<string> {
     this.server = createServer((req, res) => {
       const chunks: Buffer[] = [];
@@ -110,7 +113,7 @@ export class FakeStripe {
     if (!authorization?.startsWith('Bearer sk_test_')) return [401, { error: { type: 'invalid_request_error', message: 'Invalid API Key provided' } }];
     let match: RegExpExecArray | null;
     if (method === 'POST' && path === '/v1/accounts') {
-      const account: FakeAccount = { id: `acct_${token()}`, email: params.email ?? null, charges_enabled: false, details_submitted: false, metadata: group(params, 'metadata') };
+      const account: FakeAccount = { id: `acct_${token()}`, email: params.email ?? null, charges_enabled: this.options.chargesEnabled ?? false, details_submitted: this.options.chargesEnabled ?? false, metadata: group(params, 'metadata') };
       this.accounts.set(account.id, account);
       return [200, this.accountJson(account)];
     }
