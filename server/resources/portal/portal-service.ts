@@ -21,7 +21,7 @@ import { requireRoomFor } from '../uploads/uploads-service.ts';
 import { recordFileEvent } from '../uploads/upload-events.ts';
 import { recordEvent } from '../webhooks/outbox.ts';
 import { fileBlobKey } from '../../blobs/keys.ts';
-import { queueAnalysis } from '../../audio/processing.ts';
+import { settleStoredFile } from '../uploads/stored-file.ts';
 import { SNIFF_HEAD_BYTES } from '../../lib/content-sniffing.ts';
 import { acceptFile, checkFileName, checkUploader } from './portal-rules.ts';
 import type { PortalUploadRecord } from './portal-repository.ts';
@@ -176,12 +176,7 @@ export async function finishUpload(ctx: Ports, playerId: string, uploadId: strin
     await store.boxes.lockProject(upload.projectId);
     const file = await store.boxes.get(upload.projectId, upload.boxId);
     if (!file || !(await store.portal.complete(uploadId, ctx.clock.now()))) return undefined;
-    const audio = acceptFile(file.name, file.mimeType ?? '').audio;
-    file.status = audio ? 'pending' : 'ready';
-    await store.boxes.setProcessing(file.projectId, file.id, { status: file.status }, ctx.clock.now());
-    if (audio) await queueAnalysis(store, file.projectId, file.id, ctx.clock.now());
-    const project = await store.projects.get(file.projectId);
-    if (project) await recordFileEvent(ctx, store, 'upload.completed', project.ownerId, file);
+    await settleStoredFile(ctx, store, file, acceptFile(file.name, file.mimeType ?? '').audio);
     return file;
   });
   if (!done) {

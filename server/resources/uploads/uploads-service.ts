@@ -19,7 +19,8 @@ import { claimLost, seconds, UploadClaim } from './upload-claim.ts';
 import type { Store } from '../../repositories.ts';
 import type { BoxRecord } from '../boxes/box-repository.ts';
 import { sniffImageType, ARTWORK_TYPES } from './sniff.ts';
-import { isAudioFile, queueAnalysis } from '../../audio/processing.ts';
+import { isAudioFile } from '../../audio/processing.ts';
+import { settleStoredFile } from './stored-file.ts';
 import { recordFileEvent, recordUploadFailure } from './upload-events.ts';
 import { recordEvent } from '../webhooks/outbox.ts';
 
@@ -351,13 +352,7 @@ export async function putFile(ctx: Ports, put: PutRequest): Promise<Schemas['Fil
       await store.uploads.delete(upload.id);
       return undefined;
     }
-    // Audio waits for analysis, queued in this same transaction so that it survives a crash; anything else is ready once stored.
-    const audio = isAudioFile(file.name, file.mimeType);
-    file.status = audio ? 'pending' : 'ready';
-    await store.boxes.setProcessing(file.projectId, file.id, { status: file.status }, ctx.clock.now());
-    if (audio) await queueAnalysis(store, file.projectId, file.id, ctx.clock.now());
-    const project = await store.projects.get(file.projectId);
-    if (project) await recordFileEvent(ctx, store, 'upload.completed', project.ownerId, file);
+    await settleStoredFile(ctx, store, file, isAudioFile(file.name, file.mimeType));
     return file;
   });
   if (!box) {
