@@ -24,6 +24,7 @@ import { startAudioWorker } from './audio/audio-worker.ts';
 import { sweepAbandonedUploads } from './resources/uploads/uploads-service.ts';
 import type { Worker } from './jobs/worker.ts';
 import { DELIVERY_LOG_MS } from './resources/webhooks/webhooks-service.ts';
+import { sweepAbandonedPortalUploads } from './resources/portal/portal-sweeper.ts';
 import { StripeProvider } from './payments/stripe-provider.ts';
 
 /** How long jobs that ended stay in the queue's table, for someone looking into what happened. */
@@ -100,6 +101,7 @@ export async function startServer(config: Config, overrides: { clock?: Clock; lo
   // webhook log no longer need: jobs that ended a week ago, deliveries older than the log's 30 days.
   const sweep = async () => {
     await sweepAbandonedUploads(ctx).catch((error: unknown) => ctx.logger.warn('sweeping abandoned uploads failed', { err: error }));
+    await sweepAbandonedPortalUploads(ctx).catch((error: unknown) => ctx.logger.warn('sweeping abandoned portal uploads failed', { err: error }));
     const now = ctx.clock.now();
     await Promise.all([ctx.store.jobs.pruneFinished(now - FINISHED_JOBS_KEPT_MS), ctx.store.webhooks.pruneDeliveries(now - DELIVERY_LOG_MS)]).catch((error: unknown) =>
       ctx.logger.warn('pruning finished jobs and old deliveries failed', { err: error }),

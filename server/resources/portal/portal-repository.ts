@@ -54,6 +54,12 @@ export class PortalRepository {
     return (await this.db.execute('UPDATE portal_uploads SET time_completed = $2 WHERE id = $1 AND time_completed IS NULL', [id, now])) === 1;
   }
 
+  /** The uploads not finished that began before `before`: the candidates of the sweep of abandoned ones. */
+  async listUnfinished(before: number): Promise<PortalUploadRecord[]> {
+    const rows = await this.db.query<PortalUploadRow>('SELECT * FROM portal_uploads WHERE time_completed IS NULL AND time_created < $1 ORDER BY time_created LIMIT 1000', [before]);
+    return rows.map(fromRow);
+  }
+
   async delete(id: string): Promise<void> {
     await this.db.execute('DELETE FROM portal_uploads WHERE id = $1', [id]);
   }

@@ -8,7 +8,7 @@
  * condition with a deadline.
  */
 import { createHash } from 'node:crypto';
-import { readdir, stat } from 'node:fs/promises';
+import { readdir, stat, utimes } from 'node:fs/promises';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { useTestServer, type Harness } from '../../testing/harness.ts';
@@ -19,6 +19,7 @@ import type { Schemas } from '../../lib/api-types.ts';
 import { until } from '../uploads/upload-test-helpers.ts';
 import { portalUploadDir } from './portal-tus.ts';
 import { PORTAL_FOLDER_NAME } from './portal-service.ts';
+import { PORTAL_UPLOAD_IDLE_MS, sweepAbandonedPortalUploads } from './portal-sweeper.ts';
 import { createPortalUpload, headUpload, patchUpload, serverOffset, startPortalUpload, streamedPatch } from './portal-test-helpers.ts';
 
 const OWNER = 'artist@example.com';
@@ -129,6 +130,29 @@ describe.each(backends)('upload portal on %s', (backend) => {
     // The upload is done: its URL opens nothing more, and tus keeps no copy.
     expect((await headUpload(url)).status).toBe(404);
     expect(await portalFiles(h)).not.toContain(uploadId);
+  });
+
+  it('gives up an upload to which no byte came for a day: its partial bytes, its file and its room go; a fresh one stays', async () => {
+    const player = await makePortal(h);
+    const wav = await sineWav(1);
+    const idleUrl = await startPortalUpload(h.server.apiUrl, player.id, { size: wav.length, filename: 'idle.wav', filetype: 'audio/wav', name: 'Sam' });
+    const freshUrl = await startPortalUpload(h.server.apiUrl, player.id, { size: wav.length, filename: 'fresh.wav', filetype: 'audio/wav', name: 'Sam' });
+    expect((await patchUpload(idleUrl, 0, wav.subarray(0, 1000))).status).toBe(204);
+    expect((await patchUpload(freshUrl, 0, wav.subarray(0, 1000))).status).toBe(204);
+    const idleId = idleUrl.split('/').pop()!;
+    // A day and a minute ago, by its record and by its bytes.
+    const then = Date.now() - PORTAL_UPLOAD_IDLE_MS - 60_000;
+    await h.server.ctx.store.db.execute('UPDATE portal_uploads SET time_created = $2 WHERE id = $1', [idleId, then]);
+    await utimes(join(portalUploadDir(h.server.ctx.config.dataDir), idleId), new Date(then), new Date(then));
+
+    expect(await sweepAbandonedPortalUploads(h.server.ctx)).toBe(1);
+    const names = (await boxes(h, player.projectid)).map((box) => box.name);
+    expect(names).not.toContain('idle.wav');
+    expect(names).toContain('fresh.wav');
+    expect(await portalFiles(h)).not.toContain(idleId);
+    expect((await headUpload(idleUrl)).status).toBe(404);
+    expect(await serverOffset(freshUrl)).toBe(1000);
+    expect(await h.server.ctx.store.portal.get(idleId)).toBeUndefined();
   });
 
   it('refuses at once when the owner closes the portal, an upload under way included', async () => {
