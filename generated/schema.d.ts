@@ -1216,6 +1216,11 @@ export interface paths {
          *     (`email`, optional). The answer's `Location` is the upload's URL, to
          *     which the bytes are sent with *Send portal upload bytes*.
          *
+         *     The portal is open to whoever has its link, like a drop box: it asks
+         *     for neither the player's password nor a collaborator's invite, since
+         *     those guard listening, and an uploader takes nothing away. Its owner
+         *     closes it at once with `upload.enabled: false`.
+         *
          *     Everything is checked here, so that nothing is sent in vain: the portal
          *     must be open (404 otherwise, 410 when the player's link has expired),
          *     the file must be of a kind the portal takes (audio, common archives and
