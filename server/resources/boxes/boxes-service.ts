@@ -136,6 +136,8 @@ export function newBox(fields: Pick<BoxRecord, 'projectId' | 'kind' | 'name' | '
     duration: null,
     audio: null,
     uploaderId: null,
+    uploaderName: null,
+    uploaderEmail: null,
     version: 1,
     timeCreated: now,
     timeModified: now,
