@@ -20,6 +20,8 @@ const otherEvent = JSON.stringify({ id: 'evt_contract_other', object: 'event', t
 beforeAll(async () => {
   if (onMock) return;
   // The owner onboards at the (fake) provider, whose accounts can take payments at once, then puts up a paywall.
+  // Disconnected first: the account tests connect this account with an account id the fake never made.
+  await api.DELETE('/me/payment-provider');
   const connected = await api.POST('/me/payment-provider', { body: { provider: 'stripe' } });
   expect(connected.response.status).toBe(200);
   const { data, error } = await api.POST('/players', { body: { name: 'Contract: paywall', public: true, payment: { price: 499, fulfillment: 'allow-access', recipient: 'customer' } } });

@@ -4213,6 +4213,24 @@ export interface components {
                 "application/problem+json": components["schemas"]["Problem"];
             };
         };
+        /** @description The payment provider refused the request or did not answer (`/problems/payment-provider-error`). Nothing was charged; try again later. */
+        PaymentProviderFailed: {
+            headers: {
+                [name: string]: unknown;
+            };
+            content: {
+                /**
+                 * @example {
+                 *       "type": "/problems/payment-provider-error",
+                 *       "title": "The payment provider failed",
+                 *       "status": 502,
+                 *       "detail": "Stripe did not answer: connection refused. Nothing was charged; try again in a minute.",
+                 *       "instance": "req_5f1c2a9d"
+                 *     }
+                 */
+                "application/problem+json": components["schemas"]["Problem"];
+            };
+        };
         /**
          * @description The player does not open for this listener yet: it is for invited
          *     collaborators only (`lock: collaborators`: open the invite link), or it
@@ -4298,24 +4316,6 @@ export interface components {
                  *       "title": "Conflict with the stored state",
                  *       "status": 409,
                  *       "detail": "This payment was not started by this browser on this player, so it does not open the player here.",
-                 *       "instance": "req_5f1c2a9d"
-                 *     }
-                 */
-                "application/problem+json": components["schemas"]["Problem"];
-            };
-        };
-        /** @description The payment provider refused the request or did not answer (`/problems/payment-provider-error`). Nothing was charged; try again later. */
-        PaymentProviderFailed: {
-            headers: {
-                [name: string]: unknown;
-            };
-            content: {
-                /**
-                 * @example {
-                 *       "type": "/problems/payment-provider-error",
-                 *       "title": "The payment provider failed",
-                 *       "status": 502,
-                 *       "detail": "Stripe did not answer: connection refused. Nothing was charged; try again in a minute.",
                  *       "instance": "req_5f1c2a9d"
                  *     }
                  */
@@ -6395,6 +6395,7 @@ export interface operations {
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
             429: components["responses"]["TooManyRequests"];
+            502: components["responses"]["PaymentProviderFailed"];
             default: components["responses"]["DefaultProblem"];
         };
     };
@@ -6439,6 +6440,7 @@ export interface operations {
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
             429: components["responses"]["TooManyRequests"];
+            502: components["responses"]["PaymentProviderFailed"];
             default: components["responses"]["DefaultProblem"];
         };
     };
@@ -7300,6 +7302,7 @@ export interface operations {
                 };
                 content?: never;
             };
+            400: components["responses"]["BadRequest"];
             404: components["responses"]["PortalNotFound"];
             429: components["responses"]["AddressTooManyRequests"];
             default: components["responses"]["DefaultProblem"];

@@ -101,6 +101,7 @@ export async function createMockApp(options: Pick<MockOptions, 'publicUrl' | 'sp
   const operations = (await getHttpOperationsFromSpec(specPath)) as Array<Parameters<PrismHttpComponents['mock']>[0]['resource']>;
   const prism = createInstance(prismConfig, { logger: silentLogger, mock: mockUnlessRefused });
   const isPublicPath = publicPaths(operations as MockOperation[]);
+  const hasHead = headOperations(operations as MockOperation[]);
   const publicUrl = options.publicUrl?.replace(/\/+$/, '');
   const log = options.log;
 
@@ -131,7 +132,7 @@ export async function createMockApp(options: Pick<MockOptions, 'publicUrl' | 'sp
         ...prismConfig,
         mock: { dynamic: preferences.dynamic ?? false, code: preferences.code, exampleKey: preferences.exampleKey, seed: preferences.seed },
       };
-      const result = await prism.request(prismInput(req, res.locals.rawBody), operations, config)();
+      const result = await prism.request(prismInput(req, res.locals.rawBody, hasHead(req.path)), operations, config)();
       if (result._tag === 'Left') return next(fromPrismError(result.left, req));
       send(res, result.right.output, publicUrl ?? ownBase(req), req.id);
     } catch (error) {
@@ -293,7 +294,18 @@ function rawBody(req: Request, res: Response, next: NextFunction) {
   req.once('error', () => next({ type: 'request.aborted' }));
 }
 
-function prismInput(req: Request, rawBody: string | undefined): IHttpRequest {
+/**
+ * Whether a HEAD to `path` is an operation of its own in the spec (the
+ * portal's tus offset), or, as everywhere else, the GET without its body.
+ */
+function headOperations(operations: MockOperation[]): (path: string) => boolean {
+  const patterns = operations
+    .filter((operation) => operation.method === 'head')
+    .map((operation) => new RegExp(`^${operation.path.replace(/\{[^}]+\}/g, '[^/]+')}$`));
+  return (path) => patterns.some((pattern) => pattern.test(path));
+}
+
+function prismInput(req: Request, rawBody: string | undefined, headOperation = false): IHttpRequest {
   const url = new URL(req.url, 'http://mock');
   const query: Record<string, string | string[]> = {};
   for (const name of new Set(url.searchParams.keys())) {
@@ -306,8 +318,8 @@ function prismInput(req: Request, rawBody: string | undefined): IHttpRequest {
     if (value !== undefined && name !== 'accept') headers[name] = Array.isArray(value) ? value.join(', ') : value;
   }
   return {
-    // Express answers HEAD as GET (without the body); so does the mock.
-    method: (req.method === 'HEAD' ? 'get' : req.method.toLowerCase()) as IHttpRequest['method'],
+    // Express answers HEAD as GET (without the body); so does the mock, where the spec has no HEAD of its own.
+    method: (req.method === 'HEAD' && !headOperation ? 'get' : req.method.toLowerCase()) as IHttpRequest['method'],
     url: { path: url.pathname, query },
     headers,
     body: req.body !== undefined ? req.body : rawBody,

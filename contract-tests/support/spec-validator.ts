@@ -44,7 +44,7 @@ interface Route {
 }
 
 const routes: Route[] = Object.entries(spec.paths).flatMap(([template, item]) =>
-  ['get', 'post', 'put', 'delete', 'patch']
+  ['get', 'post', 'put', 'delete', 'patch', 'head', 'options']
     .filter((method) => item[method])
     .map((method) => ({
       operationId: item[method]!.operationId,
@@ -90,6 +90,8 @@ export function checkResponse(route: Route, status: number, contentType: string 
   const responsePointer =
     responses[key].$ref?.slice(1) ?? `/paths/${pointerSegment(route.template)}/${route.method}/responses/${key}`;
   const violations = headers ? checkHeaders(route, status, responsePointer, headers) : [];
+  // RFC 9110 §9.3.2: "The server MUST NOT send content in the response" to HEAD; the media type it names is the GET's.
+  if (route.method === 'head') return violations;
   const content = resolveRef(responses[key]).content;
   if (!content) return body === undefined ? violations : [...violations, `${route.operationId} ${status} documents no body, but one was sent`];
   const mediaType = (contentType ?? '').split(';')[0].trim().toLowerCase();

@@ -93,6 +93,7 @@ export function portalRoutes(ctx: Context): Router {
   const handle = async (req: Request<{ playerid: string; uploadid?: string }>, res: Response, next: NextFunction) => {
     let watch: NodeJS.Timeout | undefined;
     try {
+      checkPathIds(req);
       checkTusHeaders(req);
       const player = await openPortal(ctx, req.params.playerid);
       const uploadId = req.params.uploadid;
@@ -155,6 +156,18 @@ const METADATA_PAIR = /^[^\s,]+( [A-Za-z0-9+/]*={0,2})?$/;
  * The headers of tus 1.0.0, checked before tus sees the request, so that
  * each fault is told as a problem with every offending header listed.
  */
+/**
+ * The path's ids, as the spec gives them: these routes come before the
+ * validator that checks every other operation's (they stream raw bytes), so
+ * they check their own. A malformed id is a 400 naming it, as elsewhere.
+ */
+function checkPathIds(req: Request<{ playerid: string; uploadid?: string }>): void {
+  const errors: FieldError[] = [];
+  if (req.params.playerid.length > 64) errors.push({ parameter: 'playerid', detail: 'must be at most 64 characters' });
+  if (req.params.uploadid !== undefined && !UPLOAD_ID.test(req.params.uploadid)) errors.push({ parameter: 'portaluploadid', detail: 'must be an upload id this portal gave (pup_ and 16 characters)' });
+  if (errors.length > 0) throw new HttpProblem(400, 'validation-error', `The request's path is not valid: ${errors.map((error) => `${error.parameter} ${error.detail}`).join('; ')}.`, { errors });
+}
+
 function checkTusHeaders(req: Request): void {
   if (req.method === 'OPTIONS') return;
   const resumable = req.get('tus-resumable');
