@@ -39,6 +39,14 @@ http {
   upstream audio_share_api {
 ${upstream}
   }
+  map $uri $audio_share_portal {
+    ~^/api/v1/portal/(?<portal_player>[^/]+)/ $portal_player;
+    default "";
+  }
+  upstream audio_share_portal {
+    hash $audio_share_portal consistent;
+${upstream}
+  }
   server {
     listen 127.0.0.1:${port};
     include ${join(root, 'deploy/nginx/audio-share-proxy.conf')};
