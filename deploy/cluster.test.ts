@@ -99,16 +99,17 @@ async function stopMember(member: Member): Promise<void> {
 }
 
 /**
- * nginx's configuration for the test: the recipe's upstream block (with this
- * run's ports) and its proxy settings file, included as they are, in a main
- * configuration that keeps everything in `dir` and stays in the foreground.
+ * nginx's configuration for the test: the recipe's upstreams and the map
+ * before its server blocks (with this run's ports) and its proxy settings
+ * file, included as they are, in a main configuration that keeps everything
+ * in `dir` and stays in the foreground.
  */
 function nginxConfig(dir: string, port: number, apiPorts: [number, number]): string {
   const site = readFileSync(join(root, 'deploy/nginx/audio-share.conf'), 'utf8');
-  const upstream = /^upstream audio_share_api \{[\s\S]*?^\}/m.exec(site)?.[0];
-  if (!upstream) throw new Error('deploy/nginx/audio-share.conf has no upstream audio_share_api block');
-  const ours = upstream.replace('127.0.0.1:8081', `127.0.0.1:${apiPorts[0]}`).replace('127.0.0.1:8082', `127.0.0.1:${apiPorts[1]}`);
-  if (ours === upstream) throw new Error('the upstream block no longer names 127.0.0.1:8081 and :8082');
+  const upstream = site.slice(0, site.search(/^server \{/m));
+  if (!/^upstream audio_share_api \{/m.test(upstream)) throw new Error('deploy/nginx/audio-share.conf has no upstream audio_share_api block before its servers');
+  const ours = upstream.replaceAll('127.0.0.1:8081', `127.0.0.1:${apiPorts[0]}`).replaceAll('127.0.0.1:8082', `127.0.0.1:${apiPorts[1]}`);
+  if (ours === upstream) throw new Error('the upstream blocks no longer name 127.0.0.1:8081 and :8082');
   return `
 daemon off;
 worker_processes 1;
