@@ -5,6 +5,9 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 import { until } from '../resources/uploads/upload-test-helpers.ts';
+import { openStore } from '../repositories.ts';
+import type { TestDatabase } from './databases.ts';
+import { freePort } from './ports.ts';
 
 const repoRoot = fileURLToPath(new URL('../../', import.meta.url));
 
@@ -33,3 +36,29 @@ export async function startServer(env: Record<string, string>): Promise<{ child:
   return { child, output: () => output, exited };
 }
 
+
+/**
+ * What a child server on `database` needs: a token of `email` minted in its
+ * store before it starts, a free port, and the settings of a bare
+ * environment (no settings of this process leak in), plus `extra`.
+ */
+export async function childServerSetup(database: TestDatabase, email: string, extra: Record<string, string> = {}): Promise<{ token: string; port: number; env: Record<string, string> }> {
+  const store = await openStore(database);
+  const user = await store.users.findOrCreate(email, Date.now());
+  const token = (await store.tokens.create(user.id, 'crash test', Date.now())).secret;
+  await store.close();
+  const port = await freePort();
+  const env: Record<string, string> = {
+    PATH: process.env.PATH ?? '',
+    HOME: process.env.HOME ?? '',
+    DATA_DIR: database.dataDir,
+    PORT: String(port),
+    HOST: '127.0.0.1',
+    PUBLIC_URL: `http://127.0.0.1:${port}`,
+    PROCESSING: 'external',
+    LOG_LEVEL: 'warn',
+    ...(database.databaseUrl ? { DATABASE_URL: database.databaseUrl } : {}),
+    ...extra,
+  };
+  return { token, port, env };
+}

@@ -6,16 +6,14 @@
  * stayed after every restart and sweep.
  */
 import type { ChildProcess } from 'node:child_process';
-import { startServer } from '../../testing/child-server.ts';
+import { childServerSetup, startServer } from '../../testing/child-server.ts';
 import { createHash, randomBytes } from 'node:crypto';
 import { createReadStream } from 'node:fs';
 import { stat } from 'node:fs/promises';
-import { freePort } from '../../testing/ports.ts';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { uploadHeaders } from '../../../generated/client.ts';
 import { fileBlobKey } from '../../blobs/keys.ts';
-import { openStore } from '../../repositories.ts';
 import { backends, createTestDatabase } from '../../testing/databases.ts';
 import { streamedPut, temporaryFiles, until } from './upload-test-helpers.ts';
 
@@ -53,24 +51,7 @@ describe.each(backends)('a server killed mid-PUT, on %s', (backend) => {
     const database = await createTestDatabase(backend);
     const running: Array<{ child: ChildProcess; exited: Promise<unknown> }> = [];
     try {
-      const store = await openStore(database);
-      const user = await store.users.findOrCreate('crash@example.com', Date.now());
-      const token = (await store.tokens.create(user.id, 'crash test', Date.now())).secret;
-      await store.close();
-
-      const port = await freePort();
-      const env: Record<string, string> = {
-        PATH: process.env.PATH ?? '',
-        HOME: process.env.HOME ?? '',
-        DATA_DIR: database.dataDir,
-        PORT: String(port),
-        HOST: '127.0.0.1',
-        PUBLIC_URL: `http://127.0.0.1:${port}`,
-        PROCESSING: 'external',
-        LOG_LEVEL: 'warn',
-        UPLOAD_CLAIM_SECONDS: String(CLAIM_SECONDS),
-        ...(database.databaseUrl ? { DATABASE_URL: database.databaseUrl } : {}),
-      };
+      const { token, port, env } = await childServerSetup(database, 'crash@example.com', { UPLOAD_CLAIM_SECONDS: String(CLAIM_SECONDS) });
       const api = `http://127.0.0.1:${port}/api/v1`;
       const call = async (path: string, body: unknown) => {
         const response = await fetch(`${api}${path}`, { method: 'POST', headers: { Authorization: `Bearer ${token}`, 'Content-Type': 'application/json' }, body: JSON.stringify(body) });

@@ -7,10 +7,8 @@
 import type { ChildProcess } from 'node:child_process';
 import { describe, expect, it } from 'vitest';
 import { Webhook } from 'standardwebhooks';
-import { openStore } from '../../repositories.ts';
 import { backends, createTestDatabase } from '../../testing/databases.ts';
-import { startServer } from '../../testing/child-server.ts';
-import { freePort } from '../../testing/ports.ts';
+import { childServerSetup, startServer } from '../../testing/child-server.ts';
 import { until } from '../uploads/upload-test-helpers.ts';
 import { startReceiver } from './webhook-receiver.ts';
 
@@ -20,27 +18,13 @@ describe.each(backends)('a server killed mid-delivery, on %s', (backend) => {
     const receiver = await startReceiver();
     const running: Array<{ child: ChildProcess; exited: Promise<unknown> }> = [];
     try {
-      const store = await openStore(database);
-      const user = await store.users.findOrCreate('killed@example.com', Date.now());
-      const token = (await store.tokens.create(user.id, 'crash test', Date.now())).secret;
-      await store.close();
-
-      const port = await freePort();
-      const env: Record<string, string> = {
-        PATH: process.env.PATH ?? '',
-        HOME: process.env.HOME ?? '',
-        DATA_DIR: database.dataDir,
-        PORT: String(port),
-        HOST: '127.0.0.1',
-        PROCESSING: 'external',
-        LOG_LEVEL: 'warn',
+      const { token, port, env } = await childServerSetup(database, 'killed@example.com', {
         WEBHOOK_ALLOW_PRIVATE: 'true',
         // The endpoint holds the first request far longer than the lease: only the kill ends that attempt.
         WEBHOOK_TIMEOUT_MS: '60000',
         JOB_LEASE_SECONDS: '1',
         JOB_POLL_MS: '50',
-        ...(database.databaseUrl ? { DATABASE_URL: database.databaseUrl } : {}),
-      };
+      });
       const call = async (method: string, path: string, body?: unknown) => {
         const response = await fetch(`http://127.0.0.1:${port}/api/v1${path}`, {
           method,
