@@ -15,7 +15,7 @@
  * (415) and query parameters the operation does not declare (400). They are
  * made here the way the validator makes them.
  */
-import type { HttpProblem } from '../server/http/problem.ts';
+import { HttpProblem } from '../server/http/problem.ts';
 import { toProblem } from '../server/http/errors.ts';
 import { refused } from './prefer.ts';
 
@@ -27,6 +27,7 @@ export interface MockOperation {
   security?: unknown[][];
   request?: {
     query?: Array<{ name: string }>;
+    headers?: Array<{ name: string }>;
     body?: { required?: boolean; contents?: Array<{ mediaType: string }> };
   };
   responses: Array<{ code: string; contents?: Array<{ mediaType: string; examples?: Array<{ key: string; value?: unknown }> }> }>;
@@ -107,6 +108,22 @@ export function unknownQueryFault(operation: MockOperation, names: string[]): Ht
   const unknown = names.find((name) => !known.has(name));
   if (unknown === undefined) return undefined;
   return asProblem(400, [{ path: `/query/${unknown}`, message: `Unknown query parameter '${unknown}'` }]);
+}
+
+/**
+ * The upload portal's tus 1.0.0: a request without the `Tus-Resumable` the
+ * server speaks is refused with 412 and `Tus-Version` (the spec's
+ * TusVersionUnsupported), not with the 400 of any missing header, as the
+ * server refuses it (server/resources/portal/portal-tus.ts checkTusHeaders):
+ * before its other headers and its body, after a malformed path id.
+ */
+export function tusVersionFault(operation: MockOperation, resumable: string | undefined, diagnostics: PrismDiagnostic[]): HttpProblem | undefined {
+  if (!operation.request?.headers?.some((parameter) => parameter.name.toLowerCase() === 'tus-resumable') || resumable === '1.0.0') return undefined;
+  if (diagnostics.some((diagnostic) => diagnostic.severity === 0 && diagnostic.path?.[0] === 'path')) return undefined;
+  return new HttpProblem(412, 'precondition-failed', `Send Tus-Resumable: 1.0.0, the version of the tus protocol this server speaks${resumable ? `; got ${resumable}` : ''}.`, {
+    headers: { 'Tus-Version': '1.0.0' },
+    errors: [{ header: 'tus-resumable', detail: 'must be 1.0.0' }],
+  });
 }
 
 /** Prism's locations, named as the validator names them in its paths. */

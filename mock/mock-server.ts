@@ -35,9 +35,9 @@ import { refuseNulInUrl } from '../server/http/nul-characters.ts';
 import { HttpProblem, notFound } from '../server/http/problem.ts';
 import { requestIds } from '../server/http/request-context.ts';
 import type { Store } from '../server/repositories.ts';
-import { contentTypeFault, defaultExampleFor, documentsStatus, preferFault, routeFault, unknownQueryFault, validationFault, type MockOperation, type PrismDiagnostic } from './faults.ts';
+import { contentTypeFault, defaultExampleFor, documentsStatus, preferFault, routeFault, tusVersionFault, unknownQueryFault, validationFault, type MockOperation, type PrismDiagnostic } from './faults.ts';
 import { parsePrefer } from './prefer.ts';
-import { rewriteApiUrls } from './signed-urls.ts';
+import { rewriteApiUrl, rewriteApiUrls } from './signed-urls.ts';
 
 const root = resolve(import.meta.dirname, '..');
 export const defaultSpecPath = resolve(root, 'generated/openapi.json');
@@ -187,6 +187,7 @@ const mockUnlessRefused: PrismMock = (options) => {
   const operation = options.resource as unknown as MockOperation;
   const request = options.input.data;
   const fault =
+    tusVersionFault(operation, header(request, 'tus-resumable'), options.input.validations as PrismDiagnostic[]) ??
     contentTypeFault(operation, header(request, 'content-type')) ??
     unknownQueryFault(operation, Object.keys(request.url.query ?? {})) ??
     validationFault(options.input.validations as PrismDiagnostic[]);
@@ -343,7 +344,8 @@ function send(res: Response, output: IHttpResponse, base: string, requestId: str
   let mediaType: string | undefined;
   for (const [name, value] of Object.entries(output.headers ?? {})) {
     if (name.toLowerCase() === 'content-type') mediaType = value;
-    else if (value !== null && value !== undefined) res.setHeader(name, String(value));
+    // A Location (the portal's upload URL) leads back to the mock too, as the URLs in JSON answers do.
+    else if (value !== null && value !== undefined) res.setHeader(name, name.toLowerCase() === 'location' ? rewriteApiUrl(String(value), base) : String(value));
   }
   res.status(output.statusCode);
   if (output.body === undefined || output.statusCode === 204 || output.statusCode === 304) {

@@ -24,7 +24,7 @@ import { FileStore } from '@tus/file-store';
 import type { RateLimiterAbstract } from 'rate-limiter-flexible';
 import { apiRoot, type Context } from '../../context.ts';
 import { newId } from '../../lib/ids.ts';
-import { HttpProblem, type FieldError, type ProblemType } from '../../http/problem.ts';
+import { HttpProblem, notFound, unsupportedMediaType, type FieldError, type ProblemType } from '../../http/problem.ts';
 import { addressKey, consumeOrRefuse } from '../../http/rate-limit.ts';
 import type { PlayerRecord } from '../players/player-repository.ts';
 import { abandon, createUpload, finishUpload, openPortal, requireOpenUpload } from './portal-service.ts';
@@ -95,7 +95,11 @@ export function portalRoutes(ctx: Context): Router {
     try {
       checkPathIds(req);
       checkTusHeaders(req);
-      const player = await openPortal(ctx, req.params.playerid);
+      const player = await openPortal(ctx, req.params.playerid).catch((error: unknown) => {
+        // The capabilities (OPTIONS) document no 410: there, the portal of an expired link is one that is not open (404).
+        if (req.method === 'OPTIONS' && error instanceof HttpProblem && error.status === 410) throw notFound(`There is no open upload portal at ${req.params.playerid}: its link has expired.`);
+        throw error;
+      });
       const uploadId = req.params.uploadid;
       if (uploadId !== undefined) {
         const upload = await requireOpenUpload(ctx, player, uploadId);
@@ -191,9 +195,13 @@ function checkTusHeaders(req: Request): void {
     if (req.get('upload-concat') !== undefined) errors.push({ header: 'upload-concat', detail: 'is not taken: send each file as one upload' });
   }
   if (req.method === 'PATCH') {
+    // tus 1.0.0, PATCH: "All PATCH requests MUST use Content-Type: application/offset+octet-stream, otherwise the server SHOULD return a
+    // 415 Unsupported Media Type status", as every operation of the API refuses a type it does not take: before the other headers.
+    const type = req.get('content-type');
+    if (type !== 'application/offset+octet-stream') {
+      throw unsupportedMediaType(`This operation does not take ${type ? `Content-Type ${type}` : 'a body without a Content-Type'}. Send the body as application/offset+octet-stream, with a matching Content-Type header.`);
+    }
     if (offset === undefined || !NON_NEGATIVE_INTEGER.test(offset)) errors.push({ header: 'upload-offset', detail: 'must be the offset the server reported, in bytes' });
-    // tus 1.0.0, PATCH: "All PATCH requests MUST use Content-Type: application/offset+octet-stream".
-    if (req.get('content-type') !== 'application/offset+octet-stream') errors.push({ header: 'content-type', detail: 'must be application/offset+octet-stream' });
   }
   if (errors.length > 0) throw new HttpProblem(400, 'validation-error', `The tus request is not valid: ${errors.map((error) => `${error.header} ${error.detail}`).join('; ')}.`, { errors });
 }
