@@ -7,7 +7,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { client, onMock, raw } from './support/context.ts';
 import { startReceiver, type Receiver } from '../server/resources/webhooks/webhook-receiver.ts';
-import { until } from '../server/resources/uploads/upload-test-helpers.ts';
+import { until } from '../server/testing/until.ts';
 
 const api = client();
 const json = { 'Content-Type': 'application/json' };

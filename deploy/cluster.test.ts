@@ -236,8 +236,8 @@ describe('a cluster: nginx over 2 API processes and 2 workers, on PostgreSQL and
       return dir;
     };
     const startApi = (name: string, port: number) =>
-      startMember(name, process.execPath, ['--import', 'tsx', 'server/main.ts'], { ...common, PORT: String(port), DATA_DIR: dataDir(name) });
-    const startWorker = (name: string, dir = name) => startMember(name, process.execPath, ['--import', 'tsx', 'server/worker-main.ts'], { ...common, DATA_DIR: dataDir(dir) });
+      startMember(name, process.execPath, ['server/main.ts'], { ...common, PORT: String(port), DATA_DIR: dataDir(name) });
+    const startWorker = (name: string, dir = name) => startMember(name, process.execPath, ['server/worker-main.ts'], { ...common, DATA_DIR: dataDir(dir) });
 
     // --- The processes. ---
     let api1 = startApi('api-1', apiPort1);

@@ -4,17 +4,23 @@
  * reach for a devDependency: one run by the start script itself (as the docs
  * build with @redocly/cli once was), or one imported by the server's code.
  */
-import { existsSync, readFileSync } from 'node:fs';
+import { execFileSync, spawn } from 'node:child_process';
+import { once } from 'node:events';
+import { copyFileSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { builtinModules } from 'node:module';
 import { dirname, join, resolve } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { docsPath } from '../server/app.ts';
+import { freePort } from '../server/testing/ports.ts';
+import { until } from '../server/testing/until.ts';
 
 const root = resolve(import.meta.dirname, '..');
 const manifest = JSON.parse(readFileSync(join(root, 'package.json'), 'utf8')) as {
   scripts: Record<string, string>;
   dependencies: Record<string, string>;
   devDependencies: Record<string, string>;
+  engines: Record<string, string>;
 };
 
 /** The packages a module imports at run time (type-only imports are erased), and the local modules it imports. */
@@ -50,9 +56,43 @@ function runtimePackages(entries: string[]): Map<string, string> {
 }
 
 describe('a production install', () => {
-  it('runs npm start, npm run admin and npm run worker with tsx, a dependency, and no build step', () => {
-    for (const script of ['start', 'admin', 'worker']) expect(manifest.scripts[script]).toMatch(/^tsx server\/[\w/-]+\.ts$/);
-    expect(manifest.dependencies.tsx).toBeDefined();
+  it('runs npm start, npm run admin and npm run worker on Node itself, with no loader and no build step', () => {
+    // Node 24 strips the types of erasable TypeScript itself; tsx and esbuild are for development only.
+    for (const script of ['start', 'admin', 'worker']) expect(manifest.scripts[script]).toMatch(/^node server\/[\w/-]+\.ts$/);
+    for (const tool of ['tsx', 'esbuild']) expect(manifest.dependencies[tool], tool).toBeUndefined();
+    expect(manifest.engines.node).toBe('>=24');
+  });
+
+  it('installs with npm ci --omit=dev, without tsx or esbuild, and npm start answers /healthz', { timeout: 240_000 }, async () => {
+    const copy = mkdtempSync(join(tmpdir(), 'production-install-'));
+    try {
+      // The committed tree as a clean clone has it, without node_modules.
+      const files = execFileSync('git', ['ls-files', '-z'], { cwd: root, encoding: 'utf8' }).split('\0').filter(Boolean);
+      for (const file of files) {
+        if (!existsSync(join(root, file))) continue;
+        mkdirSync(dirname(join(copy, file)), { recursive: true });
+        copyFileSync(join(root, file), join(copy, file));
+      }
+      execFileSync('npm', ['ci', '--omit=dev', '--no-audit', '--no-fund', '--prefer-offline'], { cwd: copy, stdio: 'ignore' });
+      for (const tool of ['tsx', 'esbuild', 'vitest', 'typescript']) expect(existsSync(join(copy, 'node_modules', tool)), tool).toBe(false);
+      const port = await freePort();
+      const child = spawn('npm', ['start'], { cwd: copy, env: { ...process.env, PORT: String(port), DATA_DIR: join(copy, 'data'), DATABASE_URL: '' }, stdio: 'ignore', detached: true });
+      try {
+        const health = await until(async () => {
+          const answer = await fetch(`http://127.0.0.1:${port}/healthz`).catch(() => undefined);
+          return answer?.ok ? ((await answer.json()) as { status: string }) : undefined;
+        }, 'npm start to answer /healthz', 60_000);
+        expect(health.status).toBe('ok');
+      } finally {
+        if (child.exitCode === null && child.signalCode === null) {
+          const exited = once(child, 'exit');
+          process.kill(-child.pid!, 'SIGTERM');
+          await exited;
+        }
+      }
+    } finally {
+      rmSync(copy, { recursive: true, force: true });
+    }
   });
 
   it('imports, from the server and its entry points, only packages of dependencies', () => {

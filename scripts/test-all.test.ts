@@ -72,7 +72,7 @@ describe('npm test runner (scripts/test-all.ts)', () => {
 
   it('is what npm test runs, and each of its steps is a script of package.json', () => {
     const { scripts } = JSON.parse(readFileSync(resolve(root, 'package.json'), 'utf8')) as { scripts: Record<string, string> };
-    expect(scripts.test).toBe('tsx scripts/test-all.ts');
+    expect(scripts.test).toBe('node scripts/test-all.ts');
     for (const step of steps) {
       const script = /^npm run --silent (\S+)$/.exec(step.command)?.[1];
       expect(script && scripts[script], `${step.name}: ${step.command}`).toBeTruthy();

@@ -16,7 +16,11 @@ import { SigningSecretMismatchError } from './signing/secret-fingerprint.ts';
  */
 class HeldUntilReleased implements DestinationStream {
   private held: string[] | undefined = [];
-  constructor(private readonly target: DestinationStream) {}
+  private readonly target: DestinationStream;
+
+  constructor(target: DestinationStream) {
+    this.target = target;
+  }
   write(line: string): void {
     if (this.held) this.held.push(line);
     else this.target.write(line);

@@ -15,7 +15,7 @@ import { useBrowser } from '../server/testing/browser.ts';
 import { sineWav } from '../server/testing/audio.ts';
 import { fileBlobKey } from '../server/blobs/keys.ts';
 import type { Schemas } from '../server/lib/api-types.ts';
-import { until } from '../server/resources/uploads/upload-test-helpers.ts';
+import { until } from '../server/testing/until.ts';
 import { watchedPage } from './testing/player-browser.ts';
 
 const BROWSER_TEST_MS = 90_000;

@@ -71,13 +71,13 @@ describe.each(backends)('admin CLI on %s, while the server runs', (backend) => {
 });
 
 /**
- * `tsx server/main.ts` (what `npm start` runs) with this environment, until its banner is out.
+ * `node server/main.ts` (what `npm start` runs) with this environment, until its banner is out.
  * Its stderr, or with `logs`, its stdout and stderr through one pipe, in the order it wrote them, as a terminal shows them.
  */
 async function startMain(env: NodeJS.ProcessEnv, { logs = false } = {}): Promise<{ child: ChildProcess; banner: string[]; waitFor(pattern: RegExp): Promise<string> }> {
   const child = logs
-    ? spawn('sh', ['-c', 'exec "$0" server/main.ts 2>&1', join(root, 'node_modules/.bin/tsx')], { cwd: root, env, stdio: ['ignore', 'pipe', 'inherit'] })
-    : spawn(join(root, 'node_modules/.bin/tsx'), ['server/main.ts'], { cwd: root, env, stdio: ['ignore', 'ignore', 'pipe'] });
+    ? spawn('sh', ['-c', 'exec "$0" server/main.ts 2>&1', process.execPath], { cwd: root, env, stdio: ['ignore', 'pipe', 'inherit'] })
+    : spawn(process.execPath, ['server/main.ts'], { cwd: root, env, stdio: ['ignore', 'ignore', 'pipe'] });
   let text = '';
   const waiters: { pattern: RegExp; found(line: string): void }[] = [];
   const check = () => {

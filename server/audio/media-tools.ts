@@ -62,10 +62,16 @@ export const TOOL_NICENESS = 10;
 const STDERR_LIMIT = 64 * 1024;
 
 export class SystemMediaTools implements MediaTools {
+  private ffmpegPath: string;
+  private ffprobePath: string;
+
   constructor(
-    private ffmpegPath = process.env.FFMPEG_PATH || 'ffmpeg',
-    private ffprobePath = process.env.FFPROBE_PATH || 'ffprobe',
-  ) {}
+    ffmpegPath = process.env.FFMPEG_PATH || 'ffmpeg',
+    ffprobePath = process.env.FFPROBE_PATH || 'ffprobe',
+  ) {
+    this.ffmpegPath = ffmpegPath;
+    this.ffprobePath = ffprobePath;
+  }
 
   async unavailable(): Promise<string | undefined> {
     for (const tool of [this.ffmpegPath, this.ffprobePath]) {

@@ -297,7 +297,7 @@ describe('audio pipeline, a worker that dies midway', () => {
     const wav = await makeAudio('long.wav', ['-f', 'lavfi', '-i', 'sine=sample_rate=48000:duration=240', '-ac', '2', '-c:a', 'pcm_s16le']);
     const { api, projectid, boxid } = await uploaded(t, 'long.wav', 'audio/wav', wav);
     const env = { ...process.env, DATA_DIR: t.server.ctx.config.dataDir, DATABASE_URL: '', JOB_LEASE_SECONDS: '1', JOB_POLL_MS: '50', LOG_LEVEL: 'silent' };
-    const doomed = spawn(process.execPath, ['--import', 'tsx', 'server/worker-main.ts'], { cwd: root, env, stdio: 'ignore' });
+    const doomed = spawn(process.execPath, ['server/worker-main.ts'], { cwd: root, env, stdio: 'ignore' });
     await waitForStatus(api, projectid, boxid, ['processing'], { timeoutMs: 30_000 });
     doomed.kill('SIGKILL');
     await new Promise((r) => doomed.once('exit', r));
@@ -322,7 +322,7 @@ describe('npm run worker, stopped', () => {
     const hour = await makeAudio('hour.flac', ['-f', 'lavfi', '-i', 'sine=frequency=440:sample_rate=8000', '-t', '3600', '-c:a', 'flac']);
     const { api, projectid, boxid } = await uploaded(t, 'hour.flac', 'audio/flac', hour);
     const env = { ...process.env, DATA_DIR: t.server.ctx.config.dataDir, DATABASE_URL: '', JOB_POLL_MS: '50', SHUTDOWN_GRACE_SECONDS: '1', LOG_LEVEL: 'silent' };
-    const worker = spawn(process.execPath, ['--import', 'tsx', 'server/worker-main.ts'], { cwd: root, env, stdio: 'ignore' });
+    const worker = spawn(process.execPath, ['server/worker-main.ts'], { cwd: root, env, stdio: 'ignore' });
     const exited = new Promise<number | null>((resolve) => worker.once('exit', resolve));
     let ffmpeg: number | undefined;
     await eventually(async () => (ffmpeg = (await analysisFfmpeg(worker.pid))[0]) !== undefined, 'the worker analyses the file', { timeoutMs: 30_000 });

@@ -37,7 +37,10 @@ export class WaveformBuilder {
   private carry: Buffer | undefined;
   samples = 0;
 
-  constructor(readonly sampleRate: number) {
+  readonly sampleRate: number;
+
+  constructor(sampleRate: number) {
+    this.sampleRate = sampleRate;
     this.samplesPerPixel = Math.max(1, Math.round(sampleRate / PIXELS_PER_SECOND));
   }
 
@@ -210,7 +213,7 @@ class WaveformThread {
 
   private ensure(): Worker {
     if (this.thread) return this.thread;
-    const thread = new Worker(new URL('./waveform-thread.mjs', import.meta.url));
+    const thread = new Worker(new URL('./waveform-thread.ts', import.meta.url));
     thread.unref();
     thread.on('message', (message: FromThread) => {
       const entry = this.open.get(message.id);

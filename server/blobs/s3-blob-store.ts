@@ -407,12 +407,22 @@ class PartUploader {
   private placeholder: { part: number; stored: Promise<void> } | undefined;
   private placeholderBusy = false;
 
+  private readonly client: S3Client;
+  private readonly upload: { Bucket: string; Key: string; UploadId: string };
+  private readonly abortSignal: AbortSignal;
+  private readonly inFlight: number;
+
   constructor(
-    private readonly client: S3Client,
-    private readonly upload: { Bucket: string; Key: string; UploadId: string },
-    private readonly abortSignal: AbortSignal,
-    private readonly inFlight: number,
-  ) {}
+    client: S3Client,
+    upload: { Bucket: string; Key: string; UploadId: string },
+    abortSignal: AbortSignal,
+    inFlight: number,
+  ) {
+    this.client = client;
+    this.upload = upload;
+    this.abortSignal = abortSignal;
+    this.inFlight = inFlight;
+  }
 
   /** Sends the next part once a slot is free; resolves when it is under way. */
   async send(body: Buffer): Promise<void> {

@@ -47,11 +47,21 @@ const titles: Record<string, string> = {
 export type ProblemType = keyof typeof titles;
 
 export class HttpProblem extends Error {
+  readonly status: number;
+  readonly type: ProblemType;
+  readonly detail: string;
+  readonly extra: {
+      errors?: FieldError[];
+      headers?: Record<string, string>;
+      /** RFC 9457 §3.2: "Problem type definitions MAY extend the problem details object with additional members". */
+      members?: Record<string, unknown>;
+    };
+
   constructor(
-    readonly status: number,
-    readonly type: ProblemType,
-    readonly detail: string,
-    readonly extra: {
+    status: number,
+    type: ProblemType,
+    detail: string,
+    extra: {
       errors?: FieldError[];
       headers?: Record<string, string>;
       /** RFC 9457 §3.2: "Problem type definitions MAY extend the problem details object with additional members". */
@@ -59,6 +69,10 @@ export class HttpProblem extends Error {
     } = {},
   ) {
     super(detail);
+    this.status = status;
+    this.type = type;
+    this.detail = detail;
+    this.extra = extra;
     this.name = 'HttpProblem';
   }
 

@@ -33,7 +33,11 @@ type JobRow = { id: string; kind: string; payload: string; attempts: number; max
 const HELD = `id = $1 AND worker = $2 AND attempts = $3 AND status = 'running'`;
 
 export class JobQueue {
-  constructor(private db: Db) {}
+  private db: Db;
+
+  constructor(db: Db) {
+    this.db = db;
+  }
 
   async enqueue(kind: string, payload: Record<string, unknown>, options: { now: number; maxAttempts?: number }): Promise<string> {
     const id = newId('job');

@@ -111,13 +111,24 @@ export class Worker<Tx extends { jobs: JobQueue } = Store> {
   /** The kinds of job it claims: those it has handlers for. */
   private readonly kinds: string[];
 
+  private store: JobStore<Tx>;
+  private handlers: Record<string, JobHandler<Tx>>;
+  private options: WorkerOptions;
+  private clock: Clock;
+  private logger: Logger;
+
   constructor(
-    private store: JobStore<Tx>,
-    private handlers: Record<string, JobHandler<Tx>>,
-    private options: WorkerOptions,
-    private clock: Clock,
-    private logger: Logger,
+    store: JobStore<Tx>,
+    handlers: Record<string, JobHandler<Tx>>,
+    options: WorkerOptions,
+    clock: Clock,
+    logger: Logger,
   ) {
+    this.store = store;
+    this.handlers = handlers;
+    this.options = options;
+    this.clock = clock;
+    this.logger = logger;
     this.kinds = Object.keys(handlers);
   }
 

@@ -42,7 +42,11 @@ function stdoutDestination(): DestinationStream {
 
 /** A `Logger` over a pino instance; `pino` is there for child loggers. */
 export class PinoLogger implements Logger {
-  constructor(readonly pino: PinoInstance) {}
+  readonly pino: PinoInstance;
+
+  constructor(pino: PinoInstance) {
+    this.pino = pino;
+  }
 
   enabled(level: WrittenLevel): boolean {
     return this.pino.isLevelEnabled(level);

@@ -39,12 +39,19 @@ privateRanges.addSubnet('fc00::', 7, 'ipv6');
 
 /** An address the server will not connect to, and why, in words for the URL's owner. */
 export class ForbiddenAddressError extends Error {
+  readonly host: string;
+  readonly address: string;
+  readonly why: string;
+
   constructor(
-    readonly host: string,
-    readonly address: string,
-    readonly why: string,
+    host: string,
+    address: string,
+    why: string,
   ) {
     super(`${host === address ? address : `${host} resolves to ${address}, which`} is ${why}`);
+    this.host = host;
+    this.address = address;
+    this.why = why;
   }
 }
 

@@ -70,12 +70,15 @@ export interface PaymentProvider {
 
 /** The provider refused a request or did not answer; nothing was charged by it. */
 export class PaymentProviderError extends Error {
+  /** The provider refused what was asked (an account it does not know, one not ready), rather than failing. */
+  readonly refused: boolean;
+
   constructor(
     message: string,
-    /** The provider refused what was asked (an account it does not know, one not ready), rather than failing. */
-    readonly refused: boolean,
+    refused: boolean,
   ) {
     super(message);
+    this.refused = refused;
     this.name = 'PaymentProviderError';
   }
 }

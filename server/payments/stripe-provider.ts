@@ -40,7 +40,10 @@ export class StripeProvider implements PaymentProvider {
   readonly name = 'stripe' as const;
   private readonly stripe: Stripe;
 
-  constructor(private readonly settings: StripeSettings) {
+  private readonly settings: StripeSettings;
+
+  constructor(settings: StripeSettings) {
+    this.settings = settings;
     const base = settings.apiBase;
     this.stripe = new Stripe(settings.secretKey, {
       apiVersion: STRIPE_API_VERSION,

@@ -19,9 +19,9 @@ const root = resolve(import.meta.dirname, '../..');
 const secretA = 'a'.repeat(20) + '-first-secret-of-this-deployment';
 const secretB = 'b'.repeat(20) + '-another-secret-altogether-here';
 
-/** `node --import tsx <entry>` with this environment: what it printed on stderr, and when it exits. */
+/** `node <entry>` with this environment: what it printed on stderr, and when it exits. */
 function startProcess(entry: string, env: Record<string, string | undefined>) {
-  const child = spawn(process.execPath, ['--import', 'tsx', entry], { cwd: root, env: { ...process.env, DATABASE_URL: '', ...env }, stdio: ['ignore', 'ignore', 'pipe'] });
+  const child = spawn(process.execPath, [entry], { cwd: root, env: { ...process.env, DATABASE_URL: '', ...env }, stdio: ['ignore', 'ignore', 'pipe'] });
   let stderr = '';
   const waiters: (() => void)[] = [];
   child.stderr.setEncoding('utf8').on('data', (chunk: string) => {

@@ -18,7 +18,11 @@ export interface SignedFields {
 }
 
 export class UrlSigner {
-  constructor(private secret: Buffer) {}
+  private secret: Buffer;
+
+  constructor(secret: Buffer) {
+    this.secret = secret;
+  }
 
   sign(fields: SignedFields): string {
     return this.signerOfPaths(fields)(fields.path);

@@ -53,11 +53,19 @@ class PostgresDb implements Db {
   readonly dialect = 'postgres' as const;
   private cleanup: NodeJS.Timeout | undefined;
 
+  private client: Queryable;
+  private logger: Logger;
+  private inTransaction: boolean;
+
   constructor(
-    private client: Queryable,
-    private logger: Logger,
-    private inTransaction = false,
-  ) {}
+    client: Queryable,
+    logger: Logger,
+    inTransaction = false,
+  ) {
+    this.client = client;
+    this.logger = logger;
+    this.inTransaction = inTransaction;
+  }
 
   async query<T extends Row = Row>(sql: string, params: SqlValue[] = []): Promise<T[]> {
     checkParameters(params);

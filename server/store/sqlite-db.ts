@@ -64,13 +64,25 @@ class SqliteDb implements Db {
   readonly dialect = 'sqlite' as const;
   private statements = new Map<string, { statement: Database.Statement; order: number[] }>();
 
+  private database: Database.Database;
+  private lock: Mutex;
+  private logger: Logger;
+  private inTransaction: boolean;
+  private housekeeping: RateLimitHousekeeping;
+
   constructor(
-    private database: Database.Database,
-    private lock: Mutex,
-    private logger: Logger,
-    private inTransaction = false,
-    private housekeeping: RateLimitHousekeeping = {},
-  ) {}
+    database: Database.Database,
+    lock: Mutex,
+    logger: Logger,
+    inTransaction = false,
+    housekeeping: RateLimitHousekeeping = {},
+  ) {
+    this.database = database;
+    this.lock = lock;
+    this.logger = logger;
+    this.inTransaction = inTransaction;
+    this.housekeeping = housekeeping;
+  }
 
   private prepare(sql: string, params: SqlValue[]): { statement: Database.Statement; values: SqlValue[] } {
     checkParameters(params);

@@ -4,16 +4,16 @@
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
-import { until } from '../resources/uploads/upload-test-helpers.ts';
+import { until } from './until.ts';
 import { openStore } from '../repositories.ts';
 import type { TestDatabase } from './databases.ts';
 import { freePort } from './ports.ts';
 
 const repoRoot = fileURLToPath(new URL('../../', import.meta.url));
 
-/** `node --import tsx server/main.ts`, as npm start runs it; ready once /healthz answers. */
+/** `node server/main.ts`, as npm start runs it; ready once /healthz answers. */
 export async function startServer(env: Record<string, string>): Promise<{ child: ChildProcess; output: () => string; exited: Promise<unknown> }> {
-  const child = spawn(process.execPath, ['--import', 'tsx', 'server/main.ts'], { cwd: repoRoot, env, stdio: ['ignore', 'pipe', 'pipe'] });
+  const child = spawn(process.execPath, ['server/main.ts'], { cwd: repoRoot, env, stdio: ['ignore', 'pipe', 'pipe'] });
   let output = '';
   child.stdout!.on('data', (chunk) => (output += chunk));
   child.stderr!.on('data', (chunk) => (output += chunk));

@@ -62,7 +62,11 @@ export class FakeStripe {
   base = '';
 
   /** `chargesEnabled`: accounts made here can take payments at once, as if their owners had finished onboarding. */
-  constructor(private readonly options: { chargesEnabled?: boolean } = {}) {}
+  private readonly options: { chargesEnabled?: boolean };
+
+  constructor(options: { chargesEnabled?: boolean } = {}) {
+    this.options = options;
+  }
 
   async start(): Promise<string> {
     this.server = createServer((req, res) => {

@@ -49,10 +49,13 @@ async function answer<T>(call: Promise<{ data?: T; error?: unknown; response: Re
 export class PlayerApi {
   private readonly client;
 
+  readonly playerId: string;
+
   constructor(
     apiBase: string,
-    readonly playerId: string,
+    playerId: string,
   ) {
+    this.playerId = playerId;
     this.client = createApiClient({ baseUrl: apiBase });
   }
 

@@ -36,11 +36,18 @@ export class CommentsPanel {
   private range?: { start: number; end: number };
   private viewerName?: string;
 
+  private readonly api: PlayerApi;
+  private view: PlayerView;
+  private readonly host: CommentsHost;
+
   constructor(
-    private readonly api: PlayerApi,
-    private view: PlayerView,
-    private readonly host: CommentsHost,
+    api: PlayerApi,
+    view: PlayerView,
+    host: CommentsHost,
   ) {
+    this.api = api;
+    this.view = view;
+    this.host = host;
     this.viewerName = view.access.viewer.name;
     const form = h(
       'form',

@@ -66,12 +66,19 @@ export class PlayerApp {
   private readonly gainOutput = h('output', { id: 'loudness-gain', for: 'loudness-switch', 'aria-live': 'polite' });
   private readonly nowPlaying = h('p', { class: 'now-playing' });
 
+  private readonly root: HTMLElement;
+  private readonly api: PlayerApi;
+  private readonly config: PageConfig;
+
   constructor(
-    private readonly root: HTMLElement,
-    private readonly api: PlayerApi,
-    private readonly config: PageConfig,
+    root: HTMLElement,
+    api: PlayerApi,
+    config: PageConfig,
     view: PlayerView,
   ) {
+    this.root = root;
+    this.api = api;
+    this.config = config;
     this.view = view;
     this.loudnessOn = view.options.loudnessMatch;
     this.engine = new AudioEngine(h('audio', { id: 'audio' }));

@@ -45,11 +45,19 @@ export class Waveform {
   private resize?: ResizeObserver;
   private rangeId?: string;
 
+  readonly container: HTMLElement;
+  private readonly host: WaveformHost;
+  private readonly colors: { wave: string; played: string; playhead: string };
+
   constructor(
-    readonly container: HTMLElement,
-    private readonly host: WaveformHost,
-    private readonly colors: { wave: string; played: string; playhead: string },
-  ) {}
+    container: HTMLElement,
+    host: WaveformHost,
+    colors: { wave: string; played: string; playhead: string },
+  ) {
+    this.container = container;
+    this.host = host;
+    this.colors = colors;
+  }
 
   /** Loads the peaks at `datUrl` (a signed URL) and draws them; a no-op once drawn with the same URL. */
   async draw(datUrl: string): Promise<void> {

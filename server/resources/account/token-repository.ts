@@ -29,7 +29,11 @@ const fromRow = (row: TokenRow): TokenRecord => ({
 });
 
 export class TokenRepository {
-  constructor(private db: Db) {}
+  private db: Db;
+
+  constructor(db: Db) {
+    this.db = db;
+  }
 
   /** Creates a token and returns its secret, which is shown once and never stored. */
   async create(userId: string, label: string | null, now: number): Promise<{ id: string; secret: string }> {

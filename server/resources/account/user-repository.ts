@@ -37,7 +37,11 @@ const fromRow = (row: UserRow): UserRecord => ({
 export const normalizeEmail = (email: string) => email.trim().toLowerCase();
 
 export class UserRepository {
-  constructor(private db: Db) {}
+  private db: Db;
+
+  constructor(db: Db) {
+    this.db = db;
+  }
 
   async get(id: string): Promise<UserRecord | undefined> {
     const [row] = await this.db.query<UserRow>('SELECT * FROM users WHERE id = $1', [id]);

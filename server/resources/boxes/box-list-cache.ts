@@ -8,7 +8,11 @@
 export class BoxListCache<T> {
   private entries = new Map<string, { version: number; value: T }>();
 
-  constructor(private capacity = 256) {}
+  private capacity: number;
+
+  constructor(capacity = 256) {
+    this.capacity = capacity;
+  }
 
   async get(projectId: string, version: number, compute: () => Promise<T>): Promise<T> {
     const hit = this.entries.get(projectId);

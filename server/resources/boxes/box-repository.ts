@@ -118,7 +118,11 @@ const kindOrder = `CASE kind WHEN 'folder' THEN 0 WHEN 'stack' THEN 1 ELSE 2 END
  * be cached under the new box_version with the boxes as they were.
  */
 export class BoxRepository {
-  constructor(private db: Db) {}
+  private db: Db;
+
+  constructor(db: Db) {
+    this.db = db;
+  }
 
   private async bumpVersion(db: Db, projectId: string): Promise<void> {
     await db.execute('UPDATE projects SET box_version = box_version + 1 WHERE id = $1', [projectId]);

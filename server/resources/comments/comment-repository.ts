@@ -86,7 +86,11 @@ const select = `SELECT comments.*, users.name AS user_name FROM comments LEFT JO
 export const newCommentId = () => newId('cmt');
 
 export class CommentRepository {
-  constructor(private db: Db) {}
+  private db: Db;
+
+  constructor(db: Db) {
+    this.db = db;
+  }
 
   async insert(comment: CommentRecord): Promise<void> {
     const { author } = comment;

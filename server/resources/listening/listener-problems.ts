@@ -8,14 +8,17 @@ import { HttpProblem } from '../../http/problem.ts';
 type ListenerProblemType = 'player-locked' | 'player-expired' | 'password-incorrect' | 'invite-invalid';
 
 export class ListenerProblem extends HttpProblem {
+  readonly listenerType: ListenerProblemType;
+
   constructor(
     status: number,
-    readonly listenerType: ListenerProblemType,
+    listenerType: ListenerProblemType,
     detail: string,
     members: Record<string, string> = {},
     headers?: Record<string, string>,
   ) {
     super(status, listenerType, detail, { members, ...(headers ? { headers } : {}) });
+    this.listenerType = listenerType;
   }
 }
 

@@ -43,7 +43,11 @@ const fromRow = (row: PurchaseRow): PurchaseRecord => ({
 });
 
 export class PurchaseRepository {
-  constructor(private db: Db) {}
+  private db: Db;
+
+  constructor(db: Db) {
+    this.db = db;
+  }
 
   async insert(purchase: PurchaseRecord): Promise<void> {
     await this.db.execute('INSERT INTO player_purchases (id, player_id, time_created) VALUES ($1, $2, $3)', [purchase.id, purchase.playerId, purchase.timeCreated]);

@@ -64,7 +64,11 @@ type PlayerRow = {
 const json = <T>(text: string | null): T | null => (text === null ? null : (JSON.parse(text) as T));
 
 export class PlayerRepository {
-  constructor(private db: Db) {}
+  private db: Db;
+
+  constructor(db: Db) {
+    this.db = db;
+  }
 
   /** Inserts a new player, at version 1. */
   async insert(player: NewPlayer): Promise<void> {

@@ -36,7 +36,11 @@ const fromRow = (row: PortalUploadRow): PortalUploadRecord => ({
 
 /** The uploads of upload portals (migration 9), and the folder each portal files them in. */
 export class PortalRepository {
-  constructor(private db: Db) {}
+  private db: Db;
+
+  constructor(db: Db) {
+    this.db = db;
+  }
 
   async insert(upload: Omit<PortalUploadRecord, 'timeCompleted'>): Promise<void> {
     await this.db.execute('INSERT INTO portal_uploads (id, player_id, project_id, box_id, size, time_created) VALUES ($1, $2, $3, $4, $5, $6)', [

@@ -16,7 +16,7 @@ import { backends } from '../../testing/databases.ts';
 import { sineWav } from '../../testing/audio.ts';
 import { fileBlobKey } from '../../blobs/keys.ts';
 import type { Schemas } from '../../lib/api-types.ts';
-import { until } from '../uploads/upload-test-helpers.ts';
+import { until } from '../../testing/until.ts';
 import { portalUploadDir } from './portal-tus.ts';
 import { PORTAL_FOLDER_NAME } from './portal-service.ts';
 import { PORTAL_UPLOAD_IDLE_MS, sweepAbandonedPortalUploads } from './portal-sweeper.ts';

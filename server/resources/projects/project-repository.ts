@@ -61,7 +61,11 @@ export const forUpdate = (db: Db) => (db.dialect === 'postgres' ? ' FOR NO KEY U
 const roleRank: Record<Role, number> = { viewer: 1, editor: 2, admin: 3, owner: 4 };
 
 export class ProjectRepository {
-  constructor(private db: Db) {}
+  private db: Db;
+
+  constructor(db: Db) {
+    this.db = db;
+  }
 
   /** Inserts a new project, at version 1. */
   async insert(project: Omit<ProjectRecord, 'boxVersion' | 'version'>): Promise<void> {

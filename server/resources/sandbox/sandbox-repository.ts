@@ -7,7 +7,11 @@
 import type { Db } from '../../store/db.ts';
 
 export class SandboxRepository {
-  constructor(private db: Db) {}
+  private db: Db;
+
+  constructor(db: Db) {
+    this.db = db;
+  }
 
   /** Deletes every player and project the user owns, in one transaction. */
   async deleteEverythingOf(userId: string): Promise<void> {

@@ -36,10 +36,15 @@ export class UploadClaim {
   private renewing: Promise<void> | undefined;
   private timer: NodeJS.Timeout | undefined;
 
+  private readonly ctx: Ports;
+  private readonly upload: UploadRecord;
+
   private constructor(
-    private readonly ctx: Ports,
-    private readonly upload: UploadRecord,
+    ctx: Ports,
+    upload: UploadRecord,
   ) {
+    this.ctx = ctx;
+    this.upload = upload;
     this.lastByteAt = ctx.clock.now();
   }
 

@@ -15,7 +15,8 @@ import { describe, expect, it } from 'vitest';
 import { uploadHeaders } from '../../../generated/client.ts';
 import { fileBlobKey } from '../../blobs/keys.ts';
 import { backends, createTestDatabase } from '../../testing/databases.ts';
-import { streamedPut, temporaryFiles, until } from './upload-test-helpers.ts';
+import { streamedPut, temporaryFiles } from './upload-test-helpers.ts';
+import { until } from '../../testing/until.ts';
 
 const MiB = 1024 * 1024;
 const SIZE = 400 * MiB;

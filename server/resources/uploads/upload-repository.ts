@@ -73,7 +73,11 @@ const nobodyHolds = (now: string) => `(claim_token IS NULL OR claim_expires < ${
  * upload. Completed uploads cannot be claimed again: an upload URL works once.
  */
 export class UploadRepository {
-  constructor(private db: Db) {}
+  private db: Db;
+
+  constructor(db: Db) {
+    this.db = db;
+  }
 
   /**
    * The bytes an account keeps, for its storage quota: the declared sizes of

@@ -70,10 +70,16 @@ class Sweeper {
   /** The sweep's own claims name this token. */
   private readonly token = `sweep-${randomBytes(12).toString('base64url')}`;
 
+  private readonly ctx: Ports;
+  private readonly now: number;
+
   constructor(
-    private readonly ctx: Ports,
-    private readonly now: number,
-  ) {}
+    ctx: Ports,
+    now: number,
+  ) {
+    this.ctx = ctx;
+    this.now = now;
+  }
 
   /** Claims an upload for a whole deadline from now (not from the start of a sweep that may have taken a while). */
   private claim(store: Store, uploadId: string): Promise<boolean> {

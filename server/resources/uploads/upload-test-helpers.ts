@@ -5,17 +5,6 @@ import { sep } from 'node:path';
 import type { Logger } from '../../lib/logger.ts';
 import { TEMPORARY_PREFIX } from '../../blobs/local-disk-blob-store.ts';
 
-/** Polls `check` until it answers something truthy, and answers that; fails after `timeoutMs`. */
-export async function until<T>(check: () => Promise<T | undefined | null | false> | T | undefined | null | false, what: string, timeoutMs = 15_000): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const value = await check();
-    if (value) return value;
-    if (Date.now() > deadline) throw new Error(`Gave up waiting for ${what} after ${timeoutMs} ms`);
-    await new Promise((resolve) => setTimeout(resolve, 20));
-  }
-}
-
 export type PutOutcome = { status: number; body: { type?: string; detail?: string; status?: string } & Record<string, unknown> } | { error: Error };
 
 /**

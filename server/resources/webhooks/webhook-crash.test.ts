@@ -9,7 +9,7 @@ import { describe, expect, it } from 'vitest';
 import { Webhook } from 'standardwebhooks';
 import { backends, createTestDatabase } from '../../testing/databases.ts';
 import { childServerSetup, startServer } from '../../testing/child-server.ts';
-import { until } from '../uploads/upload-test-helpers.ts';
+import { until } from '../../testing/until.ts';
 import { startReceiver } from './webhook-receiver.ts';
 
 describe.each(backends)('a server killed mid-delivery, on %s', (backend) => {

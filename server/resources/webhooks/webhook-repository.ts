@@ -102,7 +102,11 @@ const deliveryFromRow = (row: DeliveryRow): DeliveryRecord => ({
 export type WebhookChanges = Partial<Pick<WebhookRecord, 'label' | 'url' | 'events' | 'enabled' | 'disabledReason'>>;
 
 export class WebhookRepository {
-  constructor(private db: Db) {}
+  private db: Db;
+
+  constructor(db: Db) {
+    this.db = db;
+  }
 
   async insert(webhook: WebhookRecord): Promise<void> {
     await this.db.execute(

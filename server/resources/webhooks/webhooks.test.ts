@@ -8,7 +8,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Webhook } from 'standardwebhooks';
 import { backends } from '../../testing/databases.ts';
 import { useTestServer } from '../../testing/harness.ts';
-import { until } from '../uploads/upload-test-helpers.ts';
+import { until } from '../../testing/until.ts';
 import { startReceiver, type Receiver, type Received } from './webhook-receiver.ts';
 import { recordEvent, RETRY_DELAYS_MS, DELIVER_WEBHOOK } from './outbox.ts';
 import { startWebhookWorker } from './webhook-delivery.ts';
