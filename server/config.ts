@@ -3,6 +3,7 @@
  * gets a message that says what is wrong and what is accepted. Secrets that
  * are not given are generated on first start and kept in DATA_DIR.
  */
+import { claimSandboxDataDir, SandboxOnRealDataError } from './resources/sandbox/sandbox-data-guard.ts';
 import { mkdirSync, readFileSync, writeFileSync, existsSync } from 'node:fs';
 import { randomBytes } from 'node:crypto';
 import { isIP } from 'node:net';
@@ -219,6 +220,15 @@ export function loadConfig(env: Env = process.env): Config {
     shutdownGraceMs: integer('SHUTDOWN_GRACE_SECONDS', 30, 0, 3600) * 1000,
   };
   if (problems.length > 0) throw new ConfigError(`The configuration is not valid:\n  - ${problems.join('\n  - ')}`);
+  // Before anything is written to DATA_DIR (the generated secret below): a sandbox never starts on a real deployment's data.
+  if (sandbox) {
+    try {
+      claimSandboxDataDir(dataDir, dataDirMode);
+    } catch (error) {
+      if (error instanceof SandboxOnRealDataError) throw new ConfigError(error.message);
+      throw error;
+    }
+  }
 
   let signingSecret: Buffer;
   if (env.SIGNING_SECRET) {

@@ -5,10 +5,37 @@
  * not a sandbox accepts no unknown token and has no reset; and sandbox mode
  * refuses the settings of a real deployment.
  */
+import { spawn } from 'node:child_process';
+import { once } from 'node:events';
+import { existsSync, mkdtempSync, readdirSync, rmSync, statSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
 import { createApiClient } from '../../../generated/client.ts';
 import { loadConfig } from '../../config.ts';
+import { openStore } from '../../repositories.ts';
 import { useTestServer } from '../../testing/harness.ts';
+import { freePort } from '../../testing/ports.ts';
+import { SANDBOX_MARKER } from './sandbox-data-guard.ts';
+
+const repoRoot = fileURLToPath(new URL('../../../', import.meta.url));
+
+/** `SANDBOX=true node server/main.ts` on `dataDir`, as `SANDBOX=true npm start` runs it: its exit code and what it printed. */
+async function sandboxStartOn(dataDir: string): Promise<{ code: number | null; output: string }> {
+  const port = await freePort();
+  const env = { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '', SANDBOX: 'true', DATA_DIR: dataDir, PORT: String(port), HOST: '127.0.0.1', PROCESSING: 'external' };
+  const child = spawn(process.execPath, ['server/main.ts'], { cwd: repoRoot, env, stdio: ['ignore', 'pipe', 'pipe'] });
+  let output = '';
+  child.stdout.on('data', (chunk) => (output += chunk));
+  child.stderr.on('data', (chunk) => (output += chunk));
+  child.stderr.on('data', () => {
+    // A sandbox that did start says so in its banner: stop it there.
+    if (output.includes('SANDBOX:')) child.kill('SIGTERM');
+  });
+  const [code] = (await once(child, 'exit')) as [number | null];
+  return { code, output };
+}
 
 describe('a sandbox server', () => {
   const t = useTestServer('sqlite', { SANDBOX: 'true', PROCESSING: 'in-process', JOB_POLL_MS: '50' });
@@ -79,6 +106,37 @@ describe('a server that is not a sandbox', () => {
     const reset = await t.fetch('/sandbox/reset', { method: 'POST', token });
     expect(reset.status).toBe(404);
     expect((await reset.json()).detail).toContain('not a sandbox');
+  });
+
+  it("refuses to start on a real deployment's data folder, and starts on an empty one, which it marks as its own", { timeout: 60_000 }, async () => {
+    const real = mkdtempSync(join(tmpdir(), 'real-deployment-'));
+    const empty = mkdtempSync(join(tmpdir(), 'new-sandbox-'));
+    try {
+      // A real deployment: an account with a token in its database.
+      const store = await openStore({ dataDir: real });
+      const user = await store.users.findOrCreate('owner@example.com', Date.now());
+      await store.tokens.create(user.id, 'real token', Date.now());
+      await store.close();
+      const before = Object.fromEntries(readdirSync(real).map((name) => [name, statSync(join(real, name)).mtimeMs]));
+
+      const refused = await sandboxStartOn(real);
+      expect(refused.code).toBe(2);
+      expect(refused.output).toContain(`SANDBOX=true refuses to start on ${real}`);
+      expect(refused.output).toContain('audio-share.sqlite');
+      expect(refused.output).not.toContain('nothing here is kept');
+      expect(refused.output).not.toMatch(/\n\s+at /); // one message, no stack trace
+      // Nothing was written: no marker, no file touched.
+      expect(Object.fromEntries(readdirSync(real).map((name) => [name, statSync(join(real, name)).mtimeMs]))).toEqual(before);
+
+      const started = await sandboxStartOn(empty);
+      expect(started.output).toContain('nothing here is kept');
+      expect(existsSync(join(empty, SANDBOX_MARKER))).toBe(true);
+      // Its own folder, marked, takes it again.
+      expect((await sandboxStartOn(empty)).output).toContain('nothing here is kept');
+    } finally {
+      rmSync(real, { recursive: true, force: true });
+      rmSync(empty, { recursive: true, force: true });
+    }
   });
 
   it('refuses sandbox mode beside DATABASE_URL or an S3 bucket', () => {
