@@ -36,6 +36,16 @@ privateRanges.addSubnet('100.64.0.0', 10, 'ipv4');
 privateRanges.addSubnet('192.0.0.0', 24, 'ipv4');
 privateRanges.addSubnet('198.18.0.0', 15, 'ipv4');
 privateRanges.addSubnet('fc00::', 7, 'ipv6');
+// IPv6 prefixes that carry an IPv4 address to a translator or relay, which then connects to it: the
+// NAT64 well-known prefix (RFC 6052: "64:ff9b::/96") and its local-use one (RFC 8215: "64:ff9b:1::/48"),
+// 6to4 (RFC 3056: "2002::/16"), Teredo (RFC 4380: "2001:0000::/32") and the deprecated
+// IPv4-compatible ::/96 (RFC 4291 section 2.5.5.1). Whatever IPv4 address they carry, they are
+// refused as the private ranges are; one that carries a never-reached address is refused always.
+privateRanges.addSubnet('64:ff9b::', 96, 'ipv6');
+privateRanges.addSubnet('64:ff9b:1::', 48, 'ipv6');
+privateRanges.addSubnet('2002::', 16, 'ipv6');
+privateRanges.addSubnet('2001::', 32, 'ipv6');
+privateRanges.addSubnet('::', 96, 'ipv6');
 
 /** An address the server will not connect to, and why, in words for the URL's owner. */
 export class ForbiddenAddressError extends Error {
@@ -55,6 +65,39 @@ export class ForbiddenAddressError extends Error {
   }
 }
 
+/** The 8 groups of an IPv6 address, as numbers. */
+function ipv6Groups(address: string): number[] {
+  // A dotted IPv4 tail (::ffff:1.2.3.4, 64:ff9b::1.2.3.4) is two groups.
+  const dotted = /(\d+)\.(\d+)\.(\d+)\.(\d+)$/.exec(address);
+  let text = address;
+  if (dotted) {
+    const [a, b, c, d] = dotted.slice(1).map(Number);
+    text = address.slice(0, dotted.index) + `${((a << 8) | b).toString(16)}:${((c << 8) | d).toString(16)}`;
+  }
+  const [head, tail] = text.includes('::') ? text.split('::') : [text, undefined];
+  const parse = (part: string) => (part ? part.split(':').map((group) => Number.parseInt(group, 16)) : []);
+  const front = parse(head);
+  const back = tail === undefined ? [] : parse(tail);
+  return [...front, ...new Array(8 - front.length - back.length).fill(0), ...back];
+}
+
+const dottedQuad = (high: number, low: number) => `${high >> 8}.${high & 0xff}.${low >> 8}.${low & 0xff}`;
+
+/**
+ * The IPv4 address an IPv6 one carries, where the connection it names ends at that IPv4 address:
+ * IPv4-mapped (::ffff:a.b.c.d), NAT64 (64:ff9b::a.b.c.d) and 6to4 (2002:AABB:CCDD::, RFC 3056:
+ * "the 32-bit IPv4 address ... is carried in bits 16 to 47").
+ */
+function carriedIpv4(address: string): string | undefined {
+  if (isIP(address) !== 6) return undefined;
+  const groups = ipv6Groups(address.toLowerCase());
+  const zeros = (from: number, to: number) => groups.slice(from, to).every((group) => group === 0);
+  if (zeros(0, 5) && groups[5] === 0xffff) return dottedQuad(groups[6], groups[7]);
+  if (groups[0] === 0x64 && groups[1] === 0xff9b && zeros(2, 6)) return dottedQuad(groups[6], groups[7]);
+  if (groups[0] === 0x2002) return dottedQuad(groups[1], groups[2]);
+  return undefined;
+}
+
 /** IPv4-mapped IPv6 (::ffff:127.0.0.1) is checked as the IPv4 address it carries. */
 function unmapped(address: string): { address: string; family: 'ipv4' | 'ipv6' } {
   const mapped = /^::ffff:(\d+\.\d+\.\d+\.\d+)$/i.exec(address);
@@ -65,7 +108,8 @@ function unmapped(address: string): { address: string; family: 'ipv4' | 'ipv6' }
 /** Why `address` may not be reached, or undefined when it may. */
 export function refusalOf(address: string, allowPrivate: boolean): string | undefined {
   const { address: plain, family } = unmapped(address);
-  if (never.check(plain, family)) {
+  const carried = carriedIpv4(plain);
+  if (never.check(plain, family) || (carried !== undefined && never.check(carried, 'ipv4'))) {
     return 'a link-local, metadata or reserved address; the server never sends to one';
   }
   if (!allowPrivate && privateRanges.check(plain, family)) {

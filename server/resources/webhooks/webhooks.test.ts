@@ -283,10 +283,12 @@ describe('webhook URLs on a server that keeps private addresses out (the default
 
 describe('the outbound address rules', () => {
   it('refuse link-local, metadata and reserved addresses always, and loopback and private ones unless allowed', () => {
-    for (const address of ['169.254.169.254', '169.254.0.1', 'fe80::1', 'fd00:ec2::254', '::ffff:169.254.169.254', '0.0.0.0', '224.0.0.1', '::']) {
+    // NAT64 and 6to4 addresses that carry the metadata address reach it through a translator or relay.
+    for (const address of ['169.254.169.254', '169.254.0.1', 'fe80::1', 'fd00:ec2::254', '::ffff:169.254.169.254', '0.0.0.0', '224.0.0.1', '::', '64:ff9b::a9fe:a9fe', '64:ff9b::169.254.169.254', '2002:a9fe:a9fe::1']) {
       expect(refusalOf(address, true), address).toMatch(/link-local/);
     }
-    for (const address of ['127.0.0.1', '::1', '10.0.0.1', '172.16.5.4', '192.168.1.1', '100.100.100.200', 'fd12::1', '::ffff:127.0.0.1']) {
+    // NAT64 (64:ff9b::/96, 64:ff9b:1::/48), 6to4 (2002::/16), Teredo and IPv4-compatible addresses go through a translator or relay to an IPv4 address, whatever it is.
+    for (const address of ['127.0.0.1', '::1', '10.0.0.1', '172.16.5.4', '192.168.1.1', '100.100.100.200', 'fd12::1', '::ffff:127.0.0.1', '64:ff9b::7f00:1', '64:ff9b::a00:1', '64:ff9b::5db8:d822', '64:ff9b:1::a00:1', '2002:7f00:1::1', '2002:5db8:d822::1', '2001:0:4136:e378:8000:63bf:3fff:fdd2', '::7f00:1']) {
       expect(refusalOf(address, false), address).toMatch(/private/);
       expect(refusalOf(address, true), address).toBeUndefined();
     }
