@@ -20,7 +20,8 @@ import { requestContext } from './http/request-context.ts';
 import { cors } from './http/cors.ts';
 import { bearerAuth } from './http/auth.ts';
 import { rateLimitByAddress, rateLimitByUser } from './http/rate-limit.ts';
-import { securityHeaders, docsContentSecurityPolicy } from './http/security-headers.ts';
+import { securityHeaders } from './http/security-headers.ts';
+import { servedDocsPage, servedSpec } from './http/served-docs.ts';
 import { refuseNulInUrl } from './http/nul-characters.ts';
 import { jsonBody } from './http/json-body.ts';
 import { notFound } from './http/problem.ts';
@@ -88,15 +89,15 @@ export function createApp(ctx: Context, lifecycle: Lifecycle = { isDraining: () 
     }),
   );
   app.use(rateLimitByAddress(ctx.store.db, ctx.config.addressRateLimit));
-  const docsPolicy = docsContentSecurityPolicy(docsPath);
+  const docsPage = servedDocsPage(docsPath, ctx.config.publicUrl);
   app.get(['/docs', '/docs/'], (req, res, next) => {
     if (!existsSync(docsPath)) return next(notFound('The docs site has not been built. Run npm run generate.'));
-    docsPolicy(req, res, () => res.sendFile(docsPath));
+    docsPage(req, res, next);
   });
   // Browsers ask every origin for /favicon.ico by themselves. Its URL carries no version, so it is kept
   // for 30 days, not for ever: a changed icon reaches browsers within that.
   app.get('/favicon.ico', (_req, res) => res.sendFile(faviconPath, { maxAge: '30d' }));
-  app.get('/openapi.json', (_req, res) => res.sendFile(specPath));
+  app.get('/openapi.json', servedSpec(specPath, ctx.config.publicUrl));
   // Problem `type` URIs (/problems/<slug>) resolve to the table of problem types in the docs.
   app.get('/problems/:slug', (_req, res) => res.redirect(302, '/docs#/section/errors'));
   app.use(playerPageRoutes(ctx));

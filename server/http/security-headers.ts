@@ -24,7 +24,6 @@
  *   No includeSubDomains: other hosts of the domain are not ours to pin.
  */
 import { createHash } from 'node:crypto';
-import { readFileSync, statSync } from 'node:fs';
 import type { NextFunction, Request, Response } from 'express';
 import helmet from 'helmet';
 
@@ -56,20 +55,7 @@ export function securityHeaders({ publicUrl }: { publicUrl: string }) {
  * search index tries to build a worker with Function() and, refused, indexes
  * on the page instead (tested in Chromium, docs.test.ts).
  */
-export function docsContentSecurityPolicy(file: string) {
-  let cached: { mtimeMs: number; policy: string } | undefined;
-  const policyFor = () => {
-    const { mtimeMs } = statSync(file);
-    if (cached?.mtimeMs !== mtimeMs) cached = { mtimeMs, policy: docsPolicy(readFileSync(file, 'utf8')) };
-    return cached.policy;
-  };
-  return (_req: Request, res: Response, next: NextFunction) => {
-    res.setHeader('Content-Security-Policy', policyFor());
-    next();
-  };
-}
-
-function docsPolicy(html: string): string {
+export function docsPolicy(html: string): string {
   const hashes = [...html.matchAll(/<script(?![^>]*\bsrc=)[^>]*>([\s\S]*?)<\/script>/gi)].map(([, body]) => `'sha256-${createHash('sha256').update(body).digest('base64')}'`);
   return [
     "default-src 'none'",
