@@ -11,6 +11,7 @@ import { describe, expect, it } from 'vitest';
 import { makeAudioFile } from '../server/testing/audio.ts';
 import { useBrowser } from '../server/testing/browser.ts';
 import { useTestServer } from '../server/testing/harness.ts';
+import { freePort } from '../server/testing/ports.ts';
 
 const root = resolve(import.meta.dirname, '..');
 
@@ -30,12 +31,12 @@ function run(command: string, args: string[], env: Record<string, string>): Prom
 describe('the README first call (examples/first-upload.ts)', () => {
   const t = useTestServer('sqlite', { PROCESSING: 'in-process', JOB_POLL_MS: '50' });
   const chromium = useBrowser();
-  const tsx = resolve(root, 'node_modules/.bin/tsx');
+  const node = process.execPath;
 
   it('creates a player, uploads a file, waits until it is ready, and prints a link whose page lists the track', async () => {
     const wav = await makeAudioFile('first-mix.wav', ['-f', 'lavfi', '-i', 'sine=frequency=440:sample_rate=48000:duration=3', '-ac', '2', '-c:a', 'pcm_s16le']);
     const token = await t.server.token('partner@example.com');
-    const result = await run(tsx, ['examples/first-upload.ts', wav], { TOKEN: token, API_URL: t.server.apiUrl });
+    const result = await run(node, ['examples/first-upload.ts', wav], { TOKEN: token, API_URL: t.server.apiUrl });
     expect(result.stderr).toBe('');
     expect(result.code).toBe(0);
     expect(result.stdout).toMatch(/Uploading first-mix\.wav: 100 %/);
@@ -56,8 +57,16 @@ describe('the README first call (examples/first-upload.ts)', () => {
     }
   });
 
+  it('says in one line that nothing answers at API_URL, and how to set it, when no server is there', async () => {
+    const port = await freePort();
+    const result = await run(node, ['examples/first-upload.ts', 'mix.wav'], { TOKEN: 'some-token', API_URL: `http://127.0.0.1:${port}/api/v1` });
+    expect(result.code).toBe(1);
+    expect(result.stderr.trim().split('\n')).toEqual([expect.stringContaining(`Nothing answers at http://127.0.0.1:${port}/api/v1`)]);
+    expect(result.stderr).toMatch(/set API_URL/);
+  });
+
   it('says how to call it when the token or the file is missing', async () => {
-    const result = await run(tsx, ['examples/first-upload.ts'], { TOKEN: '', API_URL: t.server.apiUrl });
+    const result = await run(node, ['examples/first-upload.ts'], { TOKEN: '', API_URL: t.server.apiUrl });
     expect(result.code).toBe(2);
     expect(result.stderr).toMatch(/Usage: TOKEN=<bearer token>/);
   });

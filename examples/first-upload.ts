@@ -4,7 +4,7 @@
  * opens the player. The README's "A first call" runs exactly this, and
  * examples/first-upload.test.ts runs it against a real server.
  *
- *   TOKEN=… npx tsx examples/first-upload.ts mix.wav
+ *   TOKEN=… node examples/first-upload.ts mix.wav
  *
  * API_URL defaults to a server started with `npm start`; point it at the mock
  * (`npm run mock`, then API_URL=http://127.0.0.1:4010/api/v1) to try the same
@@ -18,7 +18,7 @@ const apiUrl = process.env.API_URL ?? 'http://localhost:8080/api/v1';
 const token = process.env.TOKEN;
 const path = process.argv[2];
 if (!token || !path) {
-  console.error('Usage: TOKEN=<bearer token> [API_URL=<server>/api/v1] npx tsx examples/first-upload.ts <audio file>');
+  console.error('Usage: TOKEN=<bearer token> [API_URL=<server>/api/v1] node examples/first-upload.ts <audio file>');
   process.exit(2);
 }
 
@@ -26,6 +26,18 @@ const audioTypes: Record<string, string> = { '.wav': 'audio/wav', '.mp3': 'audio
 const mimeType = audioTypes[extname(path).toLowerCase()] ?? 'application/octet-stream';
 
 const api = createApiClient({ baseUrl: apiUrl, token });
+
+// A partner's first run often has no server behind API_URL: say so in one line, not with a stack trace.
+process.on('uncaughtException', (error) => {
+  // fetch() fails with this TypeError when no HTTP answer came at all (refused, unknown host, reset); its cause says which.
+  if (error instanceof TypeError && error.message === 'fetch failed') {
+    const cause = (error as { cause?: { code?: string; message?: string } }).cause;
+    console.error(`Nothing answers at ${apiUrl} (${cause?.code ?? cause?.message ?? 'no answer'}): start a server there with npm start, or set API_URL to your server's API, such as API_URL=https://audio.example.org/api/v1.`);
+  } else {
+    console.error(`${error.name}: ${error.message}`);
+  }
+  process.exit(1);
+});
 
 // 1. A player. Without a projectid, it gets a new project of its own, named after it.
 const player = await api.POST('/players', { body: { name: 'My first player' } });
