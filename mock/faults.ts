@@ -26,6 +26,7 @@ export interface MockOperation {
   path: string;
   security?: unknown[][];
   request?: {
+    path?: Array<{ name: string; examples?: Array<{ key: string; value?: unknown }> }>;
     query?: Array<{ name: string }>;
     headers?: Array<{ name: string }>;
     body?: { required?: boolean; contents?: Array<{ mediaType: string }> };
@@ -221,4 +222,24 @@ function defaultStatuses(operation: MockOperation): number[] {
 export function defaultExampleFor(operation: MockOperation, code: number): string | undefined {
   const examples = operation.responses.find((response) => response.code === 'default')?.contents?.flatMap((content) => content.examples ?? []) ?? [];
   return examples.find((example) => (example.value as { status?: unknown } | undefined)?.status === code)?.key;
+}
+
+/**
+ * A documented problem's detail (Prefer: code=404) as it names the ids of this request: the
+ * example names the path parameters' example ids (prj_7h2kq9xw4m), and a caller who asked for
+ * another should read their own, as the server would say it.
+ */
+export function namingRequestedIds(detail: string, operation: MockOperation, requestPath: string): string {
+  const template = operation.path.split('/');
+  const actual = requestPath.split('/');
+  let named = detail;
+  for (const parameter of operation.request?.path ?? []) {
+    const at = template.indexOf(`{${parameter.name}}`);
+    const value = at >= 0 ? actual[at] : undefined;
+    if (!value) continue;
+    for (const example of parameter.examples ?? []) {
+      if (typeof example.value === 'string' && example.value !== '') named = named.replaceAll(example.value, decodeURIComponent(value));
+    }
+  }
+  return named;
 }

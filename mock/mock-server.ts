@@ -35,7 +35,7 @@ import { refuseNulInUrl } from '../server/http/nul-characters.ts';
 import { HttpProblem, notFound } from '../server/http/problem.ts';
 import { requestIds } from '../server/http/request-context.ts';
 import type { Store } from '../server/repositories.ts';
-import { contentTypeFault, defaultExampleFor, documentsStatus, preferFault, routeFault, tusVersionFault, unknownQueryFault, validationFault, type MockOperation, type PrismDiagnostic } from './faults.ts';
+import { contentTypeFault, defaultExampleFor, documentsStatus, namingRequestedIds, preferFault, routeFault, tusVersionFault, unknownQueryFault, validationFault, type MockOperation, type PrismDiagnostic } from './faults.ts';
 import { parsePrefer } from './prefer.ts';
 import { rewriteApiUrl, rewriteApiUrls } from './signed-urls.ts';
 
@@ -121,7 +121,7 @@ export async function createMockApp(options: Pick<MockOptions, 'publicUrl' | 'sp
 
   const api = express.Router();
   // The server's authentication, with a store that takes any token: the mock has no users.
-  api.use(bearerAuth(anyToken, isPublicPath));
+  api.use(bearerAuth(anyToken, isPublicPath, { howToGetOne: MOCK_TAKES_ANY_TOKEN }));
   api.use(jsonBody());
   api.use(rawBody);
   api.use(async (req: Request, res: Response, next: NextFunction) => {
@@ -208,6 +208,10 @@ const mockUnlessRefused: PrismMock = (options) => {
     if (answer._tag === 'Left' && answer.left.name.endsWith('#NOT_FOUND')) {
       return { _tag: 'Left', left: preferFault(operation, options.config.code, options.config.exampleKey) };
     }
+    const body = answer._tag === 'Right' ? (answer.right.body as { detail?: unknown } | undefined) : undefined;
+    if (answer._tag === 'Right' && body && typeof body === 'object' && typeof body.detail === 'string') {
+      return { ...answer, right: { ...answer.right, body: { ...body, detail: namingRequestedIds(body.detail, operation, request.url.path) } } };
+    }
     return answer;
   };
 };
@@ -234,6 +238,9 @@ function publicPaths(operations: MockOperation[]): (path: string) => boolean {
   }
   return (path) => segments.has(firstSegment(path));
 }
+
+/** Where a 401 of the mock says a token comes from: the mock has no accounts, and takes any. */
+export const MOCK_TAKES_ANY_TOKEN = 'The mock takes any token, such as "Bearer any-token".';
 
 const mockUser = { id: 'usr_mock', email: 'partner@example.com' };
 const anyToken = { tokens: { findActiveUser: async () => mockUser } } as unknown as Store;

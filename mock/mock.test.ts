@@ -14,7 +14,8 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { freePort } from '../contract-tests/support/ports.ts';
 import { startTestServer, type TestServer } from '../server/testing/test-server.ts';
 import { onePixelPng } from '../server/testing/fixtures.ts';
-import { startMock, type RunningMock } from './mock-server.ts';
+import { MOCK_TAKES_ANY_TOKEN, startMock, type RunningMock } from './mock-server.ts';
+import { MINT_A_TOKEN } from '../server/http/auth.ts';
 import { parsePrefer } from './prefer.ts';
 import { rewriteApiUrls } from './signed-urls.ts';
 
@@ -153,6 +154,8 @@ async function refusal(target: { url: string; apiUrl: string }, token: string, r
 function comparable({ body, ...rest }: Refusal) {
   const { instance, ...problem } = body;
   expect(instance, 'every problem names its occurrence').toMatch(/^req_/);
+  // A 401 ends by saying where a token comes from, which differs on purpose: the server's admin CLI, or any token on the mock.
+  if (typeof problem.detail === 'string') problem.detail = problem.detail.replace(MINT_A_TOKEN, '<where a token comes from>').replace(MOCK_TAKES_ANY_TOKEN, '<where a token comes from>');
   return { ...rest, body: problem };
 }
 
@@ -264,6 +267,24 @@ describe('the mock on its own', () => {
     expect(problem.instance).toBe(response.headers.get('x-request-id'));
     const tooLarge = await fetch(`${mock.apiUrl}/players`, { method: 'POST', headers: { ...json, ...auth, Prefer: 'code=413' }, body: '{"name":"x"}' });
     expect(tooLarge.status).toBe(413);
+  });
+
+  it("names the ids asked for in a documented problem's detail, not the example's", async () => {
+    const player = await fetch(`${mock.apiUrl}/players/ply_asked4for`, { headers: { ...auth, Prefer: 'code=404' } });
+    expect(player.status).toBe(404);
+    const { detail } = (await player.json()) as { detail: string };
+    expect(detail).toContain('ply_asked4for');
+    expect(detail).not.toContain('ply_4c8n2r7t1v');
+    const file = await fetch(`${mock.apiUrl}/projects/prj_mine1234/files/box_mine5678`, { headers: { ...auth, Prefer: 'code=404' } });
+    expect(((await file.json()) as { detail: string }).detail).toMatch(/prj_mine1234|box_mine5678/);
+  });
+
+  it('tells a caller without a token that any token works here, not to mint one with the admin CLI', async () => {
+    const response = await fetch(`${mock.apiUrl}/players`);
+    expect(response.status).toBe(401);
+    const { detail } = (await response.json()) as { detail: string };
+    expect(detail).toMatch(/takes any token/);
+    expect(detail).not.toMatch(/admin/);
   });
 
   it('still refuses an invalid request when Prefer asks for a success', async () => {

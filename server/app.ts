@@ -105,7 +105,12 @@ export function createApp(ctx: Context, lifecycle: Lifecycle = { isDraining: () 
   app.use(portalRoutes(ctx));
 
   const api = express.Router();
-  api.use(bearerAuth(ctx.store, isSignedPath, (token) => provisionSandboxAccount(ctx, token)));
+  api.use(
+    bearerAuth(ctx.store, isSignedPath, {
+      accountOfUnknownToken: (token) => provisionSandboxAccount(ctx, token),
+      ...(ctx.config.sandbox ? { howToGetOne: 'This is a sandbox: any token works, such as "Bearer my-sandbox-token".' } : {}),
+    }),
+  );
   api.use(rateLimitByUser(ctx.store.db, ctx.config.rateLimit));
   api.use(jsonBody());
   api.use(

@@ -51,16 +51,22 @@ const needOf = (method: string, path: string) => {
   return needsOfSpec(method, path);
 };
 
-const howToGetOne = 'Create a token with: npm run --silent admin -- token create --email you@example.com';
+/** What a 401 tells the caller to do, on a server whose tokens are minted by its admin CLI. */
+export const MINT_A_TOKEN = 'Create a token with: npm run --silent admin -- token create --email you@example.com';
 
 /**
  * `accountOfUnknownToken`: only in the sandbox (resources/sandbox), the
  * account a token nobody has seen gets; elsewhere such a token is a 401.
+ * `howToGetOne` ends every 401's detail: where a token comes from here
+ * (the mock and the sandbox take any).
  */
 export function bearerAuth(
   store: Store,
   isPublicPath: (path: string) => boolean,
-  accountOfUnknownToken: (token: string) => Promise<{ id: string; email: string } | undefined> = async () => undefined,
+  {
+    accountOfUnknownToken = async () => undefined,
+    howToGetOne = MINT_A_TOKEN,
+  }: { accountOfUnknownToken?: (token: string) => Promise<{ id: string; email: string } | undefined>; howToGetOne?: string } = {},
 ) {
   return async (req: Request, _res: Response, next: NextFunction) => {
     if (req.method === 'OPTIONS' || isPublicPath(req.path)) return next();
