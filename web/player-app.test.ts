@@ -24,6 +24,7 @@ import {
   grantUrls,
   inviteUrlOf,
   listenerView,
+  makeEdgeCaseProject,
   makeListeningProject,
   makeSmallProject,
   purchaserCookie,
@@ -583,6 +584,49 @@ describe('the embed page in Chromium', { timeout: BROWSER_TEST_MS }, () => {
       await watched.close();
     } finally {
       await new Promise((resolve) => host.close(resolve));
+    }
+  });
+});
+
+describe('the player page in Chromium: waveforms at the edges', { timeout: BROWSER_TEST_MS }, () => {
+  const t = useTestServer('sqlite', LISTENING_SERVER_ENV);
+  const chromium = useBrowser();
+
+  it('draws a one-second track and tracks at 8, 96 and 192 kHz across the whole width, with no error, at 1280 and 360 px', async () => {
+    const { projectid, tracks } = await makeEdgeCaseProject(t);
+    const player = await createPlayer(t, { projectid, name: 'Edge cases' });
+    for (const width of [1280, 360]) {
+      const watched = await watchedPage(chromium.browser, { viewport: { width, height: 900 } });
+      const { page } = watched;
+      await page.goto(player.playerUrl!);
+      await waitForReady(page);
+      for (const track of tracks) {
+        const waveform = trackItem(page, track).locator('.waveform');
+        // Peaks draws into canvases of its own inside the container; the wave's right end is near the container's.
+        await waveform.locator('canvas').first().waitFor();
+        const drawnTo = await settle(
+          () => waveform.evaluate((element) => {
+            // The furthest column any of Peaks' layers drew into, as a fraction of the width.
+            let furthest = 0;
+            for (const canvas of element.querySelectorAll('canvas')) {
+              const context = canvas.width > 0 && canvas.height > 0 ? canvas.getContext('2d') : null;
+              if (!context) continue;
+              const { data, width: pixels, height } = context.getImageData(0, 0, canvas.width, canvas.height);
+              for (let x = pixels - 1; x >= 0 && (x + 1) / pixels > furthest; x--) {
+                let drawn = false;
+                for (let y = 0; y < height && !drawn; y++) drawn = data[(y * pixels + x) * 4 + 3] > 0;
+                if (drawn) furthest = (x + 1) / pixels;
+              }
+            }
+            return furthest;
+          }),
+          (fraction) => fraction > 0.9,
+        );
+        expect(drawnTo, `${track.name} at ${width} px: the wave reaches ${Math.round(drawnTo * 100)} % of the width`).toBeGreaterThan(0.9);
+      }
+      await page.screenshot({ path: `/tmp/player-edge-cases-${width}.png`, fullPage: true });
+      expect(await watched.problems()).toEqual([]);
+      await watched.close();
     }
   });
 });

@@ -38,12 +38,67 @@ type Emitter = Parameters<PlayerAdapter['init']>[0];
 /** How far (in pixels) a press may move and still count as a click rather than a drag. */
 const CLICK_SLOP_PX = 4;
 
+/**
+ * The widest waveform drawn with a point per pixel. Peaks.js cannot draw a
+ * waveform at more pixels per second than its data has ("zoom level must be
+ * at least" the data's samples per pixel), and the server's peaks have 100
+ * per second: a 1-second track would fill 100 pixels of a 1000-pixel row.
+ */
+const MAX_DRAWN_WIDTH_PX = 4096;
+
+/** The header of an audiowaveform .dat file, version 2 (24 bytes, little-endian). */
+interface DatHeader {
+  eightBit: boolean;
+  sampleRate: number;
+  samplesPerPixel: number;
+  length: number;
+  channels: number;
+}
+
+function datHeader(dat: ArrayBuffer): DatHeader {
+  const view = new DataView(dat);
+  if (dat.byteLength < 24 || view.getInt32(0, true) !== 2) throw new Error('The waveform data is not an audiowaveform .dat file of version 2.');
+  return { eightBit: (view.getUint32(4, true) & 1) === 1, sampleRate: view.getInt32(8, true), samplesPerPixel: view.getInt32(12, true), length: view.getUint32(16, true), channels: view.getInt32(20, true) };
+}
+
+/**
+ * The peaks with at least MAX_DRAWN_WIDTH_PX points, each point of a short
+ * track repeated as often as needed (its samples per pixel divided to
+ * match), so that any track fits any width. A long enough track's peaks are
+ * returned as they are.
+ */
+export function peaksForAnyWidth(dat: ArrayBuffer): { dat: ArrayBuffer; header: DatHeader } {
+  const header = datHeader(dat);
+  if (header.length === 0 || header.length >= MAX_DRAWN_WIDTH_PX) return { dat, header };
+  const factor = Math.min(header.samplesPerPixel, Math.ceil(MAX_DRAWN_WIDTH_PX / header.length));
+  const samplesPerPixel = Math.floor(header.samplesPerPixel / factor);
+  const length = Math.ceil((header.length * header.samplesPerPixel) / samplesPerPixel);
+  const bytesPerValue = header.eightBit ? 1 : 2;
+  const pointBytes = 2 * header.channels * bytesPerValue;
+  const out = new ArrayBuffer(24 + length * pointBytes);
+  const source = new Uint8Array(dat, 24);
+  const target = new Uint8Array(out, 24);
+  new Uint8Array(out, 0, 24).set(new Uint8Array(dat, 0, 24));
+  const view = new DataView(out);
+  view.setInt32(12, samplesPerPixel, true);
+  view.setUint32(16, length, true);
+  for (let point = 0; point < length; point++) {
+    const from = Math.min(header.length - 1, Math.floor((point * samplesPerPixel) / header.samplesPerPixel));
+    target.set(source.subarray(from * pointBytes, (from + 1) * pointBytes), point * pointBytes);
+  }
+  return { dat: out, header: { ...header, samplesPerPixel, length } };
+}
+
 export class Waveform {
   private peaks?: PeaksInstance;
   private emitter?: Emitter;
   private markers: Marker[] = [];
   private resize?: ResizeObserver;
   private rangeId?: string;
+  /** The peaks' sample rate, samples per pixel and length in seconds, once drawn. */
+  private sampleRate = 1;
+  private samplesPerPixel = 1;
+  private seconds = 0;
 
   readonly container: HTMLElement;
   private readonly host: WaveformHost;
@@ -66,6 +121,12 @@ export class Waveform {
       this.peaks = undefined;
     }
     const host = this.host;
+    const answer = await fetch(datUrl);
+    if (!answer.ok) throw new Error(`The waveform data could not be read (${answer.status}).`);
+    const { dat, header } = peaksForAnyWidth(await answer.arrayBuffer());
+    this.sampleRate = header.sampleRate;
+    this.samplesPerPixel = header.samplesPerPixel;
+    this.seconds = (header.length * header.samplesPerPixel) / header.sampleRate;
     const adapter: PlayerAdapter = {
       init: async (emitter) => {
         this.emitter = emitter;
@@ -93,7 +154,10 @@ export class Waveform {
             wheelMode: 'none',
             autoScroll: false,
           },
-          dataUri: { arraybuffer: datUrl },
+          waveformData: { arraybuffer: dat },
+          // Peaks' default levels start at 512 samples per pixel, finer than the peaks of audio above
+          // 51.2 kHz (960 at 96 kHz): its first draw then throws. The levels start at the data's own.
+          zoomLevels: [1, 2, 4, 8].map((times) => header.samplesPerPixel * times),
           player: adapter,
           keyboard: false,
           emitCueEvents: false,
@@ -104,7 +168,7 @@ export class Waveform {
     });
     this.peaks = peaks;
     const view = peaks.views.getView('zoomview');
-    view?.setZoom({ seconds: 'auto' });
+    this.fitToWidth();
     view?.setWaveformDragMode('insert-segment');
     view?.enableMarkerEditing(false);
     // In Peaks' insert-segment mode every press inserts a segment, a click or a tap one of no length. So a
@@ -123,12 +187,20 @@ export class Waveform {
     peaks.on('points.click', ({ point }) => this.host.seek(point.time));
     peaks.on('segments.click', ({ segment }) => this.host.seek(segment.startTime));
     this.resize ??= new ResizeObserver(() => {
-      const zoomview = this.peaks?.views.getView('zoomview');
-      zoomview?.fitToContainer();
-      zoomview?.setZoom({ seconds: 'auto' });
+      this.peaks?.views.getView('zoomview')?.fitToContainer();
+      this.fitToWidth();
     });
     this.resize.observe(this.container);
     this.showMarkers(this.markers);
+  }
+
+  /** The whole track across the width; on a screen wider than MAX_DRAWN_WIDTH_PX, as wide as its peaks allow. */
+  private fitToWidth(): void {
+    const zoomview = this.peaks?.views.getView('zoomview');
+    if (!zoomview) return;
+    const fitting = Math.floor((this.seconds * this.sampleRate) / Math.max(1, this.container.clientWidth));
+    if (fitting >= this.samplesPerPixel) zoomview.setZoom({ seconds: 'auto' });
+    else zoomview.setZoom({ scale: this.samplesPerPixel });
   }
 
   /** Moves the playhead: the page calls this on the audio element's events while this track is current. */

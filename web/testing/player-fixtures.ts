@@ -187,6 +187,26 @@ export async function makeSmallProject(h: Harness, name = 'Demo Tapes'): Promise
   return { projectid: project.id, track };
 }
 
+/**
+ * Tracks at the edges of what the page draws: one second long, and at each
+ * sample rate the analysis accepts from 8 kHz to 192 kHz (a waveform's peaks
+ * have 100 points a second whatever the rate, so their samples per pixel
+ * range from 80 to 1920).
+ */
+export async function makeEdgeCaseProject(h: Harness): Promise<{ projectid: string; tracks: FixtureTrack[] }> {
+  const { api } = await h.as(OWNER);
+  const { data: project, error } = await api.POST('/projects', { body: { name: 'Edge cases' } });
+  if (!project) throw new Error(`Project not made: ${JSON.stringify(error)}`);
+  const tone = (rate: number, seconds: number) => ['-f', 'lavfi', '-i', `sine=frequency=440:sample_rate=${rate}:duration=${seconds}`, '-ac', '2', '-c:a', 'flac'];
+  const tracks: FixtureTrack[] = [];
+  tracks.push(await uploadTrack(h, project.id, 'One second', [{ name: 'one-second.flac', bytes: await makeAudio('one-second.flac', tone(44_100, 1)) }]));
+  for (const rate of [8_000, 96_000, 192_000]) {
+    const name = `tone-${rate / 1000}k.flac`;
+    tracks.push(await uploadTrack(h, project.id, `At ${rate / 1000} kHz`, [{ name, bytes: await makeAudio(name, tone(rate, 3)) }]));
+  }
+  return { projectid: project.id, tracks };
+}
+
 export async function createPlayer(h: Harness, body: Schemas['CreatePlayerRequest']): Promise<Player> {
   const { api } = await h.as(OWNER);
   const { data, error } = await api.POST('/players', { body });
