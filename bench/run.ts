@@ -70,7 +70,7 @@ import { createTestDatabase } from '../server/testing/databases.ts';
 import { DeleteObjectCommand } from '@aws-sdk/client-s3';
 import { Upload } from '@aws-sdk/lib-storage';
 import { randomBytes } from 'node:crypto';
-import { startReceiver } from '../server/resources/webhooks/webhook-receiver.ts';
+import { startReceiver } from '../server/testing/webhook-receiver.ts';
 import { Readable } from 'node:stream';
 
 const root = resolve(import.meta.dirname, '..');

@@ -6,7 +6,7 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { client, onMock, raw } from './support/context.ts';
-import { startReceiver, type Receiver } from '../server/resources/webhooks/webhook-receiver.ts';
+import { startReceiver, type Receiver } from '../server/testing/webhook-receiver.ts';
 import { until } from '../server/testing/until.ts';
 
 const api = client();

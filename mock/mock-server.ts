@@ -26,7 +26,7 @@ import type { AddressInfo } from 'node:net';
 import { resolve } from 'node:path';
 import express, { type Express, type NextFunction, type Request, type Response } from 'express';
 import { createInstance, getHttpOperationsFromSpec, type IHttpConfig, type IHttpRequest, type IHttpResponse, type PrismHttpComponents } from '@stoplight/prism-http';
-import { bearerAuth } from '../server/http/auth.ts';
+import { bearerAuth, type TokenOwners } from '../server/http/auth.ts';
 import { clientErrorAnswer, maxHeaderSize } from '../server/http/client-error.ts';
 import { cors } from '../server/http/cors.ts';
 import { problemHandler, toProblem } from '../server/http/errors.ts';
@@ -34,7 +34,6 @@ import { jsonBody } from '../server/http/json-body.ts';
 import { refuseNulInUrl } from '../server/http/nul-characters.ts';
 import { HttpProblem, notFound } from '../server/http/problem.ts';
 import { requestIds } from '../server/http/request-context.ts';
-import type { Store } from '../server/repositories.ts';
 import { contentTypeFault, defaultExampleFor, documentsStatus, namingRequestedIds, preferFault, routeFault, tusVersionFault, unknownQueryFault, validationFault, type MockOperation, type PrismDiagnostic } from './faults.ts';
 import { parsePrefer } from './prefer.ts';
 import { rewriteApiUrl, rewriteApiUrls } from './signed-urls.ts';
@@ -243,7 +242,7 @@ function publicPaths(operations: MockOperation[]): (path: string) => boolean {
 export const MOCK_TAKES_ANY_TOKEN = 'The mock takes any token, such as "Bearer any-token".';
 
 const mockUser = { id: 'usr_mock', email: 'partner@example.com' };
-const anyToken = { tokens: { findActiveUser: async () => mockUser } } as unknown as Store;
+const anyToken: TokenOwners = { tokens: { findActiveUser: async () => mockUser } };
 
 /** Request ids as the server makes them (the `instance` of problems, and X-Request-Id), and the request's log line. */
 function requestContext(log: MockOptions['log']) {

@@ -4,28 +4,22 @@
  * main.ts, the tests and the benchmarks alike.
  */
 import { createServer, type Server, type ServerResponse } from 'node:http';
-import { mkdirSync } from 'node:fs';
-import { dataDirMode, type Config } from './config.ts';
+import type { Config } from './config.ts';
 import type { Context } from './context.ts';
+import type { Store } from './repositories.ts';
 import { createApp } from './app.ts';
-import { openStore } from './repositories.ts';
-import { openBlobStore } from './blobs/open-blob-store.ts';
-import { UrlSigner } from './signing/url-signer.ts';
-import { SecretBox } from './signing/secret-box.ts';
+import { createContext } from './open-context.ts';
 import { startWebhookWorker } from './resources/webhooks/webhook-delivery.ts';
 import { analysisEvents } from './resources/uploads/upload-events.ts';
-import { checkSigningSecret } from './signing/secret-fingerprint.ts';
-import { systemClock, type Clock } from './lib/clock.ts';
-import { createLogger, type Logger } from './lib/logger.ts';
+import type { Clock } from './lib/clock.ts';
+import type { Logger } from './lib/logger.ts';
 import { clientErrorAnswer, maxHeaderSize } from './http/client-error.ts';
-import { BoxListCache } from './resources/boxes/box-list-cache.ts';
-import { SystemMediaTools, type MediaTools } from './audio/media-tools.ts';
-import { startAudioWorker } from './audio/audio-worker.ts';
+import type { MediaTools } from './audio/media-tools.ts';
+import { startAudioWorker } from './resources/processing/audio-worker.ts';
 import { sweepAbandonedUploads } from './resources/uploads/uploads-service.ts';
 import type { Worker } from './jobs/worker.ts';
 import { DELIVERY_LOG_MS } from './resources/webhooks/webhooks-service.ts';
 import { sweepAbandonedPortalUploads } from './resources/portal/portal-sweeper.ts';
-import { StripeProvider } from './payments/stripe-provider.ts';
 
 /** How long jobs that ended stay in the queue's table, for someone looking into what happened. */
 const FINISHED_JOBS_KEPT_MS = 7 * 24 * 3_600_000;
@@ -33,9 +27,9 @@ const FINISHED_JOBS_KEPT_MS = 7 * 24 * 3_600_000;
 export interface RunningServer {
   ctx: Context;
   /** The audio worker running in this process, if any. */
-  worker: Worker | undefined;
+  worker: Worker<Store> | undefined;
   /** This process's webhook sender; none with WEBHOOK_CONCURRENCY=0. */
-  webhookWorker: Worker | undefined;
+  webhookWorker: Worker<Store> | undefined;
   http: Server;
   /** The address it listens at, for example http://127.0.0.1:8080. */
   address: string;
@@ -48,47 +42,9 @@ export interface RunningServer {
   close(): Promise<void>;
 }
 
-/**
- * Opens the blob store and the store (applying migrations), checks that this
- * process's signing secret is the one the database's other processes use,
- * and gathers what the resources need.
- */
-export async function createContext(
-  config: Config,
-  overrides: { clock?: Clock; logger?: Logger; media?: MediaTools } = {},
-  jobQueued: () => void = () => {},
-): Promise<Context> {
-  mkdirSync(config.dataDir, { recursive: true, mode: dataDirMode });
-  const logger = overrides.logger ?? createLogger(config.logLevel);
-  // Before the store: a bucket that cannot be used stops the start with nothing opened.
-  const blobs = await openBlobStore(config);
-  // The repositories are registered here, at the composition root (server/repositories.ts), not by the store.
-  const store = await openStore({ databaseUrl: config.databaseUrl, dataDir: config.dataDir, logger });
-  try {
-    // Before anything signs: a secret the other processes on this database do not share stops the start.
-    await checkSigningSecret(store.db, config.signingSecret, (overrides.clock ?? systemClock).now());
-  } catch (error) {
-    await store.close();
-    throw error;
-  }
-  return {
-    config,
-    store,
-    blobs,
-    clock: overrides.clock ?? systemClock,
-    signer: new UrlSigner(config.signingSecret),
-    secrets: new SecretBox(config.signingSecret),
-    logger,
-    boxListCache: new BoxListCache(),
-    media: overrides.media ?? new SystemMediaTools(),
-    payments: config.stripe ? new StripeProvider(config.stripe) : undefined,
-    jobQueued,
-  };
-}
-
 export async function startServer(config: Config, overrides: { clock?: Clock; logger?: Logger; media?: MediaTools } = {}): Promise<RunningServer> {
-  let worker: Worker | undefined;
-  let webhookWorker: Worker | undefined;
+  let worker: Worker<Store> | undefined;
+  let webhookWorker: Worker<Store> | undefined;
   const ctx = await createContext(config, overrides, () => {
     worker?.nudge();
     webhookWorker?.nudge();

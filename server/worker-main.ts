@@ -10,8 +10,8 @@
  * second signal cuts the grace short.
  */
 import { loadConfigOrExit } from './config.ts';
-import { createContext } from './server.ts';
-import { startAudioWorker } from './audio/audio-worker.ts';
+import { createContext } from './open-context.ts';
+import { startAudioWorker } from './resources/processing/audio-worker.ts';
 import { startWebhookWorker } from './resources/webhooks/webhook-delivery.ts';
 import { analysisEvents } from './resources/uploads/upload-events.ts';
 import { BlobStoreUnavailableError } from './blobs/blob-store.ts';

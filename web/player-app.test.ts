@@ -462,6 +462,9 @@ describe('locked players in Chromium: each lock locks, and the URLs the page had
     await page.goto(player.playerUrl!);
     await expectLocked(watched, 'password');
     expect(await notRefused(urls)).toEqual([]);
+    // Said once, in the heading; the paragraph says what to do.
+    expect(await page.getByText(/has a password/).count()).toBe(1);
+    await page.getByText('Type the password its owner gave you to listen.').waitFor();
 
     const password = page.getByRole('textbox', { name: 'Password' });
     const open = page.getByRole('button', { name: 'Open', exact: true });

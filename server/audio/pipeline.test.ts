@@ -8,8 +8,8 @@ import { useTestServer, type Harness } from '../testing/harness.ts';
 import { childProcesses, eventually, isRunning, makeAudio, measureEventLoop, sineAt } from '../testing/audio.ts';
 import { waitForStatus } from '../testing/files.ts';
 import { SystemMediaTools } from './media-tools.ts';
-import { ANALYSE_FILE } from './processing.ts';
-import { startAudioWorker } from './audio-worker.ts';
+import { ANALYSE_FILE } from '../resources/processing/processing.ts';
+import { startAudioWorker } from '../resources/processing/audio-worker.ts';
 import type { Logger } from '../lib/logger.ts';
 import { fileBlobKey, renditionBlobKey, VARIANT_NAMES } from '../blobs/keys.ts';
 

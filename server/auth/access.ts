@@ -4,23 +4,18 @@
  * exactly as for a project that does not exist, so that its existence does
  * not leak; a caller who may read but not write is answered 403.
  */
-import type { Context } from '../context.ts';
 import type { Role } from '../lib/api-types.ts';
 import { forbidden, notFound } from '../http/problem.ts';
-import type { ProjectRecord } from '../resources/projects/project-repository.ts';
 import { canOnProject, type Principal, type ProjectPermission } from './policy.ts';
-
-/** The ports this service uses, and nothing more. */
-type Ports = Pick<Context, 'store'>;
 
 export interface Caller {
   id: string;
   email: string;
 }
 
-/** The one query the check needs: a project and the caller's role on it. */
-export interface ProjectRoles {
-  getWithRole(projectId: string, user: Caller): Promise<{ project: ProjectRecord; role: Role } | undefined>;
+/** The one query the check needs: a project (whatever the store's record of it is) and the caller's role on it. */
+export interface ProjectRoles<Project> {
+  getWithRole(projectId: string, user: Caller): Promise<{ project: Project; role: Role } | undefined>;
 }
 
 /**
@@ -29,12 +24,12 @@ export interface ProjectRoles {
  * otherwise. Takes only the port it reads, for services that are handed
  * their ports rather than the whole context.
  */
-export async function requireProjectAccess(
-  projects: ProjectRoles,
+export async function requireProjectAccess<Project>(
+  projects: ProjectRoles<Project>,
   caller: Caller,
   projectId: string,
   permission: ProjectPermission,
-): Promise<{ project: ProjectRecord; role: Role }> {
+): Promise<{ project: Project; role: Role }> {
   const access = await projects.getWithRole(projectId, caller);
   const principal: Principal = { kind: 'user', role: access?.role };
   if (!access || !canOnProject(principal, 'project:read')) throw notFound(`No project ${projectId} exists that you can see.`);
@@ -45,6 +40,6 @@ export async function requireProjectAccess(
 }
 
 /** The services' entry point: `read` or `write` on a project, through the policy. */
-export function accessProject(ctx: Ports, caller: Caller, projectId: string, need: 'read' | 'write'): Promise<{ project: ProjectRecord; role: Role }> {
+export function accessProject<Project>(ctx: { store: { projects: ProjectRoles<Project> } }, caller: Caller, projectId: string, need: 'read' | 'write'): Promise<{ project: Project; role: Role }> {
   return requireProjectAccess(ctx.store.projects, caller, projectId, need === 'read' ? 'project:read' : 'project:write');
 }

@@ -13,7 +13,7 @@ import { Readable } from 'node:stream';
 import { HeadObjectCommand, ListMultipartUploadsCommand, ListObjectsV2Command } from '@aws-sdk/client-s3';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { loadConfig } from '../config.ts';
-import { createContext } from '../server.ts';
+import { createContext } from '../open-context.ts';
 import { backends } from '../testing/databases.ts';
 import { useTestServer } from '../testing/harness.ts';
 import { eventually, makeAudio, sineAt } from '../testing/audio.ts';

@@ -14,7 +14,6 @@
 import { readFileSync } from 'node:fs';
 import { resolve } from 'node:path';
 import type { NextFunction, Request, Response } from 'express';
-import type { Store } from '../repositories.ts';
 import { HttpProblem } from './problem.ts';
 
 type BearerNeed = 'required' | 'optional' | 'ignored';
@@ -60,8 +59,13 @@ export const MINT_A_TOKEN = 'Create a token with: npm run --silent admin -- toke
  * `howToGetOne` ends every 401's detail: where a token comes from here
  * (the mock and the sandbox take any).
  */
+/** The one query bearer authentication needs: the account a token belongs to, while it is not revoked. */
+export interface TokenOwners {
+  tokens: { findActiveUser(secret: string): Promise<{ id: string; email: string } | undefined> };
+}
+
 export function bearerAuth(
-  store: Store,
+  store: TokenOwners,
   isPublicPath: (path: string) => boolean,
   {
     accountOfUnknownToken = async () => undefined,

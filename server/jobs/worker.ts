@@ -21,7 +21,6 @@ import { randomBytes } from 'node:crypto';
 import type { Clock } from '../lib/clock.ts';
 import type { Logger } from '../lib/logger.ts';
 import type { Job, JobQueue } from './job-queue.ts';
-import type { Store } from '../repositories.ts';
 
 export class PermanentJobError extends Error {}
 
@@ -97,7 +96,7 @@ interface Running {
   done: Promise<void>;
 }
 
-export class Worker<Tx extends { jobs: JobQueue } = Store> {
+export class Worker<Tx extends { jobs: JobQueue } = { jobs: JobQueue }> {
   readonly id = `${hostname()}:${process.pid}:${randomBytes(3).toString('hex')}`;
   private running = new Set<Running>();
   private stopping = false;

@@ -4,7 +4,7 @@
  * the server, "while acting as a gateway or proxy, received an invalid
  * response from an inbound server", RFC 9110 §15.6.3).
  */
-import type { Context } from '../context.ts';
+import type { Logger } from '../lib/logger.ts';
 import { HttpProblem } from '../http/problem.ts';
 import { PaymentProviderError, type PaymentProvider } from './payment-provider.ts';
 
@@ -17,7 +17,7 @@ export function paymentsNotConfigured(): HttpProblem {
 }
 
 /** The provider, or 409 when the server takes no payments. */
-export function requirePayments(ctx: Pick<Context, 'payments'>): PaymentProvider {
+export function requirePayments(ctx: { payments?: PaymentProvider }): PaymentProvider {
   if (!ctx.payments) throw paymentsNotConfigured();
   return ctx.payments;
 }
@@ -27,7 +27,7 @@ export function requirePayments(ctx: Pick<Context, 'payments'>): PaymentProvider
  * charged, or, when the provider refused what was asked and the caller
  * knows what that means, `refused`'s problem.
  */
-export async function viaProvider<T>(ctx: Pick<Context, 'logger'>, what: string, call: () => Promise<T>, refused?: (error: PaymentProviderError) => HttpProblem): Promise<T> {
+export async function viaProvider<T>(ctx: { logger: Logger }, what: string, call: () => Promise<T>, refused?: (error: PaymentProviderError) => HttpProblem): Promise<T> {
   try {
     return await call();
   } catch (error) {

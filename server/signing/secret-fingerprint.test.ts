@@ -9,7 +9,7 @@ import { once } from 'node:events';
 import { resolve } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { loadConfig } from '../config.ts';
-import { createContext } from '../server.ts';
+import { createContext } from '../open-context.ts';
 import { openStore } from '../repositories.ts';
 import type { Context } from '../context.ts';
 import { backends, createTestDatabase, type TestDatabase } from '../testing/databases.ts';

@@ -74,3 +74,6 @@ export const ICONS = {
 
 /** Loudness as people write it, with a real minus sign: "−9.4 LUFS". */
 export const formatLevel = (value: number, unit: string) => `${value.toFixed(1).replace('-', '−')} ${unit}`;
+
+/** A price in US cents as people read it: "$4.99". */
+export const price = (cents: number) => `$${(cents / 100).toFixed(2)}`;

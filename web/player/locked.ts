@@ -4,8 +4,7 @@
  * state for people reading the markup and for the tests.
  */
 import type { PlayerApi, PlayerView, Refusal } from './api.ts';
-import { formatTime, h, replaceChildren } from './dom.ts';
-import { price } from './player-app.ts';
+import { formatTime, h, price, replaceChildren } from './dom.ts';
 
 export type Lock = 'paywall' | 'password' | 'expired' | 'collaborators' | 'not-found';
 
@@ -57,7 +56,7 @@ export function showRefusal(
       );
       return;
     case 'password':
-      passwordPage(root, api, refusal, open);
+      passwordPage(root, api, open);
       return;
     default:
       root.dataset.state = 'error';
@@ -66,7 +65,7 @@ export function showRefusal(
   }
 }
 
-function passwordPage(root: HTMLElement, api: PlayerApi, refusal: Refusal, open: (view: PlayerView) => void): void {
+function passwordPage(root: HTMLElement, api: PlayerApi, open: (view: PlayerView) => void): void {
   const input = h('input', { type: 'password', id: 'player-password', autocomplete: 'current-password', required: true });
   const alert = h('p', { class: 'alert', role: 'alert' });
   const submit = h('button', { type: 'submit' }, 'Open');
@@ -85,7 +84,8 @@ function passwordPage(root: HTMLElement, api: PlayerApi, refusal: Refusal, open:
     alert.textContent = answer.refusal.detail + retry;
     input.select();
   });
-  lockedPage(root, 'password', 'This player has a password', h('p', {}, refusal.detail), form);
+  // The heading says it has a password; the server's refusal says the same, so the paragraph says what to do instead.
+  lockedPage(root, 'password', 'This player has a password', h('p', {}, 'Type the password its owner gave you to listen.'), form);
   input.focus();
 }
 

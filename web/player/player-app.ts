@@ -5,7 +5,7 @@
  * no rule of its own beyond what the view says.
  */
 import type { PlayerApi, PlayerView, Quality, ViewTrack, ViewVersion } from './api.ts';
-import { h, formatDb, formatLevel, formatTime, icon, ICONS, replaceChildren } from './dom.ts';
+import { h, formatDb, formatLevel, formatTime, icon, ICONS, price, replaceChildren } from './dom.ts';
 import { AudioEngine } from './engine.ts';
 import { matchGainDb } from './loudness.ts';
 import { Waveform } from './waveform.ts';
@@ -611,5 +611,3 @@ export class PlayerApp {
     this.adopt(answer.data, { swapNow: true });
   }
 }
-
-export const price = (cents: number) => `$${(cents / 100).toFixed(2)}`;

@@ -5,7 +5,7 @@
  */
 import { sniffAudioType } from '../../lib/content-sniffing.ts';
 import { badRequest, unsupportedMediaType } from '../../http/problem.ts';
-import { isAudioFile } from '../../audio/processing.ts';
+import { isAudioFile } from '../processing/processing.ts';
 
 /** The kinds a portal takes besides audio: what artists and their clients send with it (archives of stems, documents). */
 const OTHER_KINDS: Array<{ kind: string; types: string[]; extensions: RegExp; magic?: (head: Buffer) => boolean }> = [

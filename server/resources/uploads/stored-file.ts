@@ -7,7 +7,7 @@
 import type { Context } from '../../context.ts';
 import type { Store } from '../../repositories.ts';
 import type { BoxRecord } from '../boxes/box-repository.ts';
-import { queueAnalysis } from '../../audio/processing.ts';
+import { queueAnalysis } from '../processing/processing.ts';
 import { recordFileEvent } from './upload-events.ts';
 
 export async function settleStoredFile(ctx: Pick<Context, 'clock' | 'jobQueued'>, store: Store, file: BoxRecord, audio: boolean): Promise<void> {

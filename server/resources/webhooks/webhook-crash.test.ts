@@ -10,7 +10,7 @@ import { Webhook } from 'standardwebhooks';
 import { backends, createTestDatabase } from '../../testing/databases.ts';
 import { childServerSetup, startServer } from '../../testing/child-server.ts';
 import { until } from '../../testing/until.ts';
-import { startReceiver } from './webhook-receiver.ts';
+import { startReceiver } from '../../testing/webhook-receiver.ts';
 
 describe.each(backends)('a server killed mid-delivery, on %s', (backend) => {
   it('delivers the event after a restart, with the same webhook-id', { timeout: 120_000 }, async () => {

@@ -9,13 +9,14 @@ import { Webhook } from 'standardwebhooks';
 import { backends } from '../../testing/databases.ts';
 import { useTestServer } from '../../testing/harness.ts';
 import { until } from '../../testing/until.ts';
-import { startReceiver, type Receiver, type Received } from './webhook-receiver.ts';
+import { startReceiver, type Receiver, type Received } from '../../testing/webhook-receiver.ts';
 import { recordEvent, RETRY_DELAYS_MS, DELIVER_WEBHOOK } from './outbox.ts';
 import { startWebhookWorker } from './webhook-delivery.ts';
 import { refusalOf } from '../../lib/outbound-addresses.ts';
 import { sendWebhook } from './webhook-sender.ts';
 import type { Schemas } from '../../lib/api-types.ts';
 import type { Worker } from '../../jobs/worker.ts';
+import type { Store } from '../../repositories.ts';
 import { sineWav } from '../../testing/audio.ts';
 
 type Event = Schemas['WebhookEvent'];
@@ -41,7 +42,7 @@ describe.each(backends)('webhooks on %s', (backend) => {
   beforeAll(async () => {
     receiver = await startReceiver();
   });
-  let replacement: Worker | undefined;
+  let replacement: Worker<Store> | undefined;
   afterAll(async () => {
     await replacement?.stop(0);
     await receiver.close();

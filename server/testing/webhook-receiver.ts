@@ -6,7 +6,7 @@
  */
 import { createServer, type IncomingHttpHeaders, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { until } from '../../testing/until.ts';
+import { until } from './until.ts';
 
 export interface Received {
   path: string;

@@ -10,13 +10,13 @@
 import { mkdir, mkdtemp, readdir, rm, stat } from 'node:fs/promises';
 import { join } from 'node:path';
 import { Readable } from 'node:stream';
-import type { Context } from '../context.ts';
-import type { Store } from '../repositories.ts';
-import type { Job } from '../jobs/job-queue.ts';
-import { PermanentJobError, type JobHandler } from '../jobs/worker.ts';
-import { fileBlobKey, renditionBlobKey } from '../blobs/keys.ts';
-import { analyseAudio } from './analyse.ts';
-import { UndecodableError, type MediaTools } from './media-tools.ts';
+import type { Context } from '../../context.ts';
+import type { Store } from '../../repositories.ts';
+import type { Job } from '../../jobs/job-queue.ts';
+import { PermanentJobError, type JobHandler } from '../../jobs/worker.ts';
+import { fileBlobKey, renditionBlobKey } from '../../blobs/keys.ts';
+import { analyseAudio } from '../../audio/analyse.ts';
+import { UndecodableError, type MediaTools } from '../../audio/media-tools.ts';
 
 /** The ports this service uses, and nothing more. */
 type Ports = Pick<Context, 'store' | 'blobs' | 'clock' | 'config' | 'logger'>;

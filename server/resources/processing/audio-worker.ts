@@ -5,9 +5,9 @@
  * with ffmpeg runs. Before it starts, it removes the scratch folders that
  * analyses cut off by a crash left behind.
  */
-import type { Context } from '../context.ts';
-import type { Store } from '../repositories.ts';
-import { Worker } from '../jobs/worker.ts';
+import type { Context } from '../../context.ts';
+import type { Store } from '../../repositories.ts';
+import { Worker } from '../../jobs/worker.ts';
 import { ANALYSE_FILE, analyseFileHandler, sweepStaleScratch, type AnalysisSettled } from './processing.ts';
 
 export async function startAudioWorker(ctx: Context, settled?: AnalysisSettled): Promise<Worker<Store> | undefined> {

@@ -1,0 +1,162 @@
+/**
+ * `npm run check:layers`: the import rules that keep the layout true to the
+ * architecture, checked over every TypeScript file git knows.
+ *
+ * 1. Dependencies point down. The lower layers of the server (lib, http,
+ *    store, blobs, jobs, auth, payments, signing, audio) import nothing from
+ *    the resources (server/resources/) or the composition root (context.ts,
+ *    repositories.ts, open-context.ts, app.ts, server.ts, the entry points),
+ *    not even a type: a lower layer takes the narrow port it uses. (The
+ *    settings' types in config.ts are no layer: anything may name them.)
+ * 2. web/ holds browser code only: it imports nothing from server/, scripts/
+ *    or node: modules.
+ * 3. Production code imports no test code (server/testing/, *.test.ts,
+ *    *-test-helpers.ts, web/testing/).
+ * 4. No production files import each other at run time, directly or round a
+ *    circle (a cycle makes the order modules start in a matter of luck).
+ *    Type-only imports are erased and do not count.
+ * 5. The audio worker (worker-main.ts) does not load the HTTP app.
+ *
+ * Exits 1 with every breach listed, or 0 saying how many files it read.
+ */
+import { execFileSync } from 'node:child_process';
+import { existsSync, readFileSync } from 'node:fs';
+import { dirname, join, relative, resolve } from 'node:path';
+import ts from 'typescript';
+
+export interface ImportEdge {
+  from: string;
+  to: string;
+  /** Whether it survives type erasure: an import of a value, not `import type`. */
+  runtime: boolean;
+  /** A worker thread's entry (new URL(…, import.meta.url)): loaded at run time, but as a module graph of its own. */
+  thread?: boolean;
+}
+
+const root = resolve(import.meta.dirname, '..');
+
+/** The local imports of a file (relative specifiers only), resolved to repository paths. */
+export function importsOf(file: string, source: string): ImportEdge[] {
+  const parsed = ts.createSourceFile(file, source, ts.ScriptTarget.Latest, false, ts.ScriptKind.TS);
+  const edges: ImportEdge[] = [];
+  const add = (specifier: string, runtime: boolean, thread = false) => {
+    if (!specifier.startsWith('.')) return;
+    edges.push({ from: file, to: relative(root, resolve(root, dirname(file), specifier)), runtime, ...(thread ? { thread } : {}) });
+  };
+  const visit = (node: ts.Node) => {
+    if (ts.isImportDeclaration(node) && ts.isStringLiteral(node.moduleSpecifier)) {
+      const clause = node.importClause;
+      // `import type {…}`, or `import { type A, type B }` with nothing else: erased entirely.
+      const typeOnly =
+        !!clause &&
+        (clause.isTypeOnly ||
+          (!clause.name && !!clause.namedBindings && ts.isNamedImports(clause.namedBindings) && clause.namedBindings.elements.length > 0 && clause.namedBindings.elements.every((element) => element.isTypeOnly)));
+      add(node.moduleSpecifier.text, !typeOnly);
+    } else if (ts.isExportDeclaration(node) && node.moduleSpecifier && ts.isStringLiteral(node.moduleSpecifier)) {
+      add(node.moduleSpecifier.text, !node.isTypeOnly);
+    } else if (ts.isCallExpression(node) && node.expression.kind === ts.SyntaxKind.ImportKeyword && node.arguments[0] && ts.isStringLiteral(node.arguments[0])) {
+      add(node.arguments[0].text, true);
+    } else if (ts.isNewExpression(node) && ts.isIdentifier(node.expression) && node.expression.text === 'URL' && node.arguments?.[0] && ts.isStringLiteral(node.arguments[0])) {
+      // new URL('./thread.ts', import.meta.url): a worker thread's entry, loaded at run time.
+      const [target, base] = node.arguments;
+      if (base && base.getText(parsed) === 'import.meta.url' && /\.(ts|js|mjs)$/.test(target.text)) add(target.text, true, true);
+    }
+    ts.forEachChild(node, visit);
+  };
+  visit(parsed);
+  return edges;
+}
+
+const lowerLayers = ['lib', 'http', 'store', 'blobs', 'jobs', 'auth', 'payments', 'signing', 'audio'].map((name) => `server/${name}/`);
+const compositionRoot = ['server/context.ts', 'server/repositories.ts', 'server/open-context.ts', 'server/app.ts', 'server/server.ts', 'server/main.ts', 'server/worker-main.ts', 'server/sandbox-main.ts'];
+const isTest = (file: string) => /\.test\.ts$|(^|\/)testing\/|-test-helpers\.ts$|\.conformance\.ts$/.test(file);
+const isProduction = (file: string) => /^(server|web|mock)\//.test(file) && !isTest(file);
+
+/** Every breach of the rules in these edges (the files' imports), as lines for a reader. */
+export function breaches(edges: ImportEdge[]): string[] {
+  const found: string[] = [];
+  for (const { from, to } of edges) {
+    if (lowerLayers.some((layer) => from.startsWith(layer)) && !isTest(from)) {
+      if (to.startsWith('server/resources/') || compositionRoot.includes(to)) found.push(`layers: ${from} imports ${to}, a higher layer; take the narrow port it uses instead`);
+    }
+    if (from.startsWith('web/') && !isTest(from) && !to.startsWith('web/') && !to.startsWith('generated/')) {
+      found.push(`web: ${from} imports ${to}; web/ holds browser code only`);
+    }
+    if (isProduction(from) && isTest(to)) found.push(`tests: ${from} (production) imports ${to}, test code`);
+  }
+  const graph = (withThreads: boolean) => {
+    const runtime = new Map<string, string[]>();
+    for (const { from, to, runtime: kept, thread } of edges) {
+      if (!kept || (thread && !withThreads) || !isProduction(from) || !isProduction(to)) continue;
+      runtime.set(from, [...(runtime.get(from) ?? []), to]);
+    }
+    return runtime;
+  };
+  // A thread's entry is a module graph of its own: a thread that imports back what starts it is no cycle.
+  for (const cycle of cycles(graph(false))) found.push(`cycle: ${[...cycle, cycle[0]].join(' → ')}`);
+  const fromWorker = reachable(graph(true), 'server/worker-main.ts');
+  if (fromWorker.has('server/app.ts')) found.push('worker: server/worker-main.ts loads server/app.ts (the HTTP app) at run time');
+  return found;
+}
+
+function reachable(graph: Map<string, string[]>, start: string): Set<string> {
+  const seen = new Set<string>();
+  const queue = [start];
+  while (queue.length > 0) {
+    const file = queue.pop()!;
+    if (seen.has(file)) continue;
+    seen.add(file);
+    queue.push(...(graph.get(file) ?? []));
+  }
+  return seen;
+}
+
+/** The strongly connected components of more than one file, or of one that imports itself (Tarjan's algorithm). */
+function cycles(graph: Map<string, string[]>): string[][] {
+  const index = new Map<string, number>();
+  const low = new Map<string, number>();
+  const stack: string[] = [];
+  const onStack = new Set<string>();
+  const components: string[][] = [];
+  let next = 0;
+  const connect = (file: string) => {
+    index.set(file, next);
+    low.set(file, next);
+    next += 1;
+    stack.push(file);
+    onStack.add(file);
+    for (const to of graph.get(file) ?? []) {
+      if (!index.has(to)) {
+        connect(to);
+        low.set(file, Math.min(low.get(file)!, low.get(to)!));
+      } else if (onStack.has(to)) {
+        low.set(file, Math.min(low.get(file)!, index.get(to)!));
+      }
+    }
+    if (low.get(file) === index.get(file)) {
+      const component: string[] = [];
+      let member: string;
+      do {
+        member = stack.pop()!;
+        onStack.delete(member);
+        component.push(member);
+      } while (member !== file);
+      if (component.length > 1 || (graph.get(file) ?? []).includes(file)) components.push(component.reverse());
+    }
+  };
+  for (const file of graph.keys()) if (!index.has(file)) connect(file);
+  return components;
+}
+
+if (import.meta.main) {
+  const files = execFileSync('git', ['ls-files', '--cached', '--others', '--exclude-standard', '*.ts'], { cwd: root, encoding: 'utf8' })
+    .split('\n')
+    .filter((file) => file && !file.startsWith('generated/') && existsSync(join(root, file)));
+  const edges = files.flatMap((file) => importsOf(file, readFileSync(join(root, file), 'utf8')));
+  const found = breaches(edges);
+  if (found.length > 0) {
+    console.error(`${found.length} import rule${found.length === 1 ? '' : 's'} broken (scripts/check-layers.ts says why each rule holds):\n  ${found.join('\n  ')}`);
+    process.exit(1);
+  }
+  console.log(`Import rules hold over ${files.length} files: layers point down, web/ is browser code, no test code in production, no cycle.`);
+}
