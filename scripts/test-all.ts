@@ -43,6 +43,7 @@ export const steps: Step[] = [
   { name: 'breaking', title: 'no breaking change since the released spec, or a new major version', command: npmRun('check:breaking') },
   { name: 'typecheck', title: 'types (tsc)', command: npmRun('typecheck') },
   { name: 'lint', title: 'lint (Biome)', command: npmRun('lint') },
+  { name: 'layers', title: 'import rules: layers point down, web/ is browser code, no cycle', command: npmRun('check:layers') },
   { name: 'server', title: 'server tests (SQLite, PostgreSQL, Chromium)', command: npmRun('test:server') },
   { name: 'contract:mock', title: 'contract suite on the mock', command: npmRun('test:contract:mock') },
   { name: 'contract:sqlite', title: 'contract suite on SQLite and local disk', command: npmRun('test:contract:sqlite') },

@@ -39,7 +39,7 @@ import { listeningHandlers } from './resources/listening/listening-handlers.ts';
 import { commentsHandlers } from './resources/comments/comments-handlers.ts';
 import { webhooksHandlers } from './resources/webhooks/webhooks-handlers.ts';
 import { paymentsHandlers } from './resources/payments/payments-handlers.ts';
-import { playerPageRoutes } from '../web/page-routes.ts';
+import { playerPageRoutes } from './pages/page-routes.ts';
 import { portalRoutes } from './resources/portal/portal-tus.ts';
 import { portalHandlers } from './resources/portal/portal-handlers.ts';
 

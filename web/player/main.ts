@@ -1,5 +1,5 @@
 /**
- * The player page's entry point. The server sends a shell (web/page-shell.ts)
+ * The player page's entry point. The server sends a shell (server/pages/page-shell.ts)
  * whose root element names the player and the API; everything else comes
  * from the API: an invite link's token opens a session first, then the view
  * decides between the player and a locked page.

@@ -1,6 +1,6 @@
 /**
  * The upload portal's page (/u/{playerid}): the server renders the form
- * (web/portal-shell.ts, the owner's header and greeting as text); this app
+ * (server/pages/portal-shell.ts, the owner's header and greeting as text); this app
  * sends the chosen files with tus-js-client to the portal's tus endpoint,
  * each with its own progress bar, speed, cancel button and message. A
  * dropped connection is retried from the server's offset; a reload finds

@@ -5,7 +5,7 @@ import { useTestServer, type Harness } from '../../testing/harness.ts';
 import { makeAudio } from '../../testing/audio.ts';
 import { onePixelPng } from '../../testing/fixtures.ts';
 import { waitForStatus } from '../../testing/files.ts';
-import type { BlobStore } from '../../../server/blobs/blob-store.ts';
+import type { BlobStore } from '../../blobs/blob-store.ts';
 import type { Logger } from '../../lib/logger.ts';
 import { byteRange, dispositionHeader, isNotModified, presentation } from './download-rules.ts';
 import { signDownload } from './signed-downloads.ts';

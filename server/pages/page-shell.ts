@@ -8,7 +8,7 @@
  *
  * Every value is escaped for its place: a player's name is its owner's text.
  */
-import type { PlayerPreview } from '../server/resources/listening/preview-service.ts';
+import type { PlayerPreview } from '../resources/listening/preview-service.ts';
 import { assetHref } from './page-assets.ts';
 
 const escapeHtml = (text: string) =>

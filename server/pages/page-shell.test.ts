@@ -4,9 +4,9 @@
  * preview tags and what they keep private, and its security headers.
  */
 import { beforeAll, describe, expect, it } from 'vitest';
-import type { Schemas } from '../generated/client.ts';
-import { useTestServer } from '../server/testing/harness.ts';
-import { onePixelPng } from '../server/testing/fixtures.ts';
+import type { Schemas } from '../../generated/client.ts';
+import { useTestServer } from '../testing/harness.ts';
+import { onePixelPng } from '../testing/fixtures.ts';
 import { EMBED_CSP, PAGE_CSP } from './page-security.ts';
 import { BUNDLE_DIR } from './page-assets.ts';
 import { readFileSync } from 'node:fs';

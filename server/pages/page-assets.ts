@@ -14,8 +14,8 @@ import fresh from 'fresh';
 import { join, resolve } from 'node:path';
 import express, { Router } from 'express';
 
-export const ICON_DIR = join(import.meta.dirname, 'assets');
-export const BUNDLE_DIR = resolve(import.meta.dirname, '../generated/player');
+export const ICON_DIR = resolve(import.meta.dirname, '../../web/assets');
+export const BUNDLE_DIR = resolve(import.meta.dirname, '../../generated/player');
 
 const ASSETS = { 'player.js': BUNDLE_DIR, 'player.css': BUNDLE_DIR, 'portal.js': BUNDLE_DIR, 'portal.css': BUNDLE_DIR, 'icon.svg': ICON_DIR } as const;
 export type AssetName = keyof typeof ASSETS;

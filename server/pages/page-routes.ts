@@ -7,14 +7,14 @@
  * (server/resources/listening/listener.ts and the access policy).
  */
 import { Router, type Request, type Response } from 'express';
-import type { Context } from '../server/context.ts';
-import { playerPreview } from '../server/resources/listening/preview-service.ts';
+import type { Context } from '../context.ts';
+import { playerPreview } from '../resources/listening/preview-service.ts';
 import { assetRoutes } from './page-assets.ts';
 import { sendPage } from './page-security.ts';
 import { renderShell } from './page-shell.ts';
 import { renderPortal } from './portal-shell.ts';
-import { openPortal } from '../server/resources/portal/portal-service.ts';
-import { HttpProblem } from '../server/http/problem.ts';
+import { openPortal } from '../resources/portal/portal-service.ts';
+import { HttpProblem } from '../http/problem.ts';
 
 export function playerPageRoutes(ctx: Pick<Context, 'store' | 'clock' | 'config' | 'signer' | 'blobs'>): Router {
   const router = Router();

@@ -1,0 +1,64 @@
+/**
+ * The import rules of scripts/check-layers.ts, each shown to catch its
+ * breach on made-up imports, and to let the layout's own imports through.
+ */
+import { describe, expect, it } from 'vitest';
+import { breaches, importsOf, type ImportEdge } from './check-layers.ts';
+
+const value = (from: string, to: string): ImportEdge => ({ from, to, runtime: true });
+const typeOnly = (from: string, to: string): ImportEdge => ({ from, to, runtime: false });
+
+describe('the import rules', () => {
+  it('refuse a lower layer importing a resource or the composition root, even a type', () => {
+    expect(breaches([typeOnly('server/http/auth.ts', 'server/repositories.ts')])).toEqual([expect.stringMatching(/^layers: server\/http\/auth\.ts imports server\/repositories\.ts/)]);
+    expect(breaches([value('server/lib/content-sniffing.ts', 'server/resources/uploads/sniff.ts')])).toHaveLength(1);
+    expect(breaches([typeOnly('server/audio/processing.ts', 'server/context.ts')])).toHaveLength(1);
+    // Downwards, and a test of a lower layer using the server, are fine.
+    expect(breaches([value('server/resources/uploads/uploads-service.ts', 'server/lib/content-sniffing.ts'), value('server/http/http.test.ts', 'server/app.ts')])).toEqual([]);
+  });
+
+  it('refuse web/ importing anything outside web/ and generated/', () => {
+    expect(breaches([value('web/page-routes.ts', 'server/context.ts')])).toEqual([expect.stringMatching(/^web: /)]);
+    expect(breaches([value('web/player/api.ts', 'generated/client.ts'), value('web/player/main.ts', 'web/player/api.ts')])).toEqual([]);
+  });
+
+  it('refuse production code importing test code', () => {
+    expect(breaches([value('server/resources/webhooks/webhook-receiver.ts', 'server/testing/until.ts')])).toEqual([expect.stringMatching(/^tests: /)]);
+    expect(breaches([value('server/resources/portal/portal.test.ts', 'server/testing/until.ts')])).toEqual([]);
+  });
+
+  it('refuse a run-time import cycle among production files, but not one of types or through a worker thread', () => {
+    expect(breaches([value('web/player/locked.ts', 'web/player/player-app.ts'), value('web/player/player-app.ts', 'web/player/locked.ts')])).toEqual([
+      'cycle: web/player/locked.ts → web/player/player-app.ts → web/player/locked.ts',
+    ]);
+    expect(breaches([value('server/a.ts', 'server/b.ts'), value('server/b.ts', 'server/c.ts'), value('server/c.ts', 'server/a.ts')])).toEqual([expect.stringMatching(/^cycle: /)]);
+    expect(breaches([value('server/a.ts', 'server/b.ts'), typeOnly('server/b.ts', 'server/a.ts')])).toEqual([]);
+    expect(breaches([{ ...value('server/audio/waveform.ts', 'server/audio/waveform-thread.ts'), thread: true }, value('server/audio/waveform-thread.ts', 'server/audio/waveform.ts')])).toEqual([]);
+  });
+
+  it('refuse the audio worker loading the HTTP app', () => {
+    expect(breaches([value('server/worker-main.ts', 'server/server.ts'), value('server/server.ts', 'server/app.ts')])).toEqual([expect.stringMatching(/^worker: /)]);
+  });
+
+  it('read value, type-only, re-exported, dynamic and worker-thread imports from source', () => {
+    const source = [
+      "import { a } from './a.ts';",
+      "import type { B } from './b.ts';",
+      "import { type C, type D } from './c.ts';",
+      "import { type E, f } from './e.ts';",
+      "export { g } from './g.ts';",
+      "import express from 'express';",
+      "const h = await import('./h.ts');",
+      "new Worker(new URL('./thread.ts', import.meta.url));",
+    ].join('\n');
+    expect(importsOf('server/x.ts', source)).toEqual([
+      value('server/x.ts', 'server/a.ts'),
+      typeOnly('server/x.ts', 'server/b.ts'),
+      typeOnly('server/x.ts', 'server/c.ts'),
+      value('server/x.ts', 'server/e.ts'),
+      value('server/x.ts', 'server/g.ts'),
+      value('server/x.ts', 'server/h.ts'),
+      { ...value('server/x.ts', 'server/thread.ts'), thread: true },
+    ]);
+  });
+});
