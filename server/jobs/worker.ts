@@ -22,7 +22,20 @@ import type { Clock } from '../lib/clock.ts';
 import type { Logger } from '../lib/logger.ts';
 import type { Job, JobQueue } from './job-queue.ts';
 
-export class PermanentJobError extends Error {}
+/**
+ * Thrown by a handler for a job that will never succeed. `code` says which
+ * way it failed, for the handler's `failed` to act on without reading the
+ * message (worded for people, and free to change).
+ */
+export class PermanentJobError extends Error {
+  readonly code: string | undefined;
+
+  constructor(message: string, code?: string) {
+    super(message);
+    this.name = 'PermanentJobError';
+    this.code = code;
+  }
+}
 
 /** The abort reason when the job's lease was lost: another worker may hold it now. */
 export class LeaseLostError extends Error {
@@ -66,8 +79,11 @@ export interface JobHandler<Tx> {
   requeued?(tx: Tx, job: Job, reason: string, retryAt: number): Promise<void>;
   /** When to retry after failed attempt `job.attempts`, in ms; without it, the worker's exponential backoff. */
   retryDelayMs?(job: Job): number;
-  /** Called in the transaction that fails the job for good (permanently, or out of attempts). */
-  failed(tx: Tx, job: Job, reason: string): Promise<void>;
+  /**
+   * Called in the transaction that fails the job for good: permanently (then
+   * `code` is the PermanentJobError's), or out of attempts (no `code`).
+   */
+  failed(tx: Tx, job: Job, reason: string, code: string | undefined): Promise<void>;
 }
 
 export interface WorkerOptions {
@@ -300,7 +316,7 @@ export class Worker<Tx extends { jobs: JobQueue } = { jobs: JobQueue }> {
       const settled = await this.store.transaction(async (tx) => {
         if (permanent) {
           if (!(await tx.jobs.fail(job, reason, now, undefined))) return false;
-          await handler?.failed(tx, job, reason);
+          await handler?.failed(tx, job, reason, error instanceof PermanentJobError ? error.code : undefined);
         } else {
           const retryAt = now + (handler?.retryDelayMs?.(job) ?? Math.min(this.options.backoffBaseMs * 2 ** (job.attempts - 1), MAX_BACKOFF_MS));
           if (!(await tx.jobs.fail(job, reason, now, retryAt))) return false;

@@ -24,6 +24,13 @@ import type { SecretBox } from '../../signing/secret-box.ts';
 
 type Ports = Pick<Context, 'store' | 'clock' | 'config' | 'logger' | 'secrets'>;
 
+/**
+ * The code of a delivery's permanent failure when the endpoint answered 410:
+ * RFC 9110 section 15.5.11, "the target resource is no longer available at
+ * the origin server and that this condition is likely to be permanent".
+ */
+const ENDPOINT_GONE = 'endpoint-gone';
+
 const deliveryOf = (job: Job) => (job.payload as { deliveryId: string }).deliveryId;
 
 /** A failed attempt; the worker retries it on the schedule, with the same webhook-id. */
@@ -80,7 +87,7 @@ export function deliverWebhookHandler(ctx: Ports): JobHandler<Store> {
       const last = job.attempts >= job.maxAttempts;
       const nextAttempt = outcome.statusCode === 410 || last ? null : ctx.clock.now() + RETRY_DELAYS_MS[job.attempts - 1];
       await ctx.store.webhooks.recordAttempt(delivery.id, attempt, nextAttempt === null ? 'failed' : 'pending', nextAttempt);
-      if (outcome.statusCode === 410) throw new PermanentJobError('The endpoint answered 410 Gone.');
+      if (outcome.statusCode === 410) throw new PermanentJobError('The endpoint answered 410 Gone.', ENDPOINT_GONE);
       throw new AttemptFailed(outcome.error);
     },
 
@@ -89,12 +96,12 @@ export function deliverWebhookHandler(ctx: Ports): JobHandler<Store> {
       if ((await store.webhooks.getDelivery(id))?.status === 'pending') await store.webhooks.setStatus(id, 'pending', retryAt);
     },
 
-    async failed(store, job, reason) {
+    async failed(store, job, reason, code) {
       const delivery = await store.webhooks.getDelivery(deliveryOf(job));
       if (!delivery) return;
       await store.webhooks.setStatus(delivery.id, 'failed', null);
       const now = ctx.clock.now();
-      if (reason.includes('410 Gone')) {
+      if (code === ENDPOINT_GONE) {
         await store.webhooks.disable(delivery.webhookId, `The endpoint answered 410 Gone to delivery ${delivery.id}, which says it is gone for good. Turn the webhook on again once it is back.`, now);
         return;
       }
