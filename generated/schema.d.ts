@@ -2547,7 +2547,10 @@ export interface components {
          */
         Color: string;
         /**
-         * @description A point in time, in milliseconds since the Unix epoch (UTC).
+         * @description A point in time, in milliseconds since the Unix epoch (UTC). At most
+         *     9007199254740991 (2^53 − 1, about the year 287,000): the largest integer
+         *     a JSON number carries exactly between implementations, which both
+         *     stores hold. A larger value is refused with 400.
          * @example 1795315200000
          */
         Timestamp: number;

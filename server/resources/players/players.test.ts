@@ -111,6 +111,29 @@ describe.each(backends)('players on %s', (backend) => {
     expect((await bob.api.GET('/players/{playerid}', { params: { path: { playerid: second.id } } })).response.status).toBe(200);
   });
 
+  it('refuses an expiry beyond the largest timestamp (400 naming the field, never a 500 from the store), and keeps the largest', async () => {
+    const { api, token } = await t.as('expiry@example.com');
+    const { data: player } = await api.POST('/players', { body: { name: 'Expiring' } });
+    const largest = 9007199254740991;
+    const tooLate = { type: '/problems/validation-error', errors: expect.arrayContaining([{ pointer: '#/expires', detail: `must be <= ${largest}` }]) };
+    for (const expires of [1e308, largest + 1, 1e19]) {
+      const created = await t.fetch('/players', { ...json({ name: 'Too late', expires }), token });
+      expect(created.status, `create ${expires}`).toBe(400);
+      expect(created.headers.get('content-type')).toMatch(/^application\/problem\+json/);
+      expect(await created.json()).toMatchObject(tooLate);
+      const updated = await t.fetch(`/players/${player!.id}`, { ...json({ expires }), token });
+      expect(updated.status, `update ${expires}`).toBe(400);
+      expect(await updated.json()).toMatchObject(tooLate);
+    }
+    expect((await api.GET('/players')).data!.map((p) => p.name)).toEqual(['Expiring']);
+    // The bound itself is a time both stores hold, and the player still opens.
+    const { data: kept, response } = await api.POST('/players/{playerid}', { params: { path: { playerid: player!.id } }, body: { expires: largest } });
+    expect(response.status).toBe(200);
+    expect(kept!.expires).toBe(largest);
+    expect((await api.GET('/players/{playerid}', { params: { path: { playerid: player!.id } } })).data!.expires).toBe(largest);
+    expect((await t.fetch(`/players/${player!.id}/view`)).status).toBe(200);
+  });
+
   it('refuses a paywall until a payment provider is connected, then stores it', async () => {
     const { api } = await t.as('seller@example.com');
     const payment = { price: 1999, fulfillment: 'allow-access', recipient: 'everyone' } as const;
