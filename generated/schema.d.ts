@@ -2146,9 +2146,11 @@ export interface components {
          *       view again before then to renew them; the page does so on its own.
          *     - **Locked:** with an unpaid `allow-access` paywall the tracks are listed
          *       (names, durations, loudness) without stream, peaks or download URLs;
-         *       with an unpaid `allow-download` paywall they play, without download
-         *       URLs. The signed URLs themselves stop working when the player stops
-         *       allowing what they were made for.
+         *       with an unpaid `allow-download` paywall they play compressed only,
+         *       without download URLs and without `original` or `lossless` streams
+         *       (FLAC decodes to the master's very samples). The signed URLs
+         *       themselves stop working when the player stops allowing what they were
+         *       made for.
          *     - **No email** appears anywhere in a view: people are shown by display
          *       name only.
          * @example {
@@ -2246,7 +2248,9 @@ export interface components {
              * @description The qualities this listener may stream, best first. `original` is
              *     offered only when downloads are allowed: without downloads the page
              *     streams renditions only, and `lossless` (FLAC) stands in for the
-             *     original, so a stream URL is no way to the uploaded master.
+             *     original, so a stream URL is no way to the uploaded master. While
+             *     an `allow-download` paywall is unpaid, only `compressed`: the
+             *     lossless stream is the master's sound, which the paywall sells.
              */
             qualities: components["schemas"]["Quality"][];
             /** @description The player's `quality` option when this listener may stream it; absent otherwise (the page then picks from the connection). */
@@ -2867,7 +2871,7 @@ export interface components {
             /** @description The price in cents (a whole number). */
             price: number;
             /**
-             * @description What a listener gets once paid: `allow-download` enables downloads, `allow-access` enables viewing the player.
+             * @description What a listener gets once paid: `allow-download` enables downloads (and the `original` and `lossless` streams; until then listeners play `compressed` only), `allow-access` enables viewing the player.
              * @enum {string}
              */
             fulfillment: "allow-download" | "allow-access";

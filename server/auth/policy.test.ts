@@ -9,7 +9,7 @@ const player = (facts: Partial<PlayerFacts> & { downloads?: boolean; comments?: 
   hasPassword: facts.hasPassword,
 });
 const granted = (principal: Principal, facts: PlayerFacts) => [...playerPermissions(principal, facts)].sort();
-const ALL: PlayerPermission[] = ['player:comment', 'player:download', 'player:stream', 'player:view'];
+const ALL: PlayerPermission[] = ['player:comment', 'player:download', 'player:stream', 'player:stream-lossless', 'player:view'];
 
 const listener: Principal = { kind: 'listener' };
 const password: Principal = { kind: 'password' };
@@ -35,9 +35,9 @@ describe('access policy: projects', () => {
 describe('access policy: players', () => {
   it('opens a public player to a listener, with downloads and comments as the options say', () => {
     expect(granted(listener, player())).toEqual(ALL);
-    expect(granted(listener, player({ downloads: false }))).toEqual(['player:comment', 'player:stream', 'player:view']);
-    expect(granted(listener, player({ comments: false }))).toEqual(['player:download', 'player:stream', 'player:view']);
-    expect(granted(listener, player({ downloads: false, comments: false }))).toEqual(['player:stream', 'player:view']);
+    expect(granted(listener, player({ downloads: false }))).toEqual(['player:comment', 'player:stream', 'player:stream-lossless', 'player:view']);
+    expect(granted(listener, player({ comments: false }))).toEqual(['player:download', 'player:stream', 'player:stream-lossless', 'player:view']);
+    expect(granted(listener, player({ downloads: false, comments: false }))).toEqual(['player:stream', 'player:stream-lossless', 'player:view']);
   });
 
   it('opens a collaborators-only player to its collaborators of every role and to no listener, password or purchaser', () => {
@@ -49,7 +49,7 @@ describe('access policy: players', () => {
   });
 
   it('holds collaborators to the downloads and comments options too', () => {
-    expect(granted(collaborator('editor'), player({ public: false, downloads: false, comments: false }))).toEqual(['player:stream', 'player:view']);
+    expect(granted(collaborator('editor'), player({ public: false, downloads: false, comments: false }))).toEqual(['player:stream', 'player:stream-lossless', 'player:view']);
   });
 
   it('locks an allow-access paywall for listeners until paid, and never for collaborators', () => {
@@ -59,11 +59,15 @@ describe('access policy: players', () => {
     expect(granted(collaborator('viewer'), paywalled)).toEqual(ALL);
   });
 
-  it('locks only the downloads of an allow-download paywall until paid', () => {
+  it('locks only the downloads, and lossless playing, of an allow-download paywall until paid', () => {
     const paywalled = player({ payment: { fulfillment: 'allow-download' } });
+    // Lossless decodes to the master's samples: held back with the downloads, only the compressed stream plays.
     expect(granted(listener, paywalled)).toEqual(['player:comment', 'player:stream', 'player:view']);
     expect(granted(purchaser, paywalled)).toEqual(ALL);
-    // Paying does not switch on downloads the player has off.
+    expect(granted(collaborator('viewer'), paywalled)).toEqual(ALL);
+    // Paying does not switch on downloads the player has off; it does open lossless playing.
+    expect(canOnPlayer(purchaser, 'player:stream-lossless', player({ downloads: false, payment: { fulfillment: 'allow-download' } }))).toBe(true);
+    expect(canOnPlayer(listener, 'player:stream-lossless', player({ downloads: false, payment: { fulfillment: 'allow-download' } }))).toBe(false);
     expect(canOnPlayer(purchaser, 'player:download', player({ downloads: false, payment: { fulfillment: 'allow-download' } }))).toBe(false);
   });
 
