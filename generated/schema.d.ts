@@ -10,8 +10,11 @@ export interface paths {
         };
         /**
          * List owned players
-         * @description Returns every player the caller owns, newest first. Players the caller
-         *     can only see as a collaborator are not listed.
+         * @description Returns every player the caller owns, newest first. A player belongs
+         *     to the owner of its project, whoever created it: this lists every
+         *     player of the caller's projects, those their admins and editors made
+         *     included. Players of others' projects, which the caller can see as a
+         *     collaborator, are not listed.
          */
         get: operations["listPlayers"];
         put?: never;
@@ -23,7 +26,11 @@ export interface paths {
          *       created; the player covers all of it, and `sortBy` sets the new
          *       project's sort order.
          *     - **With `projectid`** the player opens onto that existing project. The
-         *       caller must be its owner, or a collaborator with the admin or editor role.
+         *       caller must be its owner, or a collaborator with the admin or editor
+         *       role. The player belongs to the project's owner either way, and is
+         *       listed as theirs.
+         *     - **`payment`** only the project's owner may set (403 for anyone
+         *       else): every checkout pays the owner's connected account.
          *     - **`folderid`** scopes the player to one folder of the project and
          *       requires `projectid`.
          *     - **`boxids`** scopes the player to those boxes of the project; it
@@ -68,7 +75,9 @@ export interface paths {
          * @description Changes only the fields given and returns the player. There are no
          *     fallbacks to preferences on update. `boxSubtitle` cannot be changed.
          *     `payment` requires a connected payment provider. Needs the owner, or
-         *     the admin or editor role.
+         *     the admin or editor role; only the owner may set, change or remove
+         *     `payment` (403 for anyone else), and `{"payment": null}` removes the
+         *     paywall.
          *
          *     The change is atomic: `options` are merged into the stored options
          *     field by field, and a concurrent update of other fields keeps its
@@ -2857,7 +2866,9 @@ export interface components {
             redirect?: string;
         };
         /**
-         * @description A paywall on the player. Setting one requires that the caller has
+         * @description A paywall on the player. Only the owner of the player's project may set,
+         *     change or remove one (403 for anyone else), and every checkout pays the
+         *     owner's connected account. Setting one requires that the owner has
          *     connected a payment provider first (`POST /me/payment-provider`);
          *     otherwise the request is refused with 409
          *     `/problems/payment-provider-required`.
@@ -2931,7 +2942,9 @@ export interface components {
          *       name a box of that project.
          *     - `public` falls back to the creator's stored preference, then to `true`.
          *     - Each field of `options` falls back as described on PlayerOptionsInput.
-         *     - `payment` requires a connected payment provider (409 otherwise).
+         *     - `payment` requires a connected payment provider (409 otherwise), and
+         *       may be set only by the project's owner (403 for an admin or editor):
+         *       every checkout pays the owner's connected account.
          *     - `password` and `expires` are extensions; `null` is the same as
          *       leaving them out.
          * @example {
@@ -2982,8 +2995,10 @@ export interface components {
         };
         /**
          * @description The body of *Update a player*. Every field is optional and only the
-         *     fields given change. `payment` requires a connected payment provider.
-         *     `password: null` removes the password, `expires: null` the expiry.
+         *     fields given change. `payment` requires a connected payment provider,
+         *     and only the project's owner may set, change or remove it (403 for
+         *     anyone else). `payment: null` removes the paywall, `password: null` the
+         *     password, `expires: null` the expiry.
          * @example {
          *       "name": "Spring EP — final masters",
          *       "public": false,
@@ -2998,7 +3013,12 @@ export interface components {
             /** @description Whether anyone with the link can open the player. */
             public?: boolean;
             options?: components["schemas"]["PlayerOptionsUpdate"];
-            payment?: components["schemas"]["Payment"];
+            /**
+             * @description The paywall, replaced as a whole; `null` removes it (an extension).
+             *     Only the project's owner may set, change or remove it: every
+             *     checkout pays the owner's connected account.
+             */
+            payment?: components["schemas"]["Payment"] | null;
             /**
              * @description **Extension.** Changes the upload portal's options, merged field by
              *     field into the stored ones, as `options` are. `{"enabled": false}`

@@ -23,6 +23,13 @@ describe('access policy: projects', () => {
     expect(roles.map((role) => canOnProject({ kind: 'user', role }, 'project:write'))).toEqual([true, true, true, false]);
   });
 
+  it("lets only the owner sell: set, change or remove a player's paywall, whose checkouts pay the owner", () => {
+    const roles: Role[] = ['owner', 'admin', 'editor', 'viewer'];
+    expect(roles.map((role) => canOnProject({ kind: 'user', role }, 'project:sell'))).toEqual([true, false, false, false]);
+    expect(canOnProject({ kind: 'user', role: undefined }, 'project:sell')).toBe(false);
+    expect(canOnProject(collaborator('owner'), 'project:sell')).toBe(false);
+  });
+
   it('gives a user without a role nothing, and link holders and sessions no project permission at all', () => {
     expect(canOnProject({ kind: 'user', role: undefined }, 'project:read')).toBe(false);
     for (const principal of [listener, password, purchaser, collaborator('owner'), collaborator('admin')]) {

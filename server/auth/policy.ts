@@ -23,7 +23,7 @@
  */
 import type { Role, Schemas } from '../lib/api-types.ts';
 
-export type ProjectPermission = 'project:read' | 'project:write';
+export type ProjectPermission = 'project:read' | 'project:write' | 'project:sell';
 export type PlayerPermission = 'player:view' | 'player:stream' | 'player:stream-lossless' | 'player:download' | 'player:comment';
 export type Permission = ProjectPermission | PlayerPermission;
 
@@ -61,6 +61,9 @@ type LinkKind = 'listener' | 'password' | 'purchaser';
 const PROJECT_POLICY: Record<ProjectPermission, (role: Role) => boolean> = {
   'project:read': () => true,
   'project:write': (role) => role === 'owner' || role === 'admin' || role === 'editor',
+  // Set, change or remove a player's paywall. Every checkout pays the project owner's connected account, so what is
+  // sold, and for how much, is the owner's to decide alone: an admin or editor may change the player, not sell it.
+  'project:sell': (role) => role === 'owner',
 };
 
 // ---------------------------------------------------------------------------

@@ -149,6 +149,56 @@ describe.each(backends)('players on %s', (backend) => {
     expect(read!.payment).toEqual(payment);
   });
 
+  it("lets only the project's owner set, change or remove a paywall (403 for an editor, connected or not), and lists every player of the owner's projects as theirs", async () => {
+    const owner = await t.as('label@example.com');
+    const editor = await t.as('hired.editor@example.com');
+    const payment = { price: 999, fulfillment: 'allow-download', recipient: 'customer' } as const;
+    await owner.api.POST('/me/payment-provider', { body: { provider: 'stripe', accountId: 'acct_LabelOwner001' } });
+    await editor.api.POST('/me/payment-provider', { body: { provider: 'stripe', accountId: 'acct_HiredEditor01' } });
+    const { data: shared } = await owner.api.POST('/players', { body: { name: 'Review', collaborators: [{ email: 'hired.editor@example.com', role: 'editor' }] } });
+    const projectid = shared!.projectid;
+
+    // The editor may make players in the project, not sell it.
+    const sold = await editor.api.POST('/players', { body: { name: 'Sold by the editor', projectid, public: true, payment } });
+    expect(sold.response.status).toBe(403);
+    expect(sold.response.headers.get('content-type')).toMatch(/^application\/problem\+json/);
+    expect(sold.error).toMatchObject({ type: '/problems/forbidden', detail: expect.stringContaining(`Only the owner of project ${projectid} may set, change or remove a player's payment`) });
+    t.server.clock.advance(10);
+    const { data: made, response } = await editor.api.POST('/players', { body: { name: 'Made by the editor', projectid, public: true } });
+    expect(response.status).toBe(200);
+    const playerid = made!.id;
+    for (const change of [payment, null]) {
+      const refused = await editor.api.POST('/players/{playerid}', { params: { path: { playerid } }, body: { payment: change } });
+      expect(refused.response.status, JSON.stringify(change)).toBe(403);
+      expect(refused.error).toMatchObject({ type: '/problems/forbidden', detail: expect.stringContaining('checkouts pay the owner') });
+    }
+    // Everything else stays theirs to change.
+    expect((await editor.api.POST('/players/{playerid}', { params: { path: { playerid } }, body: { name: 'Renamed by the editor' } })).response.status).toBe(200);
+
+    // The player is the owner's: listed as theirs, not the editor's.
+    expect((await owner.api.GET('/players')).data!.map((player) => player.id)).toEqual([playerid, shared!.id]);
+    expect((await editor.api.GET('/players')).data!.map((player) => player.id)).not.toContain(playerid);
+    expect((await t.server.ctx.store.players.get(playerid))!.createdBy).toBe((await t.server.ctx.store.users.findByEmail('hired.editor@example.com'))!.id);
+
+    // The owner sets the paywall, changes it, and removes it with null.
+    const set = await owner.api.POST('/players/{playerid}', { params: { path: { playerid } }, body: { payment } });
+    expect(set.response.status).toBe(200);
+    expect(set.data!.payment).toEqual(payment);
+    const changed = await owner.api.POST('/players/{playerid}', { params: { path: { playerid } }, body: { payment: { ...payment, price: 1299 } } });
+    expect(changed.data!.payment).toEqual({ ...payment, price: 1299 });
+    const removed = await owner.api.POST('/players/{playerid}', { params: { path: { playerid } }, body: { payment: null } });
+    expect(removed.response.status).toBe(200);
+    expect(removed.data).not.toHaveProperty('payment');
+    expect((await owner.api.GET('/players/{playerid}', { params: { path: { playerid } } })).data).not.toHaveProperty('payment');
+    expect((await t.fetch(`/players/${playerid}/view`).then((r) => r.json())) as object).not.toHaveProperty('paywall');
+
+    // Once the editor is removed, the player stays the owner's, and the editor sees none of it.
+    expect((await t.fetch(`/players/${shared!.id}/collaborators/hired.editor%40example.com`, { method: 'DELETE', token: owner.token })).status).toBe(200);
+    expect((await owner.api.GET('/players')).data!.map((player) => player.id)).toEqual([playerid, shared!.id]);
+    expect((await editor.api.GET('/players')).data!.map((player) => player.id)).toEqual([]);
+    expect((await editor.api.GET('/players/{playerid}', { params: { path: { playerid } } })).response.status).toBe(404);
+  });
+
   it('gives collaborators access by role, now or when they sign up later, and hides the player from everyone else', async () => {
     const owner = await t.as('band@example.com');
     const { data: player } = await owner.api.POST('/players', {
