@@ -86,14 +86,14 @@ export function storeConformance(backend: Backend) {
       }
     });
 
-    it('gives every player to the owner of its project (migration 11), keeping who created it, and lists it as theirs alone', async () => {
+    it('gives every player to the owner of its project (migration 12), keeping who created it, and lists it as theirs alone', async () => {
       const database = await createTestDatabase(backend);
       try {
         const [migrations, open] =
           backend === 'sqlite'
             ? [sqliteMigrations, (list: typeof sqliteMigrations) => openSqlite(join(database.dataDir, 'audio-share.sqlite'), list)]
             : [postgresMigrations, (list: typeof postgresMigrations) => openPostgres(database.databaseUrl!, list)];
-        const before = await open(migrations.filter((migration) => migration.version < 11));
+        const before = await open(migrations.filter((migration) => migration.version < 12));
         await before.execute(`INSERT INTO users (id, email, time_created) VALUES ('usr_owner', 'owner@example.com', 1), ('usr_editor', 'editor@example.com', 1)`);
         await before.execute(`INSERT INTO projects (id, owner_id, name, color, time_created, time_modified) VALUES ('prj_sold', 'usr_owner', 'Sold', '#000000', 1, 1)`);
         // An editor's paywalled player in the owner's project, as the server made it before: owned by the editor.

@@ -48,7 +48,7 @@ type PlayerRow = {
   id: string;
   project_id: string;
   owner_id: string;
-  /** Migration 11; null on rows of a database that has not had it. */
+  /** Migration 12; null on rows of a database that has not had it. */
   created_by?: string | null;
   name: string;
   color: string;

@@ -1,5 +1,5 @@
 /**
- * Migration 11: a player belongs to the owner of its project.
+ * Migration 12: a player belongs to the owner of its project.
  *
  * - players.created_by: who created the player (an editor or admin of the
  *   project may), kept for the record. Filled from owner_id, which held the

@@ -22,5 +22,5 @@ export const postgresMigrations: Migration[] = [
   { version: 8, name: 'webhook subscriptions and deliveries', sql: webhooksSchema('BIGINT') },
   { version: 9, name: 'upload portals: uploader names, portal uploads', sql: portalSchema('BIGINT') },
   { version: 10, name: 'purchases paid through a payment provider', sql: paymentsSchema('BIGINT') },
-  { version: 11, name: 'players belong to the owner of their project; who created one is kept', sql: playerOwnersSchema() },
+  { version: 12, name: 'players belong to the owner of their project; who created one is kept', sql: playerOwnersSchema() },
 ];

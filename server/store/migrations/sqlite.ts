@@ -22,5 +22,5 @@ export const sqliteMigrations: Migration[] = [
   { version: 8, name: 'webhook subscriptions and deliveries', sql: webhooksSchema('INTEGER') },
   { version: 9, name: 'upload portals: uploader names, portal uploads', sql: portalSchema('INTEGER') },
   { version: 10, name: 'purchases paid through a payment provider', sql: paymentsSchema('INTEGER') },
-  { version: 11, name: 'players belong to the owner of their project; who created one is kept', sql: playerOwnersSchema() },
+  { version: 12, name: 'players belong to the owner of their project; who created one is kept', sql: playerOwnersSchema() },
 ];
