@@ -146,6 +146,24 @@ describe('players', () => {
     expect(response.status).toBe(400);
   });
 
+  it('updatePlayer takes payment: null, which removes a paywall', async () => {
+    const { data: created } = await api.POST('/players', { body: { name: 'Contract: no paywall' } });
+    const { data, response } = await api.POST('/players/{playerid}', { params: { path: { playerid: created!.id } }, body: { payment: null } });
+    expect(response.status).toBe(200);
+    if (!onMock) expect(data).not.toHaveProperty('payment');
+  });
+
+  it('createPlayer and updatePlayer refuse an expires past the largest timestamp (2^53 − 1) with 400', async () => {
+    for (const [path, body] of [
+      ['/players', { name: 'x', expires: 1e308 }],
+      ['/players/ply_4c8n2r7t1v', { expires: 2 ** 53 }],
+    ] as const) {
+      const response = await raw(path, { method: 'POST', headers: { 'Content-Type': 'application/json' }, body: JSON.stringify(body) });
+      expect(response.status, path).toBe(400);
+      expect(response.headers.get('content-type')).toMatch(/^application\/problem\+json/);
+    }
+  });
+
   it.skipIf(onMock)('getPlayer answers 404 for an id that does not exist (needs stored state: skipped on the mock)', async () => {
     const { response } = await api.GET('/players/{playerid}', { params: { path: { playerid: 'ply_doesnotexist' } } });
     expect(response.status).toBe(404);

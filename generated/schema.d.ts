@@ -10,8 +10,11 @@ export interface paths {
         };
         /**
          * List owned players
-         * @description Returns every player the caller owns, newest first. Players the caller
-         *     can only see as a collaborator are not listed.
+         * @description Returns every player the caller owns, newest first. A player belongs
+         *     to the owner of its project, whoever created it: this lists every
+         *     player of the caller's projects, those their admins and editors made
+         *     included. Players of others' projects, which the caller can see as a
+         *     collaborator, are not listed.
          */
         get: operations["listPlayers"];
         put?: never;
@@ -23,7 +26,11 @@ export interface paths {
          *       created; the player covers all of it, and `sortBy` sets the new
          *       project's sort order.
          *     - **With `projectid`** the player opens onto that existing project. The
-         *       caller must be its owner, or a collaborator with the admin or editor role.
+         *       caller must be its owner, or a collaborator with the admin or editor
+         *       role. The player belongs to the project's owner either way, and is
+         *       listed as theirs.
+         *     - **`payment`** only the project's owner may set (403 for anyone
+         *       else): every checkout pays the owner's connected account.
          *     - **`folderid`** scopes the player to one folder of the project and
          *       requires `projectid`.
          *     - **`boxids`** scopes the player to those boxes of the project; it
@@ -68,7 +75,9 @@ export interface paths {
          * @description Changes only the fields given and returns the player. There are no
          *     fallbacks to preferences on update. `boxSubtitle` cannot be changed.
          *     `payment` requires a connected payment provider. Needs the owner, or
-         *     the admin or editor role.
+         *     the admin or editor role; only the owner may set, change or remove
+         *     `payment` (403 for anyone else), and `{"payment": null}` removes the
+         *     paywall.
          *
          *     The change is atomic: `options` are merged into the stored options
          *     field by field, and a concurrent update of other fields keeps its
@@ -2146,9 +2155,11 @@ export interface components {
          *       view again before then to renew them; the page does so on its own.
          *     - **Locked:** with an unpaid `allow-access` paywall the tracks are listed
          *       (names, durations, loudness) without stream, peaks or download URLs;
-         *       with an unpaid `allow-download` paywall they play, without download
-         *       URLs. The signed URLs themselves stop working when the player stops
-         *       allowing what they were made for.
+         *       with an unpaid `allow-download` paywall they play compressed only,
+         *       without download URLs and without `original` or `lossless` streams
+         *       (FLAC decodes to the master's very samples). The signed URLs
+         *       themselves stop working when the player stops allowing what they were
+         *       made for.
          *     - **No email** appears anywhere in a view: people are shown by display
          *       name only.
          * @example {
@@ -2246,7 +2257,9 @@ export interface components {
              * @description The qualities this listener may stream, best first. `original` is
              *     offered only when downloads are allowed: without downloads the page
              *     streams renditions only, and `lossless` (FLAC) stands in for the
-             *     original, so a stream URL is no way to the uploaded master.
+             *     original, so a stream URL is no way to the uploaded master. While
+             *     an `allow-download` paywall is unpaid, only `compressed`: the
+             *     lossless stream is the master's sound, which the paywall sells.
              */
             qualities: components["schemas"]["Quality"][];
             /** @description The player's `quality` option when this listener may stream it; absent otherwise (the page then picks from the connection). */
@@ -2547,7 +2560,10 @@ export interface components {
          */
         Color: string;
         /**
-         * @description A point in time, in milliseconds since the Unix epoch (UTC).
+         * @description A point in time, in milliseconds since the Unix epoch (UTC). At most
+         *     9007199254740991 (2^53 − 1, about the year 287,000): the largest integer
+         *     a JSON number carries exactly between implementations, which both
+         *     stores hold. A larger value is refused with 400.
          * @example 1795315200000
          */
         Timestamp: number;
@@ -2850,7 +2866,9 @@ export interface components {
             redirect?: string;
         };
         /**
-         * @description A paywall on the player. Setting one requires that the caller has
+         * @description A paywall on the player. Only the owner of the player's project may set,
+         *     change or remove one (403 for anyone else), and every checkout pays the
+         *     owner's connected account. Setting one requires that the owner has
          *     connected a payment provider first (`POST /me/payment-provider`);
          *     otherwise the request is refused with 409
          *     `/problems/payment-provider-required`.
@@ -2864,7 +2882,7 @@ export interface components {
             /** @description The price in cents (a whole number). */
             price: number;
             /**
-             * @description What a listener gets once paid: `allow-download` enables downloads, `allow-access` enables viewing the player.
+             * @description What a listener gets once paid: `allow-download` enables downloads (and the `original` and `lossless` streams; until then listeners play `compressed` only), `allow-access` enables viewing the player.
              * @enum {string}
              */
             fulfillment: "allow-download" | "allow-access";
@@ -2924,7 +2942,9 @@ export interface components {
          *       name a box of that project.
          *     - `public` falls back to the creator's stored preference, then to `true`.
          *     - Each field of `options` falls back as described on PlayerOptionsInput.
-         *     - `payment` requires a connected payment provider (409 otherwise).
+         *     - `payment` requires a connected payment provider (409 otherwise), and
+         *       may be set only by the project's owner (403 for an admin or editor):
+         *       every checkout pays the owner's connected account.
          *     - `password` and `expires` are extensions; `null` is the same as
          *       leaving them out.
          * @example {
@@ -2975,8 +2995,10 @@ export interface components {
         };
         /**
          * @description The body of *Update a player*. Every field is optional and only the
-         *     fields given change. `payment` requires a connected payment provider.
-         *     `password: null` removes the password, `expires: null` the expiry.
+         *     fields given change. `payment` requires a connected payment provider,
+         *     and only the project's owner may set, change or remove it (403 for
+         *     anyone else). `payment: null` removes the paywall, `password: null` the
+         *     password, `expires: null` the expiry.
          * @example {
          *       "name": "Spring EP — final masters",
          *       "public": false,
@@ -2991,7 +3013,12 @@ export interface components {
             /** @description Whether anyone with the link can open the player. */
             public?: boolean;
             options?: components["schemas"]["PlayerOptionsUpdate"];
-            payment?: components["schemas"]["Payment"];
+            /**
+             * @description The paywall, replaced as a whole; `null` removes it (an extension).
+             *     Only the project's owner may set, change or remove it: every
+             *     checkout pays the owner's connected account.
+             */
+            payment?: components["schemas"]["Payment"] | null;
             /**
              * @description **Extension.** Changes the upload portal's options, merged field by
              *     field into the stored ones, as `options` are. `{"enabled": false}`

@@ -177,6 +177,22 @@ describe('breaking changes', () => {
     expect(changesAfter((spec) => delete spec.components.schemas.CreatePlayerRequest.properties.name.maxLength)).toEqual([]);
   });
 
+  it('takes a new bound on an integer at or past 2^53 − 1 as harmless (no value beyond is interoperable, RFC 8259), and one inside as narrowing', () => {
+    // A request field that was an integer without bounds, and the bound a revision adds to it.
+    const unbounded = (mutate: (schema: Spec) => void) => {
+      const base = released() as Spec;
+      const revision = released() as Spec;
+      base.components.schemas.CreatePlayerRequest.properties.size = { type: 'integer' };
+      revision.components.schemas.CreatePlayerRequest.properties.size = { type: 'integer' };
+      mutate(revision.components.schemas.CreatePlayerRequest.properties.size);
+      return breakingChanges(base, revision);
+    };
+    expect(unbounded((schema) => (schema.maximum = 2 ** 53 - 1))).toEqual([]);
+    expect(unbounded((schema) => (schema.minimum = -(2 ** 53) + 1))).toEqual([]);
+    expect(unbounded((schema) => (schema.maximum = 8640000000000000))).toEqual([{ path: `${create}/properties/size`, message: 'narrowed: maximum 8640000000000000 added' }]);
+    expect(unbounded((schema) => (schema.exclusiveMaximum = 2 ** 53 - 1))).toEqual([{ path: `${create}/properties/size`, message: 'narrowed: exclusiveMaximum 9007199254740991 added' }]);
+  });
+
   it('reports a new pattern or format on a request field, and fields newly refused', () => {
     expect(changesAfter((spec) => (spec.components.schemas.CreatePlayerRequest.properties.color.pattern = '^#[0-9a-f]{6}$'))).toEqual([
       { path: `${create}/properties/color`, message: 'narrowed: pattern "^#[0-9a-f]{6}$" added' },

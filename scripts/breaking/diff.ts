@@ -14,7 +14,9 @@
  *   the base accepted must still be accepted. Breaking: a field or
  *   parameter removed, a field, parameter or body newly required, an enum
  *   value removed, a type removed from a union, a new or lower `maxLength` /
- *   `maximum` (and their kin), a new or higher `minLength` / `minimum`, a new
+ *   `maximum` (and their kin; on an integer, not one at or past 2^53 − 1,
+ *   beyond which integers are not interoperable), a new or higher
+ *   `minLength` / `minimum`, a new
  *   or changed `pattern`, `format` or `multipleOf`, other fields newly
  *   refused (`additionalProperties: false`), a media type removed.
  * - **Responses** (and webhook payloads, which clients receive): what a
@@ -215,6 +217,24 @@ export function breakingChanges(base: JsonObject, revision: JsonObject): Breakin
   const lowerBounds = ['minLength', 'minimum', 'exclusiveMinimum', 'minItems', 'minProperties'];
   /** Any new or changed value narrows these. */
   const exactRules = ['pattern', 'format', 'multipleOf'];
+  /**
+   * RFC 8259 section 6: "numbers that are integers and are in the range
+   * [-(2**53)+1, (2**53)-1] are interoperable in the sense that
+   * implementations will agree exactly on their numeric values." An integer
+   * beyond them is not one value clients and servers agree on, so a bound on
+   * an integer at or past them (`maximum: 9007199254740991`) refuses nothing
+   * a client could rely on sending: not a narrowing.
+   */
+  const INTEROPERABLE_INTEGER = 2 ** 53 - 1;
+  const onlyRefusesUninteroperable = (schema: JsonObject, keyword: string, bound: number) => {
+    const types = typesOf(schema);
+    if (types?.size !== 1 || !types.has('integer')) return false;
+    if (keyword === 'maximum') return bound >= INTEROPERABLE_INTEGER;
+    if (keyword === 'exclusiveMaximum') return bound > INTEROPERABLE_INTEGER;
+    if (keyword === 'minimum') return bound <= -INTEROPERABLE_INTEGER;
+    if (keyword === 'exclusiveMinimum') return bound < -INTEROPERABLE_INTEGER;
+    return false;
+  };
 
   const compareFlat = (before: Flat, after: Flat, direction: Direction) => {
     const at = before.pointer;
@@ -229,12 +249,16 @@ export function breakingChanges(base: JsonObject, revision: JsonObject): Breakin
       for (const keyword of upperBounds) {
         const was = before.schema[keyword];
         const now = after.schema[keyword];
-        if (typeof now === 'number' && (typeof was !== 'number' || now < was)) report(at, `narrowed: ${keyword} ${typeof was === 'number' ? `lowered from ${was} to ${now}` : `${now} added`}`);
+        if (typeof now === 'number' && (typeof was !== 'number' || now < was) && !onlyRefusesUninteroperable(after.schema, keyword, now)) {
+          report(at, `narrowed: ${keyword} ${typeof was === 'number' ? `lowered from ${was} to ${now}` : `${now} added`}`);
+        }
       }
       for (const keyword of lowerBounds) {
         const was = before.schema[keyword];
         const now = after.schema[keyword];
-        if (typeof now === 'number' && (typeof was !== 'number' || now > was)) report(at, `narrowed: ${keyword} ${typeof was === 'number' ? `raised from ${was} to ${now}` : `${now} added`}`);
+        if (typeof now === 'number' && (typeof was !== 'number' || now > was) && !onlyRefusesUninteroperable(after.schema, keyword, now)) {
+          report(at, `narrowed: ${keyword} ${typeof was === 'number' ? `raised from ${was} to ${now}` : `${now} added`}`);
+        }
       }
       for (const keyword of exactRules) {
         const was = before.schema[keyword];

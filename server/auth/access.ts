@@ -34,12 +34,19 @@ export async function requireProjectAccess<Project>(
   const principal: Principal = { kind: 'user', role: access?.role };
   if (!access || !canOnProject(principal, 'project:read')) throw notFound(`No project ${projectId} exists that you can see.`);
   if (!canOnProject(principal, permission)) {
+    if (permission === 'project:sell') {
+      throw forbidden(
+        `Only the owner of project ${projectId} may set, change or remove a player's payment: its checkouts pay the owner's connected account. ` +
+          `Your role is ${access.role}; leave payment out, or ask the project's owner to set it.`,
+      );
+    }
     throw forbidden(`Your role on project ${projectId} is ${access.role}, which can only read. Ask the project's owner for the editor or admin role.`);
   }
   return access;
 }
 
-/** The services' entry point: `read` or `write` on a project, through the policy. */
-export function accessProject<Project>(ctx: { store: { projects: ProjectRoles<Project> } }, caller: Caller, projectId: string, need: 'read' | 'write'): Promise<{ project: Project; role: Role }> {
-  return requireProjectAccess(ctx.store.projects, caller, projectId, need === 'read' ? 'project:read' : 'project:write');
+/** The services' entry point: `read`, `write` or `sell` (set a player's paywall) on a project, through the policy. */
+export function accessProject<Project>(ctx: { store: { projects: ProjectRoles<Project> } }, caller: Caller, projectId: string, need: 'read' | 'write' | 'sell'): Promise<{ project: Project; role: Role }> {
+  const permission: ProjectPermission = need === 'read' ? 'project:read' : need === 'write' ? 'project:write' : 'project:sell';
+  return requireProjectAccess(ctx.store.projects, caller, projectId, permission);
 }

@@ -9,7 +9,7 @@ const player = (facts: Partial<PlayerFacts> & { downloads?: boolean; comments?: 
   hasPassword: facts.hasPassword,
 });
 const granted = (principal: Principal, facts: PlayerFacts) => [...playerPermissions(principal, facts)].sort();
-const ALL: PlayerPermission[] = ['player:comment', 'player:download', 'player:stream', 'player:view'];
+const ALL: PlayerPermission[] = ['player:comment', 'player:download', 'player:stream', 'player:stream-lossless', 'player:view'];
 
 const listener: Principal = { kind: 'listener' };
 const password: Principal = { kind: 'password' };
@@ -21,6 +21,13 @@ describe('access policy: projects', () => {
     const roles: Role[] = ['owner', 'admin', 'editor', 'viewer'];
     expect(roles.map((role) => canOnProject({ kind: 'user', role }, 'project:read'))).toEqual([true, true, true, true]);
     expect(roles.map((role) => canOnProject({ kind: 'user', role }, 'project:write'))).toEqual([true, true, true, false]);
+  });
+
+  it("lets only the owner sell: set, change or remove a player's paywall, whose checkouts pay the owner", () => {
+    const roles: Role[] = ['owner', 'admin', 'editor', 'viewer'];
+    expect(roles.map((role) => canOnProject({ kind: 'user', role }, 'project:sell'))).toEqual([true, false, false, false]);
+    expect(canOnProject({ kind: 'user', role: undefined }, 'project:sell')).toBe(false);
+    expect(canOnProject(collaborator('owner'), 'project:sell')).toBe(false);
   });
 
   it('gives a user without a role nothing, and link holders and sessions no project permission at all', () => {
@@ -35,9 +42,9 @@ describe('access policy: projects', () => {
 describe('access policy: players', () => {
   it('opens a public player to a listener, with downloads and comments as the options say', () => {
     expect(granted(listener, player())).toEqual(ALL);
-    expect(granted(listener, player({ downloads: false }))).toEqual(['player:comment', 'player:stream', 'player:view']);
-    expect(granted(listener, player({ comments: false }))).toEqual(['player:download', 'player:stream', 'player:view']);
-    expect(granted(listener, player({ downloads: false, comments: false }))).toEqual(['player:stream', 'player:view']);
+    expect(granted(listener, player({ downloads: false }))).toEqual(['player:comment', 'player:stream', 'player:stream-lossless', 'player:view']);
+    expect(granted(listener, player({ comments: false }))).toEqual(['player:download', 'player:stream', 'player:stream-lossless', 'player:view']);
+    expect(granted(listener, player({ downloads: false, comments: false }))).toEqual(['player:stream', 'player:stream-lossless', 'player:view']);
   });
 
   it('opens a collaborators-only player to its collaborators of every role and to no listener, password or purchaser', () => {
@@ -49,7 +56,7 @@ describe('access policy: players', () => {
   });
 
   it('holds collaborators to the downloads and comments options too', () => {
-    expect(granted(collaborator('editor'), player({ public: false, downloads: false, comments: false }))).toEqual(['player:stream', 'player:view']);
+    expect(granted(collaborator('editor'), player({ public: false, downloads: false, comments: false }))).toEqual(['player:stream', 'player:stream-lossless', 'player:view']);
   });
 
   it('locks an allow-access paywall for listeners until paid, and never for collaborators', () => {
@@ -59,11 +66,15 @@ describe('access policy: players', () => {
     expect(granted(collaborator('viewer'), paywalled)).toEqual(ALL);
   });
 
-  it('locks only the downloads of an allow-download paywall until paid', () => {
+  it('locks only the downloads, and lossless playing, of an allow-download paywall until paid', () => {
     const paywalled = player({ payment: { fulfillment: 'allow-download' } });
+    // Lossless decodes to the master's samples: held back with the downloads, only the compressed stream plays.
     expect(granted(listener, paywalled)).toEqual(['player:comment', 'player:stream', 'player:view']);
     expect(granted(purchaser, paywalled)).toEqual(ALL);
-    // Paying does not switch on downloads the player has off.
+    expect(granted(collaborator('viewer'), paywalled)).toEqual(ALL);
+    // Paying does not switch on downloads the player has off; it does open lossless playing.
+    expect(canOnPlayer(purchaser, 'player:stream-lossless', player({ downloads: false, payment: { fulfillment: 'allow-download' } }))).toBe(true);
+    expect(canOnPlayer(listener, 'player:stream-lossless', player({ downloads: false, payment: { fulfillment: 'allow-download' } }))).toBe(false);
     expect(canOnPlayer(purchaser, 'player:download', player({ downloads: false, payment: { fulfillment: 'allow-download' } }))).toBe(false);
   });
 

@@ -23,8 +23,8 @@
  */
 import type { Role, Schemas } from '../lib/api-types.ts';
 
-export type ProjectPermission = 'project:read' | 'project:write';
-export type PlayerPermission = 'player:view' | 'player:stream' | 'player:download' | 'player:comment';
+export type ProjectPermission = 'project:read' | 'project:write' | 'project:sell';
+export type PlayerPermission = 'player:view' | 'player:stream' | 'player:stream-lossless' | 'player:download' | 'player:comment';
 export type Permission = ProjectPermission | PlayerPermission;
 
 export type Principal =
@@ -61,6 +61,9 @@ type LinkKind = 'listener' | 'password' | 'purchaser';
 const PROJECT_POLICY: Record<ProjectPermission, (role: Role) => boolean> = {
   'project:read': () => true,
   'project:write': (role) => role === 'owner' || role === 'admin' || role === 'editor',
+  // Set, change or remove a player's paywall. Every checkout pays the project owner's connected account, so what is
+  // sold, and for how much, is the owner's to decide alone: an admin or editor may change the player, not sell it.
+  'project:sell': (role) => role === 'owner',
 };
 
 // ---------------------------------------------------------------------------
@@ -104,6 +107,16 @@ const PLAYER_POLICY: Record<PlayerPermission, Record<'member' | LinkKind, Rule>>
     member: () => true,
     listener: (p) => openByLink(p) && !locks(p, 'allow-access'),
     password: (p) => openByPassword(p) && !locks(p, 'allow-access'),
+    purchaser: paidFor,
+  },
+  // Play the lossless rendition. It decodes to the very samples of the uploaded master, so it is a download by another
+  // name: `allow-download` ("What is enabled once a listener has paid: downloads") holds it back until paid, as it
+  // holds back the files; until then a listener plays the compressed stream only. Without a paywall it follows
+  // `player:stream`, downloads on or off (off, it stands in for the original, which is never streamed then).
+  'player:stream-lossless': {
+    member: () => true,
+    listener: (p) => openByLink(p) && !p.payment,
+    password: (p) => openByPassword(p) && !p.payment,
     purchaser: paidFor,
   },
   // Download the files: only when `downloads` is on, and for listeners only once an `allow-download` paywall is paid.

@@ -86,6 +86,37 @@ export function storeConformance(backend: Backend) {
       }
     });
 
+    it('gives every player to the owner of its project (migration 12), keeping who created it, and lists it as theirs alone', async () => {
+      const database = await createTestDatabase(backend);
+      try {
+        const [migrations, open] =
+          backend === 'sqlite'
+            ? [sqliteMigrations, (list: typeof sqliteMigrations) => openSqlite(join(database.dataDir, 'audio-share.sqlite'), list)]
+            : [postgresMigrations, (list: typeof postgresMigrations) => openPostgres(database.databaseUrl!, list)];
+        const before = await open(migrations.filter((migration) => migration.version < 12));
+        await before.execute(`INSERT INTO users (id, email, time_created) VALUES ('usr_owner', 'owner@example.com', 1), ('usr_editor', 'editor@example.com', 1)`);
+        await before.execute(`INSERT INTO projects (id, owner_id, name, color, time_created, time_modified) VALUES ('prj_sold', 'usr_owner', 'Sold', '#000000', 1, 1)`);
+        // An editor's paywalled player in the owner's project, as the server made it before: owned by the editor.
+        await before.execute(
+          `INSERT INTO players (id, project_id, owner_id, name, color, public, options, payment, time_created, time_modified) VALUES
+           ('ply_byeditor', 'prj_sold', 'usr_editor', 'By the editor', '#000000', 1, '{}', '{"price":100,"fulfillment":"allow-access","recipient":"everyone"}', 1, 1),
+           ('ply_byowner', 'prj_sold', 'usr_owner', 'By the owner', '#000000', 1, '{}', NULL, 2, 2)`,
+        );
+        await before.close();
+        const store = await openStore(database);
+        try {
+          expect(await store.players.get('ply_byeditor')).toMatchObject({ ownerId: 'usr_owner', createdBy: 'usr_editor' });
+          expect(await store.players.get('ply_byowner')).toMatchObject({ ownerId: 'usr_owner', createdBy: 'usr_owner' });
+          expect((await store.players.listOwnedBy('usr_owner')).map((player) => player.id)).toEqual(['ply_byowner', 'ply_byeditor']);
+          expect(await store.players.listOwnedBy('usr_editor')).toEqual([]);
+        } finally {
+          await store.close();
+        }
+      } finally {
+        await database.drop();
+      }
+    });
+
     it('finds or creates users by email, case-insensitively', async () => {
       const first = await t.store.users.findOrCreate('Mixed@Example.com', 5);
       const second = await t.store.users.findOrCreate('mixed@example.COM ', 6);

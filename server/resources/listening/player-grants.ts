@@ -10,7 +10,7 @@
  * expiry, its object) changes.
  */
 import type { Context } from '../../context.ts';
-import { canOnPlayer, type Principal } from '../../auth/policy.ts';
+import { canOnPlayer, type PlayerPermission, type Principal } from '../../auth/policy.ts';
 import { hasExpired, playerFacts } from './player-facts.ts';
 import { signatureRefused } from '../../http/problem.ts';
 import type { Variant } from '../../blobs/keys.ts';
@@ -53,8 +53,16 @@ export async function recheckGrant(ctx: Pick<Context, 'store' | 'clock'>, grant:
   const principal: Principal = grant.holder === 'member' ? { kind: 'collaborator', role: 'viewer' } : { kind: grant.holder };
   if (grant.holder === 'purchaser' && !(await paidFor(ctx, player, { purchaseId: grant.purchaseId }))) throw refused('its purchase is not on record');
   // A stream of the uploaded file itself (no variant) is the master: only for who may download it (without downloads the view streams renditions only).
-  const needs = grant.grant === 'download' || (variant === undefined && grant.grant === 'stream') ? 'player:download' : 'player:stream';
+  // The lossless rendition is the master's samples: only for who may play it losslessly (not while a paywall holds the files back).
+  const needs: PlayerPermission =
+    grant.grant === 'download' || (variant === undefined && grant.grant === 'stream') ? 'player:download' : variant === 'lossless' ? 'player:stream-lossless' : 'player:stream';
   if (!canOnPlayer(principal, needs, facts)) {
-    throw refused(needs === 'player:download' ? 'downloading is not allowed there (now)' : 'playing is not allowed there (now)');
+    throw refused(
+      needs === 'player:download'
+        ? 'downloading is not allowed there (now)'
+        : needs === 'player:stream-lossless' && canOnPlayer(principal, 'player:stream', facts)
+          ? 'lossless playing is not allowed there until its paywall is paid; the compressed stream plays'
+          : 'playing is not allowed there (now)',
+    );
   }
 }

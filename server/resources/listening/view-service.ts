@@ -60,8 +60,10 @@ export async function playerView(ctx: Ports, listener: Listener): Promise<View> 
   // A paywall holds something back from a link holder who has not paid: everything (`allow-access`) or the downloads it sells.
   const heldBack =
     !isMember(listener) && player.payment !== null && !paid && (player.payment.fulfillment === 'allow-access' || player.options.downloads);
-  // `original` is the uploaded master: streamed only to who may download it anyway.
-  const qualities: Quality[] = stream ? [...(download ? (['original'] as const) : []), 'lossless', 'compressed'] : [];
+  // `original` is the uploaded master: streamed only to who may download it anyway. `lossless` decodes to the
+  // master's samples: not while a paywall holds the files back (player:stream-lossless in the policy).
+  const lossless = permissions.has('player:stream-lossless');
+  const qualities: Quality[] = stream ? [...(download ? (['original'] as const) : []), ...(lossless ? (['lossless'] as const) : []), 'compressed'] : [];
 
   const grantFor = (grant: PlayerGrant['grant']): PlayerGrant => ({
     playerId: player.id,

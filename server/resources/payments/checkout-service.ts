@@ -1,7 +1,7 @@
 /**
  * A listener's payment of a paywall (createPlayerCheckout): a Stripe
- * Checkout page for the player's price, paid into its owner's connected
- * account, and bound to this browser's player session.
+ * Checkout page for the player's price, paid into the connected account of
+ * its project's owner, and bound to this browser's player session.
  */
 import type { Request, Response } from 'express';
 import type { RateLimiterAbstract } from 'rate-limiter-flexible';
@@ -51,7 +51,10 @@ export async function createPlayerCheckout(ctx: Context, req: Request, res: Resp
     throw conflict('This player is paid for already in this browser (or you are its collaborator). Reload the player.');
   }
   const payments = requirePayments(ctx);
-  const owner = await ctx.store.users.get(player.ownerId);
+  // Every checkout pays the owner of the player's project, read from the project itself: never whoever created the
+  // player (an editor, perhaps removed since), and only the owner may set the paywall (the policy's `project:sell`).
+  const project = await ctx.store.projects.get(player.projectId);
+  const owner = project && (await ctx.store.users.get(project.ownerId));
   const notReady = () =>
     new HttpProblem(409, 'payment-provider-required', "This player's owner has not finished setting up payments, so it cannot be bought yet. Try again later.");
   if (!owner?.paymentProvider) throw notReady();

@@ -128,6 +128,43 @@ describe.each(backends)('payments on %s', (backend) => {
       expect((await checkout(free!.id)).status).toBe(409);
     });
 
+    it("pays the project owner's account for a player an editor made, also after the editor is removed; the editor cannot sell it", async () => {
+      const EDITOR = 'editor.with.stripe@example.com';
+      const owner = await t.as(OWNER);
+      const editor = await t.as(EDITOR);
+      const { data: connected } = await editor.api.POST('/me/payment-provider', { body: { provider: 'stripe' } });
+      const editorAccount = connected!.accountId!;
+      expect(editorAccount).not.toBe(accountId);
+      stripe.accounts.get(accountId)!.charges_enabled = true;
+      stripe.accounts.get(editorAccount)!.charges_enabled = true;
+      const { data: review } = await owner.api.POST('/players', { body: { name: 'Review', collaborators: [{ email: EDITOR, role: 'editor' }] } });
+      const projectid = review!.projectid;
+
+      const refused = await editor.api.POST('/players', { body: { name: 'Sold behind your back', projectid, public: true, payment: paywall } });
+      expect(refused.response.status).toBe(403);
+      const { data: made } = await editor.api.POST('/players', { body: { name: 'Made by the editor', projectid, public: true } });
+      expect((await editor.api.POST('/players/{playerid}', { params: { path: { playerid: made!.id } }, body: { payment: paywall } })).response.status).toBe(403);
+      const { error } = await owner.api.POST('/players/{playerid}', { params: { path: { playerid: made!.id } }, body: { payment: paywall } });
+      expect(error).toBeUndefined();
+      const destination = () => stripe.calls('POST /v1/checkout/sessions').at(-1)!.params['payment_intent_data[transfer_data][destination]'];
+      await startCheckout(made!.id);
+      expect(destination()).toBe(accountId);
+
+      // A player recorded as the editor's (as the server made them before): still the project's owner is paid.
+      const editorId = (await t.server.ctx.store.users.findByEmail(EDITOR))!.id;
+      await t.server.ctx.store.db.execute('UPDATE players SET owner_id = $1 WHERE id = $2', [editorId, made!.id]);
+      await startCheckout(made!.id);
+      expect(destination()).toBe(accountId);
+
+      // The owner removes the editor: checkouts still pay the owner, and the player is listed as the owner's alone.
+      expect((await t.fetch(`/players/${review!.id}/collaborators/${encodeURIComponent(EDITOR)}`, { method: 'DELETE', token: owner.token })).status).toBe(200);
+      await startCheckout(made!.id);
+      expect(destination()).toBe(accountId);
+      expect(stripe.calls('POST /v1/checkout/sessions').map((call) => call.params['payment_intent_data[transfer_data][destination]'])).not.toContain(editorAccount);
+      expect((await owner.api.GET('/players')).data!.map((player) => player.id)).toContain(made!.id);
+      expect((await editor.api.GET('/players')).data!.map((player) => player.id)).not.toContain(made!.id);
+    });
+
     it('records one purchase from a signed checkout.session.completed, however often it comes, and opens a customer paywall for the buyer only', async () => {
       const player = await makePlayer();
       const buyer = await startCheckout(player.id);

@@ -6,7 +6,10 @@ import { newInviteNonce } from '../listening/invite-links.ts';
 export interface PlayerRecord {
   id: string;
   projectId: string;
+  /** The owner of the player's project, whose player it is: it is listed as theirs, and its checkouts pay them. */
   ownerId: string;
+  /** Who created the player: the owner, or an admin or editor of the project. Kept for the record; it grants nothing. */
+  createdBy: string;
   name: string;
   color: string;
   public: boolean;
@@ -26,8 +29,8 @@ export interface PlayerRecord {
   timeModified: number;
 }
 
-/** A player to insert: no version yet (it starts at 1), and no password or expiry unless given. */
-export type NewPlayer = Omit<PlayerRecord, 'version' | 'passwordHash' | 'expires'> & Partial<Pick<PlayerRecord, 'passwordHash' | 'expires'>>;
+/** A player to insert: no version yet (it starts at 1), no password or expiry unless given, and made by its owner unless `createdBy` says otherwise. */
+export type NewPlayer = Omit<PlayerRecord, 'version' | 'passwordHash' | 'expires' | 'createdBy'> & Partial<Pick<PlayerRecord, 'passwordHash' | 'expires' | 'createdBy'>>;
 
 /** The fields an update may change. */
 export type PlayerChanges = Pick<PlayerRecord, 'name' | 'public' | 'options' | 'upload' | 'payment' | 'passwordHash' | 'expires'>;
@@ -45,6 +48,8 @@ type PlayerRow = {
   id: string;
   project_id: string;
   owner_id: string;
+  /** Migration 12; null on rows of a database that has not had it. */
+  created_by?: string | null;
   name: string;
   color: string;
   public: number;
@@ -74,10 +79,10 @@ export class PlayerRepository {
   async insert(player: NewPlayer): Promise<void> {
     await this.db.transaction(async (tx) => {
       await tx.execute(
-        `INSERT INTO players (id, project_id, owner_id, name, color, public, folder_id, box_ids, options, upload, payment, password_hash, expires, time_created, time_modified)
-         VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15)`,
+        `INSERT INTO players (id, project_id, owner_id, created_by, name, color, public, folder_id, box_ids, options, upload, payment, password_hash, expires, time_created, time_modified)
+         VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16)`,
         [
-          player.id, player.projectId, player.ownerId, player.name, player.color, player.public ? 1 : 0, player.folderId,
+          player.id, player.projectId, player.ownerId, player.createdBy ?? player.ownerId, player.name, player.color, player.public ? 1 : 0, player.folderId,
           player.boxIds && JSON.stringify(player.boxIds), JSON.stringify(player.options), player.upload && JSON.stringify(player.upload),
           player.payment && JSON.stringify(player.payment), player.passwordHash ?? null, player.expires ?? null, player.timeCreated, player.timeModified,
         ],
@@ -125,9 +130,17 @@ export class PlayerRepository {
     return row && (await this.withCollaborators([row]))[0];
   }
 
-  /** The players a user owns, newest first. */
+  /**
+   * The players a user owns, newest first: every player of the projects they
+   * own, whoever created it, and none of anyone else's projects. Read through
+   * the projects, so that it is the project's owner who decides.
+   */
   async listOwnedBy(ownerId: string): Promise<PlayerRecord[]> {
-    const rows = await this.db.query<PlayerRow>('SELECT * FROM players WHERE owner_id = $1 ORDER BY time_created DESC, id', [ownerId]);
+    const rows = await this.db.query<PlayerRow>(
+      `SELECT players.* FROM players JOIN projects ON projects.id = players.project_id
+       WHERE projects.owner_id = $1 ORDER BY players.time_created DESC, players.id`,
+      [ownerId],
+    );
     return this.withCollaborators(rows);
   }
 
@@ -208,6 +221,7 @@ export class PlayerRepository {
       id: row.id,
       projectId: row.project_id,
       ownerId: row.owner_id,
+      createdBy: row.created_by ?? row.owner_id,
       name: row.name,
       color: row.color,
       public: row.public === 1,

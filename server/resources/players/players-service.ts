@@ -75,6 +75,10 @@ export function playerJson(ctx: Ports, player: PlayerRecord): Schemas['Player'] 
   };
 }
 
+/**
+ * Only the project's owner may set a paywall (the policy's `project:sell`), so
+ * the caller here is the owner, whose connected account every checkout pays.
+ */
 async function requirePaymentProvider(payments: Context['payments'], store: Store, caller: Caller) {
   // A paywall on a server that takes no payments could never be bought: it would only lock listeners out.
   if (!payments) {
@@ -121,6 +125,8 @@ export async function createPlayer(ctx: Ports & Pick<Context, 'payments'>, calle
     throw badRequest('Give folderid or boxids, not both: a player is scoped to one folder or to a list of boxes.', [{ pointer: '#/folderid', detail: 'must not be given with boxids' }]);
   }
   if (body.upload?.redirect !== undefined) checkRedirect(body.upload.redirect);
+  // Whose the project is comes first: an editor's paywall is refused (403) whether or not they connected a provider.
+  if (body.payment && body.projectid !== undefined) await accessProject(ctx, caller, body.projectid, 'sell');
   if (body.payment) await requirePaymentProvider(ctx.payments, ctx.store, caller);
   const user = (await ctx.store.users.get(caller.id))!;
   const now = ctx.clock.now();
@@ -130,10 +136,13 @@ export async function createPlayer(ctx: Ports & Pick<Context, 'payments'>, calle
   return ctx.store.transaction(async (store) => {
     let projectId = body.projectid;
     let color = DEFAULT_PROJECT_COLOR;
-    // The account whose project it is, whose webhooks hear of it: not always the caller (an editor of another's project).
+    // The account whose project it is: not always the caller (an editor of another's project). The player is theirs,
+    // their webhooks hear of it, and it is listed as theirs (interface: "List owned players returns only the players
+    // the caller owns").
     let ownerId = caller.id;
     if (projectId !== undefined) {
-      const { project } = await accessProject({ ...ctx, store }, caller, projectId, 'write');
+      // A paywall only from the project's owner (checked again here, in the transaction that writes the player).
+      const { project } = await accessProject({ ...ctx, store }, caller, projectId, body.payment ? 'sell' : 'write');
       color = project.color;
       ownerId = project.ownerId;
       if (body.folderid !== undefined) {
@@ -155,7 +164,8 @@ export async function createPlayer(ctx: Ports & Pick<Context, 'payments'>, calle
     const player: PlayerRecord = {
       id: newId('ply'),
       projectId,
-      ownerId: caller.id,
+      ownerId,
+      createdBy: caller.id,
       name: body.name,
       color,
       // Interface 4.1: public defaults to "the creator's in-app player preference …; if the creator has none, true".
@@ -188,8 +198,11 @@ export async function recordPlayerUpdated(ctx: Ports, store: Store, player: Play
   await recordEvent(ctx, store, { type: 'player.updated', ownerId: project?.ownerId ?? player.ownerId, projectId: player.projectId, data: playerJson(ctx, player) });
 }
 
-/** The player, when the caller may `read` or `write` its project; 404 for a player they cannot see (as for none), 403 for read-only. */
-export async function loadPlayer(ctx: Ports, caller: Caller, playerId: string, need: 'read' | 'write'): Promise<PlayerRecord> {
+/**
+ * The player, when the caller may `read`, `write` or `sell` (change its paywall) on its project; 404 for a player
+ * they cannot see (as for none), 403 for a need their role does not meet.
+ */
+export async function loadPlayer(ctx: Ports, caller: Caller, playerId: string, need: 'read' | 'write' | 'sell'): Promise<PlayerRecord> {
   const player = await ctx.store.players.get(playerId);
   if (!player) throw notFound(`No player ${playerId} exists that you can see.`);
   try {
@@ -206,7 +219,11 @@ export async function getPlayer(ctx: Ports, caller: Caller, playerId: string): P
   return { body: playerJson(ctx, player), version: player.version };
 }
 
-/** Interface 4.1: "List owned players … array of all player objects the caller owns". */
+/**
+ * Interface: "List owned players returns only the players the caller owns". A
+ * player belongs to the owner of its project, so this is every player of the
+ * caller's projects, whoever created it, and none of anyone else's projects.
+ */
 export async function listPlayers(ctx: Ports, caller: Caller) {
   return (await ctx.store.players.listOwnedBy(caller.id)).map((player) => playerJson(ctx, player));
 }
@@ -225,7 +242,9 @@ export async function updatePlayer(
   body: Schemas['UpdatePlayerRequest'],
   ifMatch?: IfMatch,
 ): Promise<Versioned<Schemas['Player']>> {
-  await loadPlayer(ctx, caller, playerId, 'write');
+  // Setting, changing or removing (`null`) the paywall is the project owner's alone: its checkouts pay them.
+  const sells = body.payment !== undefined;
+  await loadPlayer(ctx, caller, playerId, sells ? 'sell' : 'write');
   if (body.upload?.redirect !== undefined) checkRedirect(body.upload.redirect);
   const now = ctx.clock.now();
   // `password: null` removes it; absent leaves it. Hashed before the transaction, as on create.
@@ -243,7 +262,8 @@ export async function updatePlayer(
       options: { ...player.options, ...body.options },
       // Merged like the options; the portal reads it on every request, so `enabled: false` closes it at once.
       upload: body.upload ? { ...player.upload, ...body.upload } : player.upload,
-      payment: body.payment ?? player.payment,
+      // `null` removes the paywall; absent leaves it.
+      payment: body.payment === undefined ? player.payment : body.payment,
       passwordHash: passwordHash === undefined ? player.passwordHash : passwordHash,
       expires: body.expires === undefined ? player.expires : body.expires,
       timeModified: now,

@@ -111,6 +111,29 @@ describe.each(backends)('players on %s', (backend) => {
     expect((await bob.api.GET('/players/{playerid}', { params: { path: { playerid: second.id } } })).response.status).toBe(200);
   });
 
+  it('refuses an expiry beyond the largest timestamp (400 naming the field, never a 500 from the store), and keeps the largest', async () => {
+    const { api, token } = await t.as('expiry@example.com');
+    const { data: player } = await api.POST('/players', { body: { name: 'Expiring' } });
+    const largest = 9007199254740991;
+    const tooLate = { type: '/problems/validation-error', errors: expect.arrayContaining([{ pointer: '#/expires', detail: `must be <= ${largest}` }]) };
+    for (const expires of [1e308, largest + 1, 1e19]) {
+      const created = await t.fetch('/players', { ...json({ name: 'Too late', expires }), token });
+      expect(created.status, `create ${expires}`).toBe(400);
+      expect(created.headers.get('content-type')).toMatch(/^application\/problem\+json/);
+      expect(await created.json()).toMatchObject(tooLate);
+      const updated = await t.fetch(`/players/${player!.id}`, { ...json({ expires }), token });
+      expect(updated.status, `update ${expires}`).toBe(400);
+      expect(await updated.json()).toMatchObject(tooLate);
+    }
+    expect((await api.GET('/players')).data!.map((p) => p.name)).toEqual(['Expiring']);
+    // The bound itself is a time both stores hold, and the player still opens.
+    const { data: kept, response } = await api.POST('/players/{playerid}', { params: { path: { playerid: player!.id } }, body: { expires: largest } });
+    expect(response.status).toBe(200);
+    expect(kept!.expires).toBe(largest);
+    expect((await api.GET('/players/{playerid}', { params: { path: { playerid: player!.id } } })).data!.expires).toBe(largest);
+    expect((await t.fetch(`/players/${player!.id}/view`)).status).toBe(200);
+  });
+
   it('refuses a paywall until a payment provider is connected, then stores it', async () => {
     const { api } = await t.as('seller@example.com');
     const payment = { price: 1999, fulfillment: 'allow-access', recipient: 'everyone' } as const;
@@ -124,6 +147,56 @@ describe.each(backends)('players on %s', (backend) => {
     expect(paid!.payment).toEqual(payment);
     const { data: read } = await api.GET('/players/{playerid}', { params: { path: { playerid: paid!.id } } });
     expect(read!.payment).toEqual(payment);
+  });
+
+  it("lets only the project's owner set, change or remove a paywall (403 for an editor, connected or not), and lists every player of the owner's projects as theirs", async () => {
+    const owner = await t.as('label@example.com');
+    const editor = await t.as('hired.editor@example.com');
+    const payment = { price: 999, fulfillment: 'allow-download', recipient: 'customer' } as const;
+    await owner.api.POST('/me/payment-provider', { body: { provider: 'stripe', accountId: 'acct_LabelOwner001' } });
+    await editor.api.POST('/me/payment-provider', { body: { provider: 'stripe', accountId: 'acct_HiredEditor01' } });
+    const { data: shared } = await owner.api.POST('/players', { body: { name: 'Review', collaborators: [{ email: 'hired.editor@example.com', role: 'editor' }] } });
+    const projectid = shared!.projectid;
+
+    // The editor may make players in the project, not sell it.
+    const sold = await editor.api.POST('/players', { body: { name: 'Sold by the editor', projectid, public: true, payment } });
+    expect(sold.response.status).toBe(403);
+    expect(sold.response.headers.get('content-type')).toMatch(/^application\/problem\+json/);
+    expect(sold.error).toMatchObject({ type: '/problems/forbidden', detail: expect.stringContaining(`Only the owner of project ${projectid} may set, change or remove a player's payment`) });
+    t.server.clock.advance(10);
+    const { data: made, response } = await editor.api.POST('/players', { body: { name: 'Made by the editor', projectid, public: true } });
+    expect(response.status).toBe(200);
+    const playerid = made!.id;
+    for (const change of [payment, null]) {
+      const refused = await editor.api.POST('/players/{playerid}', { params: { path: { playerid } }, body: { payment: change } });
+      expect(refused.response.status, JSON.stringify(change)).toBe(403);
+      expect(refused.error).toMatchObject({ type: '/problems/forbidden', detail: expect.stringContaining('checkouts pay the owner') });
+    }
+    // Everything else stays theirs to change.
+    expect((await editor.api.POST('/players/{playerid}', { params: { path: { playerid } }, body: { name: 'Renamed by the editor' } })).response.status).toBe(200);
+
+    // The player is the owner's: listed as theirs, not the editor's.
+    expect((await owner.api.GET('/players')).data!.map((player) => player.id)).toEqual([playerid, shared!.id]);
+    expect((await editor.api.GET('/players')).data!.map((player) => player.id)).not.toContain(playerid);
+    expect((await t.server.ctx.store.players.get(playerid))!.createdBy).toBe((await t.server.ctx.store.users.findByEmail('hired.editor@example.com'))!.id);
+
+    // The owner sets the paywall, changes it, and removes it with null.
+    const set = await owner.api.POST('/players/{playerid}', { params: { path: { playerid } }, body: { payment } });
+    expect(set.response.status).toBe(200);
+    expect(set.data!.payment).toEqual(payment);
+    const changed = await owner.api.POST('/players/{playerid}', { params: { path: { playerid } }, body: { payment: { ...payment, price: 1299 } } });
+    expect(changed.data!.payment).toEqual({ ...payment, price: 1299 });
+    const removed = await owner.api.POST('/players/{playerid}', { params: { path: { playerid } }, body: { payment: null } });
+    expect(removed.response.status).toBe(200);
+    expect(removed.data).not.toHaveProperty('payment');
+    expect((await owner.api.GET('/players/{playerid}', { params: { path: { playerid } } })).data).not.toHaveProperty('payment');
+    expect((await t.fetch(`/players/${playerid}/view`).then((r) => r.json())) as object).not.toHaveProperty('paywall');
+
+    // Once the editor is removed, the player stays the owner's, and the editor sees none of it.
+    expect((await t.fetch(`/players/${shared!.id}/collaborators/hired.editor%40example.com`, { method: 'DELETE', token: owner.token })).status).toBe(200);
+    expect((await owner.api.GET('/players')).data!.map((player) => player.id)).toEqual([playerid, shared!.id]);
+    expect((await editor.api.GET('/players')).data!.map((player) => player.id)).toEqual([]);
+    expect((await editor.api.GET('/players/{playerid}', { params: { path: { playerid } } })).response.status).toBe(404);
   });
 
   it('gives collaborators access by role, now or when they sign up later, and hides the player from everyone else', async () => {
