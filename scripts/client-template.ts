@@ -8,13 +8,15 @@ export interface OperationRow {
   path: string;
   summary: string;
   authenticated: boolean;
+  /** Whether the server knows who calls: a bearer token `required`, `optional`, or `none` taken. */
+  caller: 'required' | 'optional' | 'none';
 }
 
 export function renderClient(operations: OperationRow[]): string {
   const rows = operations
     .map(
       (op) =>
-        `  ${op.operationId}: { method: '${op.method}', path: '${op.path}', authenticated: ${op.authenticated}, summary: ${JSON.stringify(op.summary)} },`,
+        `  ${op.operationId}: { method: '${op.method}', path: '${op.path}', authenticated: ${op.authenticated}, caller: '${op.caller}', summary: ${JSON.stringify(op.summary)} },`,
     )
     .join('\n');
   return `/**

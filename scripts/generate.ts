@@ -37,12 +37,14 @@ mkdirSync(out, { recursive: true });
 
 // 1. Bundle the split spec into one JSON document, with the request samples (x-codeSamples) the docs show.
 // `npm run bundle` writes the same file the same way, so either leaves generated/ fresh.
-const spec = bundleSpec(join(out, 'openapi.json')) as unknown as { paths: Record<string, Record<string, OperationObject | undefined>> };
+const spec = bundleSpec(join(out, 'openapi.json')) as unknown as { paths: Record<string, Record<string, OperationObject | undefined>>; security?: SecurityRequirement[] };
+
+type SecurityRequirement = Record<string, unknown>;
 
 interface OperationObject {
   operationId: string;
   summary: string;
-  security?: unknown[];
+  security?: SecurityRequirement[];
 }
 
 // 2. Types.
@@ -62,10 +64,22 @@ for (const [path, item] of Object.entries(spec.paths)) {
       path,
       summary: op.summary,
       authenticated: !(Array.isArray(op.security) && op.security.length === 0),
+      caller: callerOf(op.security ?? spec.security),
     });
   }
 }
 writeFileSync(join(out, 'client.ts'), header + renderClient(operations));
+
+/**
+ * Whether an operation has a caller: `required` where a bearer token must be
+ * sent, `optional` where `{}` stands beside it (OpenAPI 3.1: "To make security
+ * optional, an empty security requirement ({}) can be included in the array"),
+ * `none` where security is the empty list.
+ */
+function callerOf(security: SecurityRequirement[] | undefined): OperationRow['caller'] {
+  if (!security || security.length === 0) return 'none';
+  return security.some((requirement) => Object.keys(requirement).length === 0) ? 'optional' : 'required';
+}
 
 // 4. The docs page, from the bundle just written, checked and finished by finishDocsPage (docs-page.ts).
 redocly(['build-docs', join(out, 'openapi.json'), '--inlineBundle', '--title', 'Audio Share API', '--output', join(out, 'docs.html')]);

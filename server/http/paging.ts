@@ -15,7 +15,7 @@
  * forge one, nor carry one to another list; a bad one is a 400 naming the
  * `cursor` parameter.
  */
-import type { Request, Response } from 'express';
+import type { Response } from 'express';
 import { apiRoot, type Context } from '../context.ts';
 import { badRequest } from './problem.ts';
 import { compareKeys, type SortKey } from '../lib/sort-keys.ts';
@@ -25,7 +25,13 @@ export const DEFAULT_PAGE_LIMIT = 100;
 /** The spec's `maximum` of `limit` (openapi/components/parameters.yaml); the validator refuses more before this runs. */
 export const MAX_PAGE_LIMIT = 1000;
 
-const listOf = (req: Request) => req.path;
+/** What paging reads of a list operation's request: its path and its query. */
+export interface ListRequest {
+  path: string;
+  query: { limit?: number | string; cursor?: string } & Record<string, unknown>;
+}
+
+const listOf = (req: ListRequest) => req.path;
 const signedFields = (list: string, key: string) => ({ method: 'GET' as const, path: `/paging${list}`, expires: 0, bound: { after: key } });
 
 function encodeCursor(ctx: Pick<Context, 'signer'>, list: string, key: SortKey): string {
@@ -52,7 +58,7 @@ function decodeCursor(ctx: Pick<Context, 'signer'>, list: string, cursor: string
  * the Link header set on `res` when more follow; all of `items`, untouched,
  * when the request asks for no page.
  */
-export function pageOf<T>(ctx: Pick<Context, 'signer' | 'config'>, req: Request, res: Response, items: T[], keyOf: (item: T) => SortKey): T[] {
+export function pageOf<T>(ctx: Pick<Context, 'signer' | 'config'>, req: ListRequest, res: Response, items: T[], keyOf: (item: T) => SortKey): T[] {
   const limitParam = req.query.limit;
   const cursor = typeof req.query.cursor === 'string' ? req.query.cursor : undefined;
   if (limitParam === undefined && cursor === undefined) return items;

@@ -7,25 +7,25 @@ import { pageOf } from '../../http/paging.ts';
 export function boxesHandlers(ctx: Context): OperationHandlers {
   return {
     listAllFiles: async (req, res) => {
-      res.json(pageOf(ctx, req, res, await boxes.listAll(ctx, req.user!, req.params.projectid), boxes.listOrder));
+      res.json(pageOf(ctx, req, res, await boxes.listAll(ctx, req.user, req.params.projectid), boxes.listOrder));
     },
     listFolders: async (req, res) => {
-      res.json(await boxes.listFolders(ctx, req.user!, req.params.projectid));
+      res.json(await boxes.listFolders(ctx, req.user, req.params.projectid));
     },
     createFolder: async (req, res) => {
-      sendVersioned(res, await boxes.createFolder(ctx, req.user!, req.params.projectid, req.body));
+      sendVersioned(res, await boxes.createFolder(ctx, req.user, req.params.projectid, req.body));
     },
     createStack: async (req, res) => {
-      sendVersioned(res, await boxes.createStack(ctx, req.user!, req.params.projectid, req.body));
+      sendVersioned(res, await boxes.createStack(ctx, req.user, req.params.projectid, req.body));
     },
     getFile: async (req, res) => {
-      sendVersioned(res, await boxes.getBox(ctx, req.user!, req.params.projectid, req.params.fileid));
+      sendVersioned(res, await boxes.getBox(ctx, req.user, req.params.projectid, req.params.fileid));
     },
     updateFile: async (req, res) => {
-      sendVersioned(res, await boxes.updateBox(ctx, req.user!, req.params.projectid, req.params.fileid, req.body, ifMatchOf(req)));
+      sendVersioned(res, await boxes.updateBox(ctx, req.user, req.params.projectid, req.params.fileid, req.body, ifMatchOf(req)));
     },
     deleteFile: async (req, res) => {
-      res.json(await boxes.deleteFile(ctx, req.user!, req.params.projectid, req.params.fileid));
+      res.json(await boxes.deleteFile(ctx, req.user, req.params.projectid, req.params.fileid));
     },
   };
 }

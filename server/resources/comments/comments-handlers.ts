@@ -2,7 +2,7 @@ import type { Request } from 'express';
 import { pageOf } from '../../http/paging.ts';
 import { oldestFirst } from '../../lib/sort-keys.ts';
 import type { RateLimiterAbstract } from 'rate-limiter-flexible';
-import type { OperationHandlers } from '../../http/operations.ts';
+import type { Caller, OperationHandlers, OperationRequest } from '../../http/operations.ts';
 import { consumeOrRefuse } from '../../http/rate-limit.ts';
 import type { Context } from '../../context.ts';
 import { resolveListener, type Listener } from '../listening/listener.ts';
@@ -29,9 +29,9 @@ async function countWrite(limiter: RateLimiterAbstract, listener: Listener): Pro
 export function commentsHandlers(ctx: Context): OperationHandlers {
   const writes = ctx.store.db.rateLimiter({ keyPrefix: 'comment-writes', ...PLAYER_COMMENT_WRITES });
 
-  const onProject = (req: Request<Record<string, string>>) => comments.projectCommenter(ctx, req.user!, req.params.projectid, req.params.fileid);
-  const onPlayer = async (req: Request<Record<string, string>>, write: boolean) => {
-    const listener = await resolveListener(ctx, req as Request, req.params.playerid);
+  const onProject = (req: { user: Caller; params: { projectid: string; fileid: string } }) => comments.projectCommenter(ctx, req.user, req.params.projectid, req.params.fileid);
+  const onPlayer = async (req: OperationRequest<'listPlayerComments' | 'createPlayerComment' | 'updatePlayerComment' | 'deletePlayerComment'>, write: boolean) => {
+    const listener = await resolveListener(ctx, req as unknown as Request, req.params.playerid);
     const scope = await comments.playerCommenter(ctx, listener, req.params.fileid);
     if (write) await countWrite(writes, listener);
     return scope;

@@ -23,10 +23,10 @@ export function downloadSafetyHeaders(_req: Request, res: Response, next: NextFu
 export function downloadsHandlers(ctx: Context): OperationHandlers {
   return {
     downloadFile: async (req, res) => {
-      res.json(await downloadFile(ctx, req.user!, req.params.projectid, req.params.fileid, req.query.quality as Schemas['Quality'] | undefined));
+      res.json(await downloadFile(ctx, req.user, req.params.projectid, req.params.fileid, req.query.quality as Schemas['Quality'] | undefined));
     },
     getPeaksUrl: async (req, res) => {
-      res.json(await getPeaksUrl(ctx, req.user!, req.params.projectid, req.params.fileid, req.query.format as 'json' | 'dat' | undefined));
+      res.json(await getPeaksUrl(ctx, req.user, req.params.projectid, req.params.fileid, req.query.format as 'json' | 'dat' | undefined));
     },
     fetchSignedDownload: async (req, res) => {
       // Set before anything can fail, so that the problem answers of this
@@ -71,7 +71,7 @@ export function downloadsHandlers(ctx: Context): OperationHandlers {
  * stack; the response has begun, so the connection is cut, and the client
  * sees a short body rather than a complete-looking wrong one.
  */
-async function stream(ctx: Context, req: Request, res: Response, body: Readable): Promise<void> {
+async function stream(ctx: Context, req: { id: string }, res: Response, body: Readable): Promise<void> {
   // Which side failed first. When the listener goes away, the response
   // closes unfinished before pipeline destroys the source (with a
   // premature-close error of its own); when the source fails, its error

@@ -27,13 +27,13 @@ export function listeningHandlers(ctx: Context): OperationHandlers {
       res.set(PRIVATE).json(await closePlayerSession(ctx, req, res, req.params.playerid));
     },
     listCollaborators: async (req, res) => {
-      res.set(PRIVATE).json(await listCollaborators(ctx, req.user!, req.params.playerid));
+      res.set(PRIVATE).json(await listCollaborators(ctx, req.user, req.params.playerid));
     },
     removeCollaborator: async (req, res) => {
-      res.json(await removeCollaborator(ctx, req.user!, req.params.playerid, req.params.email));
+      res.json(await removeCollaborator(ctx, req.user, req.params.playerid, req.params.email));
     },
     renewCollaboratorInvite: async (req, res) => {
-      res.set(PRIVATE).json(await renewCollaboratorInvite(ctx, req.user!, req.params.playerid, req.params.email));
+      res.set(PRIVATE).json(await renewCollaboratorInvite(ctx, req.user, req.params.playerid, req.params.email));
     },
   };
 }

@@ -8,19 +8,19 @@ import { newestFirst } from '../../lib/sort-keys.ts';
 export function playersHandlers(ctx: Context): OperationHandlers {
   return {
     listPlayers: async (req, res) => {
-      res.json(pageOf(ctx, req, res, await players.listPlayers(ctx, req.user!), newestFirst));
+      res.json(pageOf(ctx, req, res, await players.listPlayers(ctx, req.user), newestFirst));
     },
     createPlayer: async (req, res) => {
-      sendVersioned(res, await players.createPlayer(ctx, req.user!, req.body));
+      sendVersioned(res, await players.createPlayer(ctx, req.user, req.body));
     },
     getPlayer: async (req, res) => {
-      sendVersioned(res, await players.getPlayer(ctx, req.user!, req.params.playerid));
+      sendVersioned(res, await players.getPlayer(ctx, req.user, req.params.playerid));
     },
     updatePlayer: async (req, res) => {
-      sendVersioned(res, await players.updatePlayer(ctx, req.user!, req.params.playerid, req.body, ifMatchOf(req)));
+      sendVersioned(res, await players.updatePlayer(ctx, req.user, req.params.playerid, req.body, ifMatchOf(req)));
     },
     deletePlayer: async (req, res) => {
-      res.json(await players.deletePlayer(ctx, req.user!, req.params.playerid));
+      res.json(await players.deletePlayer(ctx, req.user, req.params.playerid));
     },
   };
 }

@@ -8,16 +8,16 @@ import { newestFirst } from '../../lib/sort-keys.ts';
 export function projectsHandlers(ctx: Context): OperationHandlers {
   return {
     listProjects: async (req, res) => {
-      res.json(pageOf(ctx, req, res, await listProjects(ctx, req.user!), newestFirst));
+      res.json(pageOf(ctx, req, res, await listProjects(ctx, req.user), newestFirst));
     },
     createProject: async (req, res) => {
-      sendVersioned(res, await createProject(ctx, req.user!, req.body));
+      sendVersioned(res, await createProject(ctx, req.user, req.body));
     },
     getProject: async (req, res) => {
-      sendVersioned(res, await getProject(ctx, req.user!, req.params.projectid));
+      sendVersioned(res, await getProject(ctx, req.user, req.params.projectid));
     },
     updateProject: async (req, res) => {
-      sendVersioned(res, await updateProject(ctx, req.user!, req.params.projectid, req.body, ifMatchOf(req)));
+      sendVersioned(res, await updateProject(ctx, req.user, req.params.projectid, req.body, ifMatchOf(req)));
     },
   };
 }

@@ -7,7 +7,7 @@ export function sandboxHandlers(ctx: Context): OperationHandlers {
     resetSandbox: async (req, res) => {
       // The bearer token is the sandbox account's only name: the demo is made again with it.
       const token = /^Bearer\s+(\S+)/i.exec(req.get('authorization') ?? '')![1];
-      res.json(await resetSandbox(ctx, req.user!, token));
+      res.json(await resetSandbox(ctx, req.user, token));
     },
   };
 }

@@ -1,10 +1,9 @@
-import type { Request } from 'express';
-import type { OperationHandlers } from '../../http/operations.ts';
+import type { OperationHandlers, OperationRequest } from '../../http/operations.ts';
 import type { Context } from '../../context.ts';
 import * as uploads from './uploads-service.ts';
 import type { UploadKind } from './upload-repository.ts';
 
-function putRequest(req: Request<Record<string, string>>, kind: UploadKind): uploads.PutRequest {
+function putRequest(req: OperationRequest<'uploadFile' | 'uploadArtwork'>, kind: UploadKind): uploads.PutRequest {
   const length = req.get('content-length');
   return {
     kind,
@@ -27,10 +26,10 @@ function putRequest(req: Request<Record<string, string>>, kind: UploadKind): upl
 export function uploadsHandlers(ctx: Context): OperationHandlers {
   return {
     requestUploadUrl: async (req, res) => {
-      res.json(await uploads.requestUploadUrl(ctx, req.user!, req.params.projectid, req.body));
+      res.json(await uploads.requestUploadUrl(ctx, req.user, req.params.projectid, req.body));
     },
     requestArtworkUploadUrl: async (req, res) => {
-      res.json(await uploads.requestArtworkUploadUrl(ctx, req.user!, req.params.projectid, req.body));
+      res.json(await uploads.requestArtworkUploadUrl(ctx, req.user, req.params.projectid, req.body));
     },
     uploadFile: async (req, res) => {
       res.json(await uploads.putFile(ctx, putRequest(req, 'file')));
