@@ -2438,6 +2438,12 @@ export interface components {
          *       (`?checkout=` on the player page), which records the purchase in this
          *       session once the payment is made, if the session started it.
          *     A session that already exists keeps what it had and gains what is given.
+         *     When it gains access (a valid `invite`, the right `password`, a paid
+         *     `checkout`), its id is renewed and a new cookie is set: a copy of the
+         *     cookie from before (one planted in the browser, say) gains nothing,
+         *     neither the purchase nor the comments written since (session
+         *     fixation). Starting a payment (*Start paying for a player's paywall*)
+         *     renews it too.
          * @example {
          *       "name": "Alex (A&R)"
          *     }
