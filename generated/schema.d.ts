@@ -4583,11 +4583,12 @@ export interface components {
         Limit: number;
         /**
          * @description **Extension.** Where the next page starts: copy it from the `rel="next"`
-         *     link, never make one. It is opaque, signed, and valid only on the list
-         *     that gave it; anything else answers 400. It marks the last item sent,
-         *     not a position, so items added or removed between pages neither repeat
-         *     nor hide others.
-         * @example WzE3OTUzMTg4MDAwMDAsInBseV80YzhuMnI3dDF2Il0.3f7a1c9e5b2d4f6a8c0e1b3d5f7a9c2e4b6d8f0a1c3e5b7d9f2a4c6e8b0d1f3a
+         *     link, never make one. It is opaque (encrypted and authenticated: it
+         *     shows nothing of the items), and valid only on the list that gave it;
+         *     anything else answers 400. It marks the last item sent, not a
+         *     position, so items added or removed between pages neither repeat nor
+         *     hide others.
+         * @example Cpj3k2PaSoH-Ej8idded0XeeovurRZdVamQfKALOckpa7JcNV-xrL0I-bX-HslqgVS90psi7ufZavDVjWw
          */
         Cursor: string;
         /**
@@ -4639,7 +4640,7 @@ export interface components {
          * @description **Extension.** Sent when the request asked for a page (`limit` or
          *     `cursor`) and more items follow: the next page's URL, as RFC 8288 has
          *     it, with `rel="next"`. No `Link`, no more pages.
-         * @example <http://localhost:8080/api/v1/players?limit=50&cursor=WzE3OTUzMTg4MDAwMDAsInBseV80YzhuMnI3dDF2Il0.3f7a1c9e5b2d4f6a8c0e1b3d5f7a9c2e4b6d8f0a1c3e5b7d9f2a4c6e8b0d1f3a>; rel="next"
+         * @example <http://localhost:8080/api/v1/players?limit=50&cursor=Cpj3k2PaSoH-Ej8idded0XeeovurRZdVamQfKALOckpa7JcNV-xrL0I-bX-HslqgVS90psi7ufZavDVjWw>; rel="next"
          */
         Link: string;
         /**
@@ -4686,11 +4687,12 @@ export interface operations {
                 limit?: components["parameters"]["Limit"];
                 /**
                  * @description **Extension.** Where the next page starts: copy it from the `rel="next"`
-                 *     link, never make one. It is opaque, signed, and valid only on the list
-                 *     that gave it; anything else answers 400. It marks the last item sent,
-                 *     not a position, so items added or removed between pages neither repeat
-                 *     nor hide others.
-                 * @example WzE3OTUzMTg4MDAwMDAsInBseV80YzhuMnI3dDF2Il0.3f7a1c9e5b2d4f6a8c0e1b3d5f7a9c2e4b6d8f0a1c3e5b7d9f2a4c6e8b0d1f3a
+                 *     link, never make one. It is opaque (encrypted and authenticated: it
+                 *     shows nothing of the items), and valid only on the list that gave it;
+                 *     anything else answers 400. It marks the last item sent, not a
+                 *     position, so items added or removed between pages neither repeat nor
+                 *     hide others.
+                 * @example Cpj3k2PaSoH-Ej8idded0XeeovurRZdVamQfKALOckpa7JcNV-xrL0I-bX-HslqgVS90psi7ufZavDVjWw
                  */
                 cursor?: components["parameters"]["Cursor"];
             };
@@ -5384,11 +5386,12 @@ export interface operations {
                 limit?: components["parameters"]["Limit"];
                 /**
                  * @description **Extension.** Where the next page starts: copy it from the `rel="next"`
-                 *     link, never make one. It is opaque, signed, and valid only on the list
-                 *     that gave it; anything else answers 400. It marks the last item sent,
-                 *     not a position, so items added or removed between pages neither repeat
-                 *     nor hide others.
-                 * @example WzE3OTUzMTg4MDAwMDAsInBseV80YzhuMnI3dDF2Il0.3f7a1c9e5b2d4f6a8c0e1b3d5f7a9c2e4b6d8f0a1c3e5b7d9f2a4c6e8b0d1f3a
+                 *     link, never make one. It is opaque (encrypted and authenticated: it
+                 *     shows nothing of the items), and valid only on the list that gave it;
+                 *     anything else answers 400. It marks the last item sent, not a
+                 *     position, so items added or removed between pages neither repeat nor
+                 *     hide others.
+                 * @example Cpj3k2PaSoH-Ej8idded0XeeovurRZdVamQfKALOckpa7JcNV-xrL0I-bX-HslqgVS90psi7ufZavDVjWw
                  */
                 cursor?: components["parameters"]["Cursor"];
             };
@@ -5993,11 +5996,12 @@ export interface operations {
                 limit?: components["parameters"]["Limit"];
                 /**
                  * @description **Extension.** Where the next page starts: copy it from the `rel="next"`
-                 *     link, never make one. It is opaque, signed, and valid only on the list
-                 *     that gave it; anything else answers 400. It marks the last item sent,
-                 *     not a position, so items added or removed between pages neither repeat
-                 *     nor hide others.
-                 * @example WzE3OTUzMTg4MDAwMDAsInBseV80YzhuMnI3dDF2Il0.3f7a1c9e5b2d4f6a8c0e1b3d5f7a9c2e4b6d8f0a1c3e5b7d9f2a4c6e8b0d1f3a
+                 *     link, never make one. It is opaque (encrypted and authenticated: it
+                 *     shows nothing of the items), and valid only on the list that gave it;
+                 *     anything else answers 400. It marks the last item sent, not a
+                 *     position, so items added or removed between pages neither repeat nor
+                 *     hide others.
+                 * @example Cpj3k2PaSoH-Ej8idded0XeeovurRZdVamQfKALOckpa7JcNV-xrL0I-bX-HslqgVS90psi7ufZavDVjWw
                  */
                 cursor?: components["parameters"]["Cursor"];
             };
@@ -6806,11 +6810,12 @@ export interface operations {
                 limit?: components["parameters"]["Limit"];
                 /**
                  * @description **Extension.** Where the next page starts: copy it from the `rel="next"`
-                 *     link, never make one. It is opaque, signed, and valid only on the list
-                 *     that gave it; anything else answers 400. It marks the last item sent,
-                 *     not a position, so items added or removed between pages neither repeat
-                 *     nor hide others.
-                 * @example WzE3OTUzMTg4MDAwMDAsInBseV80YzhuMnI3dDF2Il0.3f7a1c9e5b2d4f6a8c0e1b3d5f7a9c2e4b6d8f0a1c3e5b7d9f2a4c6e8b0d1f3a
+                 *     link, never make one. It is opaque (encrypted and authenticated: it
+                 *     shows nothing of the items), and valid only on the list that gave it;
+                 *     anything else answers 400. It marks the last item sent, not a
+                 *     position, so items added or removed between pages neither repeat nor
+                 *     hide others.
+                 * @example Cpj3k2PaSoH-Ej8idded0XeeovurRZdVamQfKALOckpa7JcNV-xrL0I-bX-HslqgVS90psi7ufZavDVjWw
                  */
                 cursor?: components["parameters"]["Cursor"];
             };
@@ -7038,11 +7043,12 @@ export interface operations {
                 limit?: components["parameters"]["Limit"];
                 /**
                  * @description **Extension.** Where the next page starts: copy it from the `rel="next"`
-                 *     link, never make one. It is opaque, signed, and valid only on the list
-                 *     that gave it; anything else answers 400. It marks the last item sent,
-                 *     not a position, so items added or removed between pages neither repeat
-                 *     nor hide others.
-                 * @example WzE3OTUzMTg4MDAwMDAsInBseV80YzhuMnI3dDF2Il0.3f7a1c9e5b2d4f6a8c0e1b3d5f7a9c2e4b6d8f0a1c3e5b7d9f2a4c6e8b0d1f3a
+                 *     link, never make one. It is opaque (encrypted and authenticated: it
+                 *     shows nothing of the items), and valid only on the list that gave it;
+                 *     anything else answers 400. It marks the last item sent, not a
+                 *     position, so items added or removed between pages neither repeat nor
+                 *     hide others.
+                 * @example Cpj3k2PaSoH-Ej8idded0XeeovurRZdVamQfKALOckpa7JcNV-xrL0I-bX-HslqgVS90psi7ufZavDVjWw
                  */
                 cursor?: components["parameters"]["Cursor"];
             };
@@ -7530,11 +7536,12 @@ export interface operations {
                 limit?: components["parameters"]["Limit"];
                 /**
                  * @description **Extension.** Where the next page starts: copy it from the `rel="next"`
-                 *     link, never make one. It is opaque, signed, and valid only on the list
-                 *     that gave it; anything else answers 400. It marks the last item sent,
-                 *     not a position, so items added or removed between pages neither repeat
-                 *     nor hide others.
-                 * @example WzE3OTUzMTg4MDAwMDAsInBseV80YzhuMnI3dDF2Il0.3f7a1c9e5b2d4f6a8c0e1b3d5f7a9c2e4b6d8f0a1c3e5b7d9f2a4c6e8b0d1f3a
+                 *     link, never make one. It is opaque (encrypted and authenticated: it
+                 *     shows nothing of the items), and valid only on the list that gave it;
+                 *     anything else answers 400. It marks the last item sent, not a
+                 *     position, so items added or removed between pages neither repeat nor
+                 *     hide others.
+                 * @example Cpj3k2PaSoH-Ej8idded0XeeovurRZdVamQfKALOckpa7JcNV-xrL0I-bX-HslqgVS90psi7ufZavDVjWw
                  */
                 cursor?: components["parameters"]["Cursor"];
             };
@@ -7769,11 +7776,12 @@ export interface operations {
                 limit?: components["parameters"]["Limit"];
                 /**
                  * @description **Extension.** Where the next page starts: copy it from the `rel="next"`
-                 *     link, never make one. It is opaque, signed, and valid only on the list
-                 *     that gave it; anything else answers 400. It marks the last item sent,
-                 *     not a position, so items added or removed between pages neither repeat
-                 *     nor hide others.
-                 * @example WzE3OTUzMTg4MDAwMDAsInBseV80YzhuMnI3dDF2Il0.3f7a1c9e5b2d4f6a8c0e1b3d5f7a9c2e4b6d8f0a1c3e5b7d9f2a4c6e8b0d1f3a
+                 *     link, never make one. It is opaque (encrypted and authenticated: it
+                 *     shows nothing of the items), and valid only on the list that gave it;
+                 *     anything else answers 400. It marks the last item sent, not a
+                 *     position, so items added or removed between pages neither repeat nor
+                 *     hide others.
+                 * @example Cpj3k2PaSoH-Ej8idded0XeeovurRZdVamQfKALOckpa7JcNV-xrL0I-bX-HslqgVS90psi7ufZavDVjWw
                  */
                 cursor?: components["parameters"]["Cursor"];
             };
