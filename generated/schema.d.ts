@@ -1121,6 +1121,13 @@ export interface paths {
          *     whose view allows commenting (`access.comment`): the player's
          *     `comments` option is on and the player opens for them. A file outside
          *     the player's tracks answers 404.
+         *
+         *     A listener's comment belongs to the player it was made on and is
+         *     listed there only; members' comments are listed on every player of
+         *     the file with comments on (and a reply wherever its parent is). On
+         *     another player a listener's comment is not found (404), and cannot be
+         *     replied to (400). Through the API (*List a file's comments*) members
+         *     see every comment.
          */
         get: operations["listPlayerComments"];
         put?: never;

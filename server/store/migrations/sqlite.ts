@@ -9,6 +9,7 @@ import { deploymentSchema } from './deployment.ts';
 import { webhooksSchema } from './webhooks.ts';
 import { paymentsSchema } from './payments.ts';
 import { portalSchema } from './portal.ts';
+import { commentPlayersSchema } from './comment-players.ts';
 
 export const sqliteMigrations: Migration[] = [
   { version: 1, name: 'initial schema', sql: initialSchema('INTEGER') },
@@ -21,4 +22,5 @@ export const sqliteMigrations: Migration[] = [
   { version: 8, name: 'webhook subscriptions and deliveries', sql: webhooksSchema('INTEGER') },
   { version: 9, name: 'upload portals: uploader names, portal uploads', sql: portalSchema('INTEGER') },
   { version: 10, name: 'purchases paid through a payment provider', sql: paymentsSchema('INTEGER') },
+  { version: 11, name: 'the player a comment was made on', sql: commentPlayersSchema() },
 ];
