@@ -2073,6 +2073,12 @@ export interface components {
          *     player, under the name their player session gave when they posted.
          *     `mine`: whether the caller wrote it (the same account, or for a
          *     listener the same player session).
+         *
+         *     `kind` is the server's word on who wrote the comment, never taken from
+         *     the name: a listener may call themselves anything, "Project member" or
+         *     a member's own name included. A page shows a listener's comment as a
+         *     guest's (the player page puts the visible word "Guest" beside the
+         *     name), and a member's without it.
          * @example {
          *       "name": "Alex (A&R)",
          *       "kind": "listener",
@@ -2081,7 +2087,10 @@ export interface components {
          */
         CommentCreator: {
             name: string;
-            /** @enum {string} */
+            /**
+             * @description `member`: a project member (owner or collaborator); `listener`: anyone else, shown as a guest.
+             * @enum {string}
+             */
             kind: "member" | "listener";
             mine: boolean;
         };
