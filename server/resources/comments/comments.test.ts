@@ -367,6 +367,12 @@ describe.each(backends)('comments on %s', (backend) => {
       // The fan's own comment is not on the review.
       expect((await listenerPost(named, playerPath(review, fileid, fans.id), { react: '👍' })).status).toBe(404);
       expect((await post(owner.token, playerPath(open!.id, fileid, secret.id), { pinned: true })).status).toBe(404);
+      // The review made collaborators-only: its listeners' comments stay with it, off the public player.
+      await owner.api.POST('/players/{playerid}', { params: { path: { playerid: review } }, body: { public: false } });
+      expect(ids((await asListener(fan, playerPath(open!.id, fileid))).body)).toEqual(ids([memberNote, fans] as Comment[]));
+      // A member's comment made there shows on the public player too.
+      const fromReview = (await post(editor.token, playerPath(review, fileid), { message: 'Collaborators only now' })).body as Comment;
+      expect(ids((await asListener(fan, playerPath(open!.id, fileid))).body)).toEqual(ids([memberNote, fans, fromReview]));
     });
 
     it(`limits a session's writes to ${PLAYER_COMMENT_WRITES.points} per ${PLAYER_COMMENT_WRITES.durationSeconds} s, with Retry-After`, async () => {
