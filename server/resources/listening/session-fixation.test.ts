@@ -121,8 +121,13 @@ describe.each(backends)('session fixation on %s', (backend) => {
       expect(sessionIdOf(bought)).not.toBe(sessionIdOf(paying));
       const opened = (await returned.json()) as Schemas['PlayerView'];
       expect(opened.paywall!.purchase).toMatchObject({ receiptUrl: expect.stringContaining('/receipts/') });
-      // A reload of the return URL in the buyer's browser still opens it.
-      expect((await openSession(player.id, { checkout: checkout.id }, bought)).status).toBe(200);
+      // A reload of the return URL in the buyer's browser still opens it, under yet another id; the one before finds nothing by its id.
+      const reloaded = await openSession(player.id, { checkout: checkout.id }, bought);
+      expect(reloaded.status).toBe(200);
+      expect(((await reloaded.json()) as Schemas['PlayerView']).access.viewer.kind).toBe('purchaser');
+      const purchase = (await t.server.ctx.store.purchases.byCheckout(checkout.id))!;
+      expect(purchase.buyerSession).toBe(sessionIdOf(sessionCookieOf(reloaded)!));
+      expect(await t.server.ctx.store.purchases.bySession(player.id, sessionIdOf(bought))).toBeUndefined();
 
       // Neither the planted id nor the one the payment started with gains anything: not by the view, not by claiming the return URL.
       for (const old of [planted, paying]) {

@@ -71,10 +71,11 @@ export async function claimCheckout(
   const checkout = await viaProvider(ctx, 'reading a checkout', () => payments.retrieveCheckout(checkoutId), notOurs);
   if (checkout.metadata[CHECKOUT_PLAYER] !== player.id) throw notOurs();
   if (checkout.metadata[CHECKOUT_SESSION] !== session.id) {
-    // The buyer back a second time (a reload of the return URL): their session holds the purchase already, under its renewed id.
+    // The buyer back a second time (a reload of the return URL): their session holds the purchase already, under its renewed id, which is renewed again.
     const claimed = session.purchaseId !== undefined ? await ctx.store.purchases.byCheckout(checkout.id) : undefined;
-    if (claimed && claimed.id === session.purchaseId && claimed.playerId === player.id) return claimed;
-    throw notOurs();
+    if (!claimed || claimed.id !== session.purchaseId || claimed.playerId !== player.id) throw notOurs();
+    await ctx.store.purchases.moveToSession(claimed.id, session.id, renewedId);
+    return claimed;
   }
   const purchase = await recordPaidCheckout(ctx, checkout);
   if (!purchase) return undefined;
