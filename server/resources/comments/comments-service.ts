@@ -32,6 +32,8 @@ export interface Commenter {
   userId: string | null;
   /** The player session behind the request, if any. */
   sessionId: string | null;
+  /** The ids that session had before it was renewed when it gained access: comments written under them are its own too. */
+  formerSessionIds?: readonly string[];
   /** A project member: comments as themselves, under their account's name. */
   member: boolean;
   /** The name a listener (not a member) comments under; null until their session has one. */
@@ -81,6 +83,7 @@ export async function playerCommenter(ctx: Ports, listener: Listener, fileId: st
     commenter: {
       userId: listener.userId ?? null,
       sessionId: listener.sessionId ?? null,
+      formerSessionIds: listener.formerSessionIds ?? [],
       member,
       name: member ? null : (listener.displayName ?? null),
       canModerate: listener.canModerate,
@@ -97,10 +100,15 @@ export function reactorOf(commenter: Commenter): string | null {
   return null;
 }
 
-/** A comment is its author's by account; a listener's without an account, by the player session it came from. */
+/**
+ * A comment is its author's by account; a listener's without an account, by
+ * the player session it came from, under its id now or one it had before it
+ * gained access (a session renewed against fixation keeps what it wrote).
+ */
 export function isAuthor(comment: CommentRecord, commenter: Commenter): boolean {
   if (comment.author.userId !== null) return comment.author.userId === commenter.userId;
-  return comment.author.sessionId !== null && comment.author.sessionId === commenter.sessionId;
+  const session = comment.author.sessionId;
+  return session !== null && (session === commenter.sessionId || (commenter.formerSessionIds?.includes(session) ?? false));
 }
 
 export function commentJson(comment: CommentRecord, commenter: Commenter, reactions: Reactions = {}): Schemas['Comment'] {

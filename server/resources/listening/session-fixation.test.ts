@@ -97,6 +97,10 @@ describe.each(backends)('session fixation on %s', (backend) => {
       // The attacker's session, planted in the victim's browser.
       const planted = sessionCookieOf(await openSession(player.id, { name: 'Victim' }))!;
 
+      // The victim comments before paying, under the planted cookie (its id is theirs and the attacker's alike until it is renewed).
+      const before = (await (await t.fetch(commentsPath(player.id), { ...json({ message: 'Thinking of buying.' }), headers: headers(planted) })).json()) as Schemas['Comment'];
+      expect(before.creator.mine).toBe(true);
+
       // The victim pays, with the planted cookie.
       const started = await t.fetch(`/players/${player.id}/checkout`, { method: 'POST', headers: headers(planted) });
       expect(started.status, await started.clone().text()).toBe(200);
@@ -151,6 +155,11 @@ describe.each(backends)('session fixation on %s', (backend) => {
       expect(deleted.status).toBe(403);
       const listed = (await (await t.fetch(commentsPath(player.id), { headers: { Cookie: planted } })).json()) as Schemas['Comment'][];
       expect(listed.find((one) => one.id === comment.id)).toMatchObject({ message: 'Worth every cent.', creator: { mine: false } });
+      // The buyer's renewed session keeps what it wrote before, under its former id.
+      const theirs = (await (await t.fetch(commentsPath(player.id), { headers: { Cookie: bought } })).json()) as Schemas['Comment'][];
+      expect(theirs.find((one) => one.id === before.id)!.creator.mine).toBe(true);
+      const kept = await t.fetch(commentsPath(player.id, before.id), { ...json({ message: 'Bought it.' }), headers: headers(bought) });
+      expect(kept.status, await kept.clone().text()).toBe(200);
     });
   });
 });
