@@ -1130,6 +1130,13 @@ export interface paths {
          *     whose view allows commenting (`access.comment`): the player's
          *     `comments` option is on and the player opens for them. A file outside
          *     the player's tracks answers 404.
+         *
+         *     A listener's comment belongs to the player it was made on and is
+         *     listed there only; members' comments are listed on every player of
+         *     the file with comments on (and a reply wherever its parent is). On
+         *     another player a listener's comment is not found (404), and cannot be
+         *     replied to (400). Through the API (*List a file's comments*) members
+         *     see every comment.
          */
         get: operations["listPlayerComments"];
         put?: never;
@@ -2075,6 +2082,12 @@ export interface components {
          *     player, under the name their player session gave when they posted.
          *     `mine`: whether the caller wrote it (the same account, or for a
          *     listener the same player session).
+         *
+         *     `kind` is the server's word on who wrote the comment, never taken from
+         *     the name: a listener may call themselves anything, "Project member" or
+         *     a member's own name included. A page shows a listener's comment as a
+         *     guest's (the player page puts the visible word "Guest" beside the
+         *     name), and a member's without it.
          * @example {
          *       "name": "Alex (A&R)",
          *       "kind": "listener",
@@ -2083,7 +2096,10 @@ export interface components {
          */
         CommentCreator: {
             name: string;
-            /** @enum {string} */
+            /**
+             * @description `member`: a project member (owner or collaborator); `listener`: anyone else, shown as a guest.
+             * @enum {string}
+             */
             kind: "member" | "listener";
             mine: boolean;
         };
@@ -2451,6 +2467,12 @@ export interface components {
          *       (`?checkout=` on the player page), which records the purchase in this
          *       session once the payment is made, if the session started it.
          *     A session that already exists keeps what it had and gains what is given.
+         *     When it gains access (a valid `invite`, the right `password`, a paid
+         *     `checkout`), its id is renewed and a new cookie is set: a copy of the
+         *     cookie from before (one planted in the browser, say) gains nothing,
+         *     neither the purchase nor the comments written since (session
+         *     fixation). Starting a payment (*Start paying for a player's paywall*)
+         *     renews it too.
          * @example {
          *       "name": "Alex (A&R)"
          *     }
@@ -4604,11 +4626,12 @@ export interface components {
         Limit: number;
         /**
          * @description **Extension.** Where the next page starts: copy it from the `rel="next"`
-         *     link, never make one. It is opaque, signed, and valid only on the list
-         *     that gave it; anything else answers 400. It marks the last item sent,
-         *     not a position, so items added or removed between pages neither repeat
-         *     nor hide others.
-         * @example WzE3OTUzMTg4MDAwMDAsInBseV80YzhuMnI3dDF2Il0.3f7a1c9e5b2d4f6a8c0e1b3d5f7a9c2e4b6d8f0a1c3e5b7d9f2a4c6e8b0d1f3a
+         *     link, never make one. It is opaque (encrypted and authenticated: it
+         *     shows nothing of the items), and valid only on the list that gave it;
+         *     anything else answers 400. It marks the last item sent, not a
+         *     position, so items added or removed between pages neither repeat nor
+         *     hide others.
+         * @example Cpj3k2PaSoH-Ej8idded0XeeovurRZdVamQfKALOckpa7JcNV-xrL0I-bX-HslqgVS90psi7ufZavDVjWw
          */
         Cursor: string;
         /**
@@ -4660,7 +4683,7 @@ export interface components {
          * @description **Extension.** Sent when the request asked for a page (`limit` or
          *     `cursor`) and more items follow: the next page's URL, as RFC 8288 has
          *     it, with `rel="next"`. No `Link`, no more pages.
-         * @example <http://localhost:8080/api/v1/players?limit=50&cursor=WzE3OTUzMTg4MDAwMDAsInBseV80YzhuMnI3dDF2Il0.3f7a1c9e5b2d4f6a8c0e1b3d5f7a9c2e4b6d8f0a1c3e5b7d9f2a4c6e8b0d1f3a>; rel="next"
+         * @example <http://localhost:8080/api/v1/players?limit=50&cursor=Cpj3k2PaSoH-Ej8idded0XeeovurRZdVamQfKALOckpa7JcNV-xrL0I-bX-HslqgVS90psi7ufZavDVjWw>; rel="next"
          */
         Link: string;
         /**
@@ -4707,11 +4730,12 @@ export interface operations {
                 limit?: components["parameters"]["Limit"];
                 /**
                  * @description **Extension.** Where the next page starts: copy it from the `rel="next"`
-                 *     link, never make one. It is opaque, signed, and valid only on the list
-                 *     that gave it; anything else answers 400. It marks the last item sent,
-                 *     not a position, so items added or removed between pages neither repeat
-                 *     nor hide others.
-                 * @example WzE3OTUzMTg4MDAwMDAsInBseV80YzhuMnI3dDF2Il0.3f7a1c9e5b2d4f6a8c0e1b3d5f7a9c2e4b6d8f0a1c3e5b7d9f2a4c6e8b0d1f3a
+                 *     link, never make one. It is opaque (encrypted and authenticated: it
+                 *     shows nothing of the items), and valid only on the list that gave it;
+                 *     anything else answers 400. It marks the last item sent, not a
+                 *     position, so items added or removed between pages neither repeat nor
+                 *     hide others.
+                 * @example Cpj3k2PaSoH-Ej8idded0XeeovurRZdVamQfKALOckpa7JcNV-xrL0I-bX-HslqgVS90psi7ufZavDVjWw
                  */
                 cursor?: components["parameters"]["Cursor"];
             };
@@ -5405,11 +5429,12 @@ export interface operations {
                 limit?: components["parameters"]["Limit"];
                 /**
                  * @description **Extension.** Where the next page starts: copy it from the `rel="next"`
-                 *     link, never make one. It is opaque, signed, and valid only on the list
-                 *     that gave it; anything else answers 400. It marks the last item sent,
-                 *     not a position, so items added or removed between pages neither repeat
-                 *     nor hide others.
-                 * @example WzE3OTUzMTg4MDAwMDAsInBseV80YzhuMnI3dDF2Il0.3f7a1c9e5b2d4f6a8c0e1b3d5f7a9c2e4b6d8f0a1c3e5b7d9f2a4c6e8b0d1f3a
+                 *     link, never make one. It is opaque (encrypted and authenticated: it
+                 *     shows nothing of the items), and valid only on the list that gave it;
+                 *     anything else answers 400. It marks the last item sent, not a
+                 *     position, so items added or removed between pages neither repeat nor
+                 *     hide others.
+                 * @example Cpj3k2PaSoH-Ej8idded0XeeovurRZdVamQfKALOckpa7JcNV-xrL0I-bX-HslqgVS90psi7ufZavDVjWw
                  */
                 cursor?: components["parameters"]["Cursor"];
             };
@@ -6014,11 +6039,12 @@ export interface operations {
                 limit?: components["parameters"]["Limit"];
                 /**
                  * @description **Extension.** Where the next page starts: copy it from the `rel="next"`
-                 *     link, never make one. It is opaque, signed, and valid only on the list
-                 *     that gave it; anything else answers 400. It marks the last item sent,
-                 *     not a position, so items added or removed between pages neither repeat
-                 *     nor hide others.
-                 * @example WzE3OTUzMTg4MDAwMDAsInBseV80YzhuMnI3dDF2Il0.3f7a1c9e5b2d4f6a8c0e1b3d5f7a9c2e4b6d8f0a1c3e5b7d9f2a4c6e8b0d1f3a
+                 *     link, never make one. It is opaque (encrypted and authenticated: it
+                 *     shows nothing of the items), and valid only on the list that gave it;
+                 *     anything else answers 400. It marks the last item sent, not a
+                 *     position, so items added or removed between pages neither repeat nor
+                 *     hide others.
+                 * @example Cpj3k2PaSoH-Ej8idded0XeeovurRZdVamQfKALOckpa7JcNV-xrL0I-bX-HslqgVS90psi7ufZavDVjWw
                  */
                 cursor?: components["parameters"]["Cursor"];
             };
@@ -6827,11 +6853,12 @@ export interface operations {
                 limit?: components["parameters"]["Limit"];
                 /**
                  * @description **Extension.** Where the next page starts: copy it from the `rel="next"`
-                 *     link, never make one. It is opaque, signed, and valid only on the list
-                 *     that gave it; anything else answers 400. It marks the last item sent,
-                 *     not a position, so items added or removed between pages neither repeat
-                 *     nor hide others.
-                 * @example WzE3OTUzMTg4MDAwMDAsInBseV80YzhuMnI3dDF2Il0.3f7a1c9e5b2d4f6a8c0e1b3d5f7a9c2e4b6d8f0a1c3e5b7d9f2a4c6e8b0d1f3a
+                 *     link, never make one. It is opaque (encrypted and authenticated: it
+                 *     shows nothing of the items), and valid only on the list that gave it;
+                 *     anything else answers 400. It marks the last item sent, not a
+                 *     position, so items added or removed between pages neither repeat nor
+                 *     hide others.
+                 * @example Cpj3k2PaSoH-Ej8idded0XeeovurRZdVamQfKALOckpa7JcNV-xrL0I-bX-HslqgVS90psi7ufZavDVjWw
                  */
                 cursor?: components["parameters"]["Cursor"];
             };
@@ -7059,11 +7086,12 @@ export interface operations {
                 limit?: components["parameters"]["Limit"];
                 /**
                  * @description **Extension.** Where the next page starts: copy it from the `rel="next"`
-                 *     link, never make one. It is opaque, signed, and valid only on the list
-                 *     that gave it; anything else answers 400. It marks the last item sent,
-                 *     not a position, so items added or removed between pages neither repeat
-                 *     nor hide others.
-                 * @example WzE3OTUzMTg4MDAwMDAsInBseV80YzhuMnI3dDF2Il0.3f7a1c9e5b2d4f6a8c0e1b3d5f7a9c2e4b6d8f0a1c3e5b7d9f2a4c6e8b0d1f3a
+                 *     link, never make one. It is opaque (encrypted and authenticated: it
+                 *     shows nothing of the items), and valid only on the list that gave it;
+                 *     anything else answers 400. It marks the last item sent, not a
+                 *     position, so items added or removed between pages neither repeat nor
+                 *     hide others.
+                 * @example Cpj3k2PaSoH-Ej8idded0XeeovurRZdVamQfKALOckpa7JcNV-xrL0I-bX-HslqgVS90psi7ufZavDVjWw
                  */
                 cursor?: components["parameters"]["Cursor"];
             };
@@ -7551,11 +7579,12 @@ export interface operations {
                 limit?: components["parameters"]["Limit"];
                 /**
                  * @description **Extension.** Where the next page starts: copy it from the `rel="next"`
-                 *     link, never make one. It is opaque, signed, and valid only on the list
-                 *     that gave it; anything else answers 400. It marks the last item sent,
-                 *     not a position, so items added or removed between pages neither repeat
-                 *     nor hide others.
-                 * @example WzE3OTUzMTg4MDAwMDAsInBseV80YzhuMnI3dDF2Il0.3f7a1c9e5b2d4f6a8c0e1b3d5f7a9c2e4b6d8f0a1c3e5b7d9f2a4c6e8b0d1f3a
+                 *     link, never make one. It is opaque (encrypted and authenticated: it
+                 *     shows nothing of the items), and valid only on the list that gave it;
+                 *     anything else answers 400. It marks the last item sent, not a
+                 *     position, so items added or removed between pages neither repeat nor
+                 *     hide others.
+                 * @example Cpj3k2PaSoH-Ej8idded0XeeovurRZdVamQfKALOckpa7JcNV-xrL0I-bX-HslqgVS90psi7ufZavDVjWw
                  */
                 cursor?: components["parameters"]["Cursor"];
             };
@@ -7790,11 +7819,12 @@ export interface operations {
                 limit?: components["parameters"]["Limit"];
                 /**
                  * @description **Extension.** Where the next page starts: copy it from the `rel="next"`
-                 *     link, never make one. It is opaque, signed, and valid only on the list
-                 *     that gave it; anything else answers 400. It marks the last item sent,
-                 *     not a position, so items added or removed between pages neither repeat
-                 *     nor hide others.
-                 * @example WzE3OTUzMTg4MDAwMDAsInBseV80YzhuMnI3dDF2Il0.3f7a1c9e5b2d4f6a8c0e1b3d5f7a9c2e4b6d8f0a1c3e5b7d9f2a4c6e8b0d1f3a
+                 *     link, never make one. It is opaque (encrypted and authenticated: it
+                 *     shows nothing of the items), and valid only on the list that gave it;
+                 *     anything else answers 400. It marks the last item sent, not a
+                 *     position, so items added or removed between pages neither repeat nor
+                 *     hide others.
+                 * @example Cpj3k2PaSoH-Ej8idded0XeeovurRZdVamQfKALOckpa7JcNV-xrL0I-bX-HslqgVS90psi7ufZavDVjWw
                  */
                 cursor?: components["parameters"]["Cursor"];
             };

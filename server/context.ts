@@ -33,5 +33,4 @@ export interface Context {
   jobQueued(): void;
 }
 
-/** The API root as clients see it: signed URLs and links start here. */
-export const apiRoot = (config: Config) => `${config.publicUrl}/api/v1`;
+export { apiRoot } from './http/api-root.ts';

@@ -100,19 +100,56 @@ describe.each(backends)('paging of lists on %s', (backend) => {
     expect(projectPages).toHaveLength(projects.length);
   });
 
+  it('gives an opaque cursor: neither the last item\'s id nor its sort key can be read from it, and two cursors of one place differ', async () => {
+    const { token } = await players('opaque@example.com', 3);
+    const first = await t.fetch('/players?limit=1', { token });
+    const [last] = (await first.json()) as Array<Item & { timeCreated: number }>;
+    const next = new URL(nextOf(first.headers.get('link'))!);
+    const cursor = next.searchParams.get('cursor')!;
+    // Whatever a client decodes, of the whole cursor or of any dot-separated part, as base64url, base64 or hex.
+    const readable = [cursor, ...cursor.split('.')].flatMap((part) => [
+      Buffer.from(part, 'base64url').toString('latin1'),
+      Buffer.from(part, 'base64').toString('latin1'),
+      Buffer.from(part, 'hex').toString('latin1'),
+      part,
+    ]);
+    for (const text of readable) {
+      expect(text).not.toContain(last.id);
+      expect(text).not.toContain(last.id.slice(4));
+      expect(text).not.toContain(String(last.timeCreated));
+    }
+    // A fresh IV each time: the same place in the list gives a new cursor, and both work.
+    const again = new URL(nextOf((await t.fetch('/players?limit=1', { token })).headers.get('link'))!).searchParams.get('cursor')!;
+    expect(again).not.toBe(cursor);
+    for (const one of [cursor, again]) {
+      const page = await t.fetch(`/players?limit=1&cursor=${one}`, { token });
+      expect(page.status).toBe(200);
+      expect(((await page.json()) as Item[])[0].id).not.toBe(last.id);
+    }
+  });
+
   it('refuses an altered cursor, one of another list, and a limit out of range, with a 400 naming the parameter', async () => {
     const { token } = await players('cursors@example.com', 3);
     const next = new URL(nextOf((await t.fetch('/players?limit=1', { token })).headers.get('link'))!);
     const cursor = next.searchParams.get('cursor')!;
 
-    const [encoded, signature] = cursor.split('.');
-    const forged = `${Buffer.from(JSON.stringify([0, 'ply_0'])).toString('base64url')}.${signature}`;
+    const bytes = Buffer.from(cursor, 'base64url');
+    // One bit of the sealed key flipped, and the last byte of the tag.
+    const flipped = Buffer.from(bytes);
+    flipped[14] ^= 1;
+    const retagged = Buffer.from(bytes);
+    retagged[retagged.length - 1] ^= 0x80;
+    // A cursor of the old, readable form (the key in base64url, a signature beside it), made up.
+    const forged = `${Buffer.from(JSON.stringify([0, 'ply_0'])).toString('base64url')}.${'0'.repeat(64)}`;
+    const madeUp = Buffer.from(JSON.stringify([-1795318800000, 'ply_4c8n2r7t1v0000000000'])).toString('base64url');
     const { data: project } = await (await t.as('cursors@example.com')).api.POST('/projects', { body: { name: 'Elsewhere' } });
     for (const [path, why] of [
-      [`/players?limit=1&cursor=${forged}`, 'its signature does not match'],
-      [`/players?limit=1&cursor=${encoded}.${'0'.repeat(64)}`, 'its signature does not match'],
-      [`/players?limit=1&cursor=${encoded}`, 'it is malformed'],
-      [`/projects/${project!.id}/all?limit=1&cursor=${cursor}`, 'its signature does not match'],
+      [`/players?limit=1&cursor=${forged}`, 'it is malformed'],
+      [`/players?limit=1&cursor=${madeUp}`, 'it does not authenticate'],
+      [`/players?limit=1&cursor=${flipped.toString('base64url')}`, 'it does not authenticate'],
+      [`/players?limit=1&cursor=${retagged.toString('base64url')}`, 'it does not authenticate'],
+      [`/players?limit=1&cursor=${bytes.subarray(0, 20).toString('base64url')}`, 'it is malformed'],
+      [`/projects/${project!.id}/all?limit=1&cursor=${cursor}`, 'it does not authenticate'],
     ] as const) {
       const refused = await t.fetch(path, { token });
       expect(refused.status, path).toBe(400);

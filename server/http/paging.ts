@@ -10,13 +10,27 @@
  * item sent (each list's own order, ending with the id, so it is total), and
  * the next page starts after that key. An item added or removed meanwhile
  * does not shift the pages: nothing is sent twice, and nothing that was
- * there when the listing began is skipped. The cursor is signed with the
- * server's secret and bound to its list (the path), so a client cannot
- * forge one, nor carry one to another list; a bad one is a 400 naming the
- * `cursor` parameter.
+ * there when the listing began is skipped.
+ *
+ * The cursor is opaque: its sort key (the last item's id and its sort
+ * value, a creation time say) is encrypted and authenticated with
+ * AES-256-GCM under a key derived from the server's signing secret, with the
+ * list (the path) as additional authenticated data. So a client reads
+ * nothing from it, cannot forge or alter one, nor carry one to another
+ * list: each fails GCM's authentication, and a bad cursor is a 400 naming
+ * the `cursor` parameter. Each cursor has a random 96-bit IV; NIST SP
+ * 800-38D §8.3 bounds random IVs under one key: "The total number of
+ * invocations of the authenticated encryption function shall not exceed
+ * 2^32", far more cursors than a server makes in the life of its signing
+ * secret.
  */
+import { createCipheriv, createDecipheriv, createHmac, randomBytes } from 'node:crypto';
 import type { Response } from 'express';
-import { apiRoot, type Context } from '../context.ts';
+import type { Config } from '../config.ts';
+import { apiRoot } from './api-root.ts';
+
+/** What paging uses of the server: the secret its cursor key comes from, and the address of its links. */
+type Ports = { config: Pick<Config, 'signingSecret' | 'publicUrl'> };
 import { badRequest } from './problem.ts';
 import { compareKeys, type SortKey } from '../lib/sort-keys.ts';
 
@@ -32,23 +46,58 @@ export interface ListRequest {
 }
 
 const listOf = (req: ListRequest) => req.path;
-const signedFields = (list: string, key: string) => ({ method: 'GET' as const, path: `/paging${list}`, expires: 0, bound: { after: key } });
 
-function encodeCursor(ctx: Pick<Context, 'signer'>, list: string, key: SortKey): string {
-  const json = JSON.stringify(key);
-  return `${Buffer.from(json).toString('base64url')}.${ctx.signer.sign(signedFields(list, json))}`;
+/** GCM's recommended IV length (NIST SP 800-38D §5.2.1.1: "For IVs, it is recommended that implementations restrict support to the length of 96 bits"). */
+const IV_BYTES = 12;
+/** GCM's full tag length, 128 bits. */
+const TAG_BYTES = 16;
+
+const keys = new WeakMap<Buffer, Buffer>();
+/** The cursor key of a signing secret, derived once: a key of its own, so no other use of the secret (URL signatures, sessions) shares it. */
+function cursorKey(secret: Buffer): Buffer {
+  let key = keys.get(secret);
+  if (!key) {
+    key = createHmac('sha256', secret).update('audio-share paging cursor v2').digest();
+    keys.set(secret, key);
+  }
+  return key;
 }
 
-function decodeCursor(ctx: Pick<Context, 'signer'>, list: string, cursor: string): SortKey {
+/** The list a cursor belongs to, as GCM's additional authenticated data. */
+const aadOf = (list: string) => Buffer.from(`paging\n${list}`, 'utf8');
+
+export function encodeCursor(ctx: Ports, list: string, key: SortKey): string {
+  const iv = randomBytes(IV_BYTES);
+  const cipher = createCipheriv('aes-256-gcm', cursorKey(ctx.config.signingSecret), iv, { authTagLength: TAG_BYTES });
+  cipher.setAAD(aadOf(list));
+  const sealed = Buffer.concat([cipher.update(JSON.stringify(key), 'utf8'), cipher.final()]);
+  return Buffer.concat([iv, sealed, cipher.getAuthTag()]).toString('base64url');
+}
+
+export function decodeCursor(ctx: Ports, list: string, cursor: string): SortKey {
   const refuse = (why: string) =>
     badRequest(`The cursor is not one this list gave: ${why}. Use the cursor of the rel="next" link exactly as it came, on the same list, or leave it out to start again.`, [
       { parameter: 'cursor', detail: why },
     ]);
-  const [encoded, signature, ...rest] = cursor.split('.');
-  if (!encoded || !signature || rest.length > 0 || !/^[0-9a-f]{64}$/.test(signature)) throw refuse('it is malformed');
-  const json = Buffer.from(encoded, 'base64url').toString('utf8');
-  if (!ctx.signer.verify(signedFields(list, json), signature)) throw refuse('its signature does not match (altered, or from another list)');
-  const key = JSON.parse(json) as unknown;
+  if (!/^[A-Za-z0-9_-]+$/.test(cursor)) throw refuse('it is malformed (not base64url)');
+  const bytes = Buffer.from(cursor, 'base64url');
+  if (bytes.length <= IV_BYTES + TAG_BYTES) throw refuse('it is malformed (too short)');
+  const decipher = createDecipheriv('aes-256-gcm', cursorKey(ctx.config.signingSecret), bytes.subarray(0, IV_BYTES), { authTagLength: TAG_BYTES });
+  decipher.setAAD(aadOf(list));
+  decipher.setAuthTag(bytes.subarray(bytes.length - TAG_BYTES));
+  let json: string;
+  try {
+    json = Buffer.concat([decipher.update(bytes.subarray(IV_BYTES, bytes.length - TAG_BYTES)), decipher.final()]).toString('utf8');
+  } catch {
+    // final() throws when the tag does not authenticate the ciphertext and the list.
+    throw refuse('it does not authenticate (altered, made up, or from another list)');
+  }
+  let key: unknown;
+  try {
+    key = JSON.parse(json);
+  } catch {
+    key = undefined;
+  }
   if (!Array.isArray(key) || !key.every((part) => typeof part === 'string' || typeof part === 'number')) throw refuse('it is malformed');
   return key;
 }
@@ -58,7 +107,7 @@ function decodeCursor(ctx: Pick<Context, 'signer'>, list: string, cursor: string
  * the Link header set on `res` when more follow; all of `items`, untouched,
  * when the request asks for no page.
  */
-export function pageOf<T>(ctx: Pick<Context, 'signer' | 'config'>, req: ListRequest, res: Response, items: T[], keyOf: (item: T) => SortKey): T[] {
+export function pageOf<T>(ctx: Ports, req: ListRequest, res: Response, items: T[], keyOf: (item: T) => SortKey): T[] {
   const limitParam = req.query.limit;
   const cursor = typeof req.query.cursor === 'string' ? req.query.cursor : undefined;
   if (limitParam === undefined && cursor === undefined) return items;

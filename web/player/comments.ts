@@ -118,7 +118,7 @@ export class CommentsPanel {
       versionId,
       this.comments
         .filter((comment) => !comment.isReply && comment.audioTimestamp !== undefined)
-        .map((comment) => ({ id: comment.id, time: comment.audioTimestamp!, end: comment.audioTimestampEnd, label: comment.creator.name })),
+        .map((comment) => ({ id: comment.id, time: comment.audioTimestamp!, end: comment.audioTimestampEnd, label: authorLabel(comment) })),
     );
   }
 
@@ -153,7 +153,7 @@ export class CommentsPanel {
         ? h('span', { class: 'done' }, 'Done')
         : null;
     append(item, [
-      h('div', { class: 'comment-head' }, time, h('strong', {}, comment.creator.name), comment.pinned ? h('span', { class: 'badge' }, 'Pinned') : null, done),
+      h('div', { class: 'comment-head' }, time, h('strong', { class: 'author' }, comment.creator.name), guestBadge(comment), comment.pinned ? h('span', { class: 'badge' }, 'Pinned') : null, done),
       renderMessage(comment.message),
     ]);
     if (!comment.isReply) {
@@ -242,6 +242,17 @@ export class CommentsPanel {
     }
   }
 }
+
+/**
+ * A listener's comment carries the visible word "Guest" beside the name,
+ * a member's does not: the name is whatever the listener typed ("Project
+ * member", or a member's own name), and only the server knows who is a
+ * member (comments.yaml, CommentCreator `kind`).
+ */
+const isGuest = (comment: Comment) => comment.creator.kind !== 'member';
+const guestBadge = (comment: Comment) => (isGuest(comment) ? h('span', { class: 'badge guest' }, 'Guest') : null);
+/** What a marker on the waveform is labelled with: the name, and "(Guest)" for a listener's. */
+const authorLabel = (comment: Comment) => (isGuest(comment) ? `${comment.creator.name} (Guest)` : comment.creator.name);
 
 /** Hundredths of a second: what a listener can point at, and what the API stores. */
 const round = (seconds: number) => Math.round(seconds * 100) / 100;

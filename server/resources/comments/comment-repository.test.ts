@@ -37,6 +37,7 @@ describe.each(backends)('comment repository on %s', (backend) => {
     completed: false,
     pinned: false,
     author: { kind: 'listener', userId: null, sessionId: 'ses_a', name: 'Alex' },
+    playerId: null,
     timeCreated: 10,
     timeModified: 10,
     ...overrides,

@@ -34,9 +34,18 @@ export interface CommentRecord {
   completed: boolean;
   pinned: boolean;
   author: CommentAuthor;
+  /** The player it was written through; null through the API (or its player deleted). A listener's comment shows on this player only. */
+  playerId: string | null;
   timeCreated: number;
   timeModified: number;
 }
+
+/**
+ * Where comments are read: on a player (a listener's comments of that
+ * player only, members' everywhere, and a reply only where its parent
+ * shows), or undefined for every comment (members, through the API).
+ */
+export type CommentScope = { playerId: string } | undefined;
 
 /** The fields an update may change; absent ones stay as they are. */
 export type CommentChanges = Partial<Pick<CommentRecord, 'message' | 'completed' | 'pinned'>>;
@@ -57,6 +66,7 @@ type CommentRow = {
   author_user_id: string | null;
   author_session_id: string | null;
   author_name: string | null;
+  player_id: string | null;
   /** The author's account name, joined. */
   user_name: string | null;
   time_created: number;
@@ -75,12 +85,22 @@ const fromRow = (row: CommentRow): CommentRecord => {
     completed: row.completed === 1,
     pinned: row.pinned === 1,
     author: { kind, userId: row.author_user_id, sessionId: row.author_session_id, name: kind === 'member' ? row.user_name : row.author_name },
+    playerId: row.player_id,
     timeCreated: row.time_created,
     timeModified: row.time_modified,
   };
 };
 
 const select = `SELECT comments.*, users.name AS user_name FROM comments LEFT JOIN users ON users.id = comments.author_user_id`;
+
+/**
+ * The condition a comment shows under on the player bound to `$param`: a
+ * member's anywhere, a listener's on its own player; a reply, besides, only
+ * where its parent shows.
+ */
+const shownOnPlayer = (param: string) => `(comments.author_kind = 'member' OR comments.player_id = ${param})
+  AND (comments.parent_id IS NULL OR EXISTS (
+    SELECT 1 FROM comments parent WHERE parent.id = comments.parent_id AND (parent.author_kind = 'member' OR parent.player_id = ${param})))`;
 
 /** A new comment id (`cmt_…`). */
 export const newCommentId = () => newId('cmt');
@@ -96,25 +116,29 @@ export class CommentRepository {
     const { author } = comment;
     await this.db.execute(
       `INSERT INTO comments (id, file_id, parent_id, message, audio_timestamp, audio_timestamp_end, completed, pinned,
-         author_kind, author_user_id, author_session_id, author_name, time_created, time_modified)
-       VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14)`,
+         author_kind, author_user_id, author_session_id, author_name, time_created, time_modified, player_id)
+       VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15)`,
       [
         comment.id, comment.fileId, comment.parentId, comment.message, comment.audioTimestamp, comment.audioTimestampEnd,
         comment.completed ? 1 : 0, comment.pinned ? 1 : 0, author.kind, author.userId, author.sessionId,
-        author.kind === 'listener' ? author.name : null, comment.timeCreated, comment.timeModified,
+        author.kind === 'listener' ? author.name : null, comment.timeCreated, comment.timeModified, comment.playerId,
       ],
     );
   }
 
-  /** One comment of the file; undefined when the file has no such comment. */
-  async get(fileId: string, id: string): Promise<CommentRecord | undefined> {
-    const [row] = await this.db.query<CommentRow>(`${select} WHERE comments.id = $1 AND comments.file_id = $2`, [id, fileId]);
+  /** One comment of the file, as `scope` shows it; undefined when the file has no such comment there. */
+  async get(fileId: string, id: string, scope?: CommentScope): Promise<CommentRecord | undefined> {
+    const [row] = scope
+      ? await this.db.query<CommentRow>(`${select} WHERE comments.id = $1 AND comments.file_id = $2 AND ${shownOnPlayer('$3')}`, [id, fileId, scope.playerId])
+      : await this.db.query<CommentRow>(`${select} WHERE comments.id = $1 AND comments.file_id = $2`, [id, fileId]);
     return row && fromRow(row);
   }
 
-  /** Every comment of the file, replies included, oldest first. */
-  async list(fileId: string): Promise<CommentRecord[]> {
-    const rows = await this.db.query<CommentRow>(`${select} WHERE comments.file_id = $1 ORDER BY comments.time_created, comments.id`, [fileId]);
+  /** Every comment of the file that `scope` shows, replies included, oldest first. */
+  async list(fileId: string, scope?: CommentScope): Promise<CommentRecord[]> {
+    const rows = scope
+      ? await this.db.query<CommentRow>(`${select} WHERE comments.file_id = $1 AND ${shownOnPlayer('$2')} ORDER BY comments.time_created, comments.id`, [fileId, scope.playerId])
+      : await this.db.query<CommentRow>(`${select} WHERE comments.file_id = $1 ORDER BY comments.time_created, comments.id`, [fileId]);
     return rows.map(fromRow);
   }
 

@@ -19,7 +19,7 @@ import { canOnProject } from '../../auth/policy.ts';
 import { badRequest, forbidden, type HttpProblem, notFound } from '../../http/problem.ts';
 import type { BoxRecord } from '../boxes/box-repository.ts';
 import type { Listener } from '../listening/listener.ts';
-import { newCommentId, type CommentRecord, type Reactions } from './comment-repository.ts';
+import { newCommentId, type CommentRecord, type CommentScope, type Reactions } from './comment-repository.ts';
 import { nameRequired, sessionRequired } from './comment-problems.ts';
 import { recordEvent } from '../webhooks/outbox.ts';
 
@@ -32,6 +32,8 @@ export interface Commenter {
   userId: string | null;
   /** The player session behind the request, if any. */
   sessionId: string | null;
+  /** The ids that session had before it was renewed when it gained access: comments written under them are its own too. */
+  formerSessionIds?: readonly string[];
   /** A project member: comments as themselves, under their account's name. */
   member: boolean;
   /** The name a listener (not a member) comments under; null until their session has one. */
@@ -81,6 +83,7 @@ export async function playerCommenter(ctx: Ports, listener: Listener, fileId: st
     commenter: {
       userId: listener.userId ?? null,
       sessionId: listener.sessionId ?? null,
+      formerSessionIds: listener.formerSessionIds ?? [],
       member,
       name: member ? null : (listener.displayName ?? null),
       canModerate: listener.canModerate,
@@ -97,10 +100,15 @@ export function reactorOf(commenter: Commenter): string | null {
   return null;
 }
 
-/** A comment is its author's by account; a listener's without an account, by the player session it came from. */
+/**
+ * A comment is its author's by account; a listener's without an account, by
+ * the player session it came from, under its id now or one it had before it
+ * gained access (a session renewed against fixation keeps what it wrote).
+ */
 export function isAuthor(comment: CommentRecord, commenter: Commenter): boolean {
   if (comment.author.userId !== null) return comment.author.userId === commenter.userId;
-  return comment.author.sessionId !== null && comment.author.sessionId === commenter.sessionId;
+  const session = comment.author.sessionId;
+  return session !== null && (session === commenter.sessionId || (commenter.formerSessionIds?.includes(session) ?? false));
 }
 
 export function commentJson(comment: CommentRecord, commenter: Commenter, reactions: Reactions = {}): Schemas['Comment'] {
@@ -127,8 +135,16 @@ export function commentJson(comment: CommentRecord, commenter: Commenter, reacti
   };
 }
 
-async function loadComment(store: Store, file: BoxRecord, commentId: string): Promise<CommentRecord> {
-  const comment = await store.comments.get(file.id, commentId);
+/**
+ * The comments a commenter reads: on a player, a listener's comments of
+ * that player only, members' everywhere (a listener's comment on a
+ * collaborators-only review is no business of a public player's listeners);
+ * through the API, all of them.
+ */
+const scopeOf = (commenter: Commenter): CommentScope => (commenter.playerId !== undefined ? { playerId: commenter.playerId } : undefined);
+
+async function loadComment(store: Store, file: BoxRecord, commentId: string, commenter: Commenter): Promise<CommentRecord> {
+  const comment = await store.comments.get(file.id, commentId, scopeOf(commenter));
   if (!comment) throw notFound(`File ${file.id} has no comment ${commentId}.`);
   return comment;
 }
@@ -139,12 +155,12 @@ async function oneJson(store: Store, commenter: Commenter, comment: CommentRecor
 }
 
 export async function listComments(ctx: Ports, commenter: Commenter, file: BoxRecord): Promise<Schemas['Comment'][]> {
-  const [comments, reactions] = await Promise.all([ctx.store.comments.list(file.id), ctx.store.comments.reactions(file.id, reactorOf(commenter))]);
+  const [comments, reactions] = await Promise.all([ctx.store.comments.list(file.id, scopeOf(commenter)), ctx.store.comments.reactions(file.id, reactorOf(commenter))]);
   return comments.map((comment) => commentJson(comment, commenter, reactions.get(comment.id)));
 }
 
 export async function getComment(ctx: Ports, commenter: Commenter, file: BoxRecord, commentId: string): Promise<Schemas['Comment']> {
-  return oneJson(ctx.store, commenter, await loadComment(ctx.store, file, commentId));
+  return oneJson(ctx.store, commenter, await loadComment(ctx.store, file, commentId, commenter));
 }
 
 /** The duration clients see (boxJson rounds it to hundredths), which timestamps are checked against. */
@@ -207,7 +223,7 @@ export async function createComment(ctx: Ports, commenter: Commenter, file: BoxR
         { pointer: '#/audioTimestamp', detail: 'must not be given with parentid' },
       ]);
     }
-    const parent = await store.comments.get(file.id, body.parentid);
+    const parent = await store.comments.get(file.id, body.parentid, scopeOf(commenter));
     if (!parent || parent.parentId !== null) {
       throw badRequest(`parentid ${body.parentid} is not a top-level comment on file ${file.id}. Replies go one level deep: reply to the comment it replies to.`, [
         { pointer: '#/parentid', detail: 'must name a top-level comment on the same file' },
@@ -225,6 +241,7 @@ export async function createComment(ctx: Ports, commenter: Commenter, file: BoxR
     completed: body.completed ?? false,
     pinned: body.pinned ?? false,
     author: { kind: commenter.member ? 'member' : 'listener', userId: commenter.userId, sessionId: commenter.sessionId, name: commenter.member ? null : commenter.name },
+    playerId: commenter.playerId ?? null,
     timeCreated: now,
     timeModified: now,
   };
@@ -262,7 +279,7 @@ export async function updateComment(
   body: Schemas['UpdateCommentRequest'],
 ): Promise<Schemas['Comment']> {
   const { store } = ctx;
-  const comment = await loadComment(store, file, commentId);
+  const comment = await loadComment(store, file, commentId, commenter);
   const own = isAuthor(comment, commenter);
   // Every field is checked before anything changes: a request the caller may not make in full changes nothing.
   if (body.message !== undefined && !own) throw forbidden(`Only its author can change the message of comment ${commentId}.`);
@@ -297,11 +314,11 @@ export async function updateComment(
       }),
     async () => ((await store.comments.get(file.id, commentId)) ? undefined : notFound(`Comment ${commentId} was deleted.`)),
   );
-  return oneJson(store, commenter, await loadComment(store, file, commentId));
+  return oneJson(store, commenter, await loadComment(store, file, commentId, commenter));
 }
 
 export async function deleteComment(ctx: Ports, commenter: Commenter, file: BoxRecord, commentId: string): Promise<Record<string, never>> {
-  const comment = await loadComment(ctx.store, file, commentId);
+  const comment = await loadComment(ctx.store, file, commentId, commenter);
   if (!isAuthor(comment, commenter) && !commenter.canModerate) {
     throw forbidden(`Only its author, or a member who can write the project, can delete comment ${commentId}.`);
   }

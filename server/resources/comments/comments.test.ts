@@ -322,6 +322,59 @@ describe.each(backends)('comments on %s', (backend) => {
       expect((await post(owner.token, playerPath(closed!.id, fileid), { message: 'Mine' })).body.creator).toMatchObject({ kind: 'member', mine: true });
     });
 
+    it("keeps a listener's comment on the player it was made on; members' comments show on every player, and all of them through the API", async () => {
+      const { owner, editor, projectid, fileid, playerid: review } = await setup();
+      // The review: behind a password. And a public player of the same file.
+      await owner.api.POST('/players/{playerid}', { params: { path: { playerid: review } }, body: { password: 'for-the-label' } });
+      const { data: open } = await owner.api.POST('/players', { body: { name: 'Public', projectid, public: true, options: { comments: true } } });
+      const reviewer = await openSession(review, { password: 'for-the-label' });
+      const named = await openSession(review, { name: 'A&R' }, reviewer);
+      const secret = (await listenerPost(named, playerPath(review, fileid), { message: 'Drop this mix, the label hates it' })).body as Comment;
+      expect(secret.creator).toMatchObject({ kind: 'listener', mine: true });
+      const answer = (await post(editor.token, playerPath(review, fileid), { message: 'Agreed, v3 it is', parentid: secret.id })).body as Comment;
+      const memberNote = (await post(owner.token, path(projectid, fileid), { message: 'Mastered on Friday' })).body as Comment;
+      const fan = await openSession(open!.id, { name: 'Fan' });
+      const fans = (await listenerPost(fan, playerPath(open!.id, fileid), { message: 'Great tune' })).body as Comment;
+      // A listener's comment of before the player was recorded (migration 11): on no player.
+      const legacy = { ...(await t.server.ctx.store.comments.get(fileid, fans.id))!, id: 'cmt_legacy0000001', message: 'Old note', playerId: null };
+      await t.server.ctx.store.comments.insert(legacy);
+
+      const ids = (comments: Comment[]) => comments.map((comment) => comment.id).sort();
+      // The public player: members' comments and its own listeners', nothing of the review's, not even the member's reply there.
+      for (const cookie of [undefined, fan]) {
+        const seen = await asListener(cookie, playerPath(open!.id, fileid));
+        expect(seen.status).toBe(200);
+        expect(ids(seen.body)).toEqual(ids([memberNote, fans] as Comment[]));
+      }
+      // The review: its own listener's, with the reply, and members'.
+      expect(ids((await asListener(named, playerPath(review, fileid))).body)).toEqual(ids([secret, answer, memberNote]));
+      // Through the API, members see every comment.
+      expect(ids(await list(owner.api, projectid, fileid))).toEqual(ids([secret, answer, memberNote, fans, { id: legacy.id }] as Comment[]));
+      // Through the API, with a paging cursor too.
+      const paged = await t.fetch(`${path(projectid, fileid)}?limit=10`, { token: owner.token });
+      expect(((await paged.json()) as Comment[]).length).toBe(5);
+
+      // On the public player the review's comment is not there at all: not to answer, react to, change or delete.
+      const reacted = await listenerPost(fan, playerPath(open!.id, fileid, secret.id), { react: '👍' });
+      expect(reacted).toMatchObject({ status: 404, body: { detail: expect.stringContaining(secret.id) } });
+      expect((await listenerPost(fan, playerPath(open!.id, fileid, answer.id), { react: '👍' })).status).toBe(404);
+      expect((await asListener(fan, playerPath(open!.id, fileid, secret.id), { method: 'DELETE' })).status).toBe(404);
+      const reply = await listenerPost(fan, playerPath(open!.id, fileid), { message: 'What label?', parentid: secret.id });
+      expect(reply.status).toBe(400);
+      expect(reply.body.errors).toEqual([expect.objectContaining({ pointer: '#/parentid' })]);
+      // Nor to a member there: a member on a player sees what its listeners see.
+      expect((await post(editor.token, playerPath(open!.id, fileid), { message: 'x', parentid: secret.id })).status).toBe(400);
+      // The fan's own comment is not on the review.
+      expect((await listenerPost(named, playerPath(review, fileid, fans.id), { react: '👍' })).status).toBe(404);
+      expect((await post(owner.token, playerPath(open!.id, fileid, secret.id), { pinned: true })).status).toBe(404);
+      // The review made collaborators-only: its listeners' comments stay with it, off the public player.
+      await owner.api.POST('/players/{playerid}', { params: { path: { playerid: review } }, body: { public: false } });
+      expect(ids((await asListener(fan, playerPath(open!.id, fileid))).body)).toEqual(ids([memberNote, fans] as Comment[]));
+      // A member's comment made there shows on the public player too.
+      const fromReview = (await post(editor.token, playerPath(review, fileid), { message: 'Collaborators only now' })).body as Comment;
+      expect(ids((await asListener(fan, playerPath(open!.id, fileid))).body)).toEqual(ids([memberNote, fans, fromReview]));
+    });
+
     it(`limits a session's writes to ${PLAYER_COMMENT_WRITES.points} per ${PLAYER_COMMENT_WRITES.durationSeconds} s, with Retry-After`, async () => {
       const { playerid, fileid } = await setup();
       const cookie = await openSession(playerid, { name: 'Flood' });

@@ -1,6 +1,6 @@
 /** The player session cookie, invite tokens and password hashes on their own: what they accept and what they refuse. */
 import { describe, expect, it } from 'vitest';
-import { ListenerSessionSigner, passwordTag } from './listener-session.ts';
+import { ListenerSessionSigner, MAX_FORMER_IDS, passwordTag, renewedSession } from './listener-session.ts';
 import { inviteMatches, inviteToken } from './invite-links.ts';
 import { hashPassword, verifyPassword } from '../players/player-password.ts';
 import type { Config } from '../../config.ts';
@@ -10,7 +10,7 @@ const signer = new ListenerSessionSigner(secret);
 const now = 1_800_000_000_000;
 
 describe('player session cookie', () => {
-  const session = { id: 'pss_abc', expires: now + 1000, userId: 'usr_1', name: 'Alex', password: 'tag', purchaseId: 'pur_1' };
+  const session = { id: 'pss_abc', expires: now + 1000, userId: 'usr_1', name: 'Alex', password: 'tag', purchaseId: 'pur_1', formerIds: ['pss_old'] };
 
   it('gives back exactly what was issued, for its player, until it expires', () => {
     const value = signer.issue('ply_1', session);
@@ -33,6 +33,19 @@ describe('player session cookie', () => {
     // The signature is right; the id inside is not one this server makes, so the session is not taken.
     const value = signer.issue('ply_1', { id: 'bad id with spaces', expires: now + 1000 });
     expect(signer.verify(value, 'ply_1', now)).toBeUndefined();
+  });
+
+  it('renews the id, keeping the session\'s former ids (a few, newest first), and refuses a cookie holding more or malformed ones', () => {
+    let renewed = renewedSession({ id: 'pss_first', expires: now + 1000, name: 'Alex' });
+    expect(renewed).toMatchObject({ name: 'Alex', formerIds: ['pss_first'] });
+    expect(renewed.id).toMatch(/^pss_/);
+    expect(renewed.id).not.toBe('pss_first');
+    for (let n = 0; n < MAX_FORMER_IDS + 2; n++) renewed = renewedSession(renewed);
+    expect(renewed.formerIds).toHaveLength(MAX_FORMER_IDS);
+    expect(signer.verify(signer.issue('ply_1', renewed), 'ply_1', now)).toEqual(renewed);
+    const tooMany = { id: 'pss_abc', expires: now + 1000, formerIds: Array.from({ length: MAX_FORMER_IDS + 1 }, (_, i) => `pss_${i}`) };
+    expect(signer.verify(signer.issue('ply_1', tooMany), 'ply_1', now)).toBeUndefined();
+    expect(signer.verify(signer.issue('ply_1', { id: 'pss_abc', expires: now + 1000, formerIds: ['bad id'] }), 'ply_1', now)).toBeUndefined();
   });
 
   it('tags a password hash so that a new hash gives a new tag', () => {

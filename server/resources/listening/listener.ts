@@ -33,6 +33,8 @@ export interface Listener {
   userId?: string;
   /** The player session's id, when a session cookie opened this request: what listener writes are attributed to and rate limited by. */
   sessionId?: string;
+  /** The ids the session had before it was renewed (session fixation): its comments under them are still its own. */
+  formerSessionIds?: string[];
   /** The purchase this listener's session made, when it is a purchaser (on a `customer` paywall, bound into the view's signed URLs). */
   purchaseId?: string;
   /** The display name comments are posted under: the user's name, or the name given to the session. */
@@ -97,6 +99,7 @@ export async function listenerOf(ctx: Context, player: PlayerRecord, bearer: Cal
     permissions: playerPermissions(principal, playerFacts(player)),
     ...(userId ? { userId } : {}),
     ...(session ? { sessionId: session.id } : {}),
+    ...(session?.formerIds ? { formerSessionIds: session.formerIds } : {}),
     ...(principal.kind === 'purchaser' && purchaseId ? { purchaseId } : {}),
     ...displayNameOf(userId ? await ctx.store.users.get(userId) : undefined, session),
     canModerate: role !== undefined && canOnProject({ kind: 'user', role }, 'project:write'),

@@ -86,6 +86,15 @@ export class PurchaseRepository {
     return rows[0] && fromRow(rows[0]);
   }
 
+  /**
+   * Moves a purchase from the session that started it to the session that
+   * claimed it, only if it is still the first one's: answers whether it
+   * moved. One statement, so of two claims at once only one moves it.
+   */
+  async moveToSession(purchaseId: string, fromSession: string, toSession: string): Promise<boolean> {
+    return (await this.db.execute('UPDATE player_purchases SET buyer_session = $3 WHERE id = $1 AND buyer_session = $2', [purchaseId, fromSession, toSession])) === 1;
+  }
+
   async listPlayer(playerId: string): Promise<PurchaseRecord[]> {
     const rows = await this.db.query<PurchaseRow>('SELECT * FROM player_purchases WHERE player_id = $1 ORDER BY time_created', [playerId]);
     return rows.map(fromRow);

@@ -19,7 +19,7 @@ import { inviteMatches } from './invite-links.ts';
 import { hasExpired } from './player-facts.ts';
 import { listenerOf, listenerSessions, readSession } from './listener.ts';
 import { inviteInvalid, passwordIncorrect, playerExpired, playerLocked } from './listener-problems.ts';
-import { LISTENER_SESSION_TTL_MS, PURCHASE_SESSION_TTL_MS, listenerSessionCookie, newSessionId, passwordTag, type ListenerSession } from './listener-session.ts';
+import { LISTENER_SESSION_TTL_MS, PURCHASE_SESSION_TTL_MS, listenerSessionCookie, newSessionId, passwordTag, renewedSession, type ListenerSession } from './listener-session.ts';
 import { playerView } from './view-service.ts';
 import { claimCheckout } from '../payments/fulfilment.ts';
 
@@ -65,15 +65,28 @@ export async function openPlayerSession(
   const now = ctx.clock.now();
   // A session that exists keeps what it had and gains what is given; its day starts again.
   const existing = readSession(ctx, req, playerId, now);
-  const session: ListenerSession = { ...(existing ?? { id: newSessionId() }), expires: now + LISTENER_SESSION_TTL_MS };
+  let session: ListenerSession = { ...(existing ?? { id: newSessionId() }), expires: now + LISTENER_SESSION_TTL_MS };
+  // The id the session takes if this request gains it access (renewedSession: session fixation).
+  const renewedId = newSessionId();
+  let gained = false;
 
-  if (body.invite !== undefined) session.userId = await useInvite(ctx, player, body.invite, now);
-  if (body.password !== undefined) session.password = await checkPassword(ctx, req, player, body.password);
+  if (body.invite !== undefined) {
+    session.userId = await useInvite(ctx, player, body.invite, now);
+    gained = true;
+  }
+  if (body.password !== undefined) {
+    session.password = await checkPassword(ctx, req, player, body.password);
+    gained = true;
+  }
   if (body.name !== undefined) session.name = body.name.trim();
   if (body.checkout !== undefined) {
-    const purchase = await claimCheckout(ctx, player, session, body.checkout);
-    if (purchase) session.purchaseId = purchase.id;
+    const purchase = await claimCheckout(ctx, player, session, body.checkout, renewedId);
+    if (purchase) {
+      session.purchaseId = purchase.id;
+      gained = true;
+    }
   }
+  if (gained) session = renewedSession(session, renewedId);
   // A session that holds a purchase lasts as long as what was bought should: the purchase is checked again on every request anyway.
   const ttl = session.purchaseId ? PURCHASE_SESSION_TTL_MS : LISTENER_SESSION_TTL_MS;
   session.expires = now + ttl;

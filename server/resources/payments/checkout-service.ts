@@ -12,7 +12,7 @@ import { addressKey, consumeOrRefuse } from '../../http/rate-limit.ts';
 import type { Db } from '../../store/db.ts';
 import { requirePayments, viaProvider } from '../../payments/payment-problems.ts';
 import { listenerOf, listenerSessions, readSession } from '../listening/listener.ts';
-import { LISTENER_SESSION_TTL_MS, listenerSessionCookie, newSessionId, type ListenerSession } from '../listening/listener-session.ts';
+import { LISTENER_SESSION_TTL_MS, listenerSessionCookie, newSessionId, renewedSession, type ListenerSession } from '../listening/listener-session.ts';
 import { playerToOpen, requireSameOrigin } from '../listening/session-service.ts';
 import { CHECKOUT_PLAYER, CHECKOUT_SESSION } from './fulfilment.ts';
 
@@ -64,6 +64,8 @@ export async function createPlayerCheckout(ctx: Context, req: Request, res: Resp
     (retryAfter) => `Too many payment pages asked for on this player from your address: ${CHECKOUT_ATTEMPTS.points} a minute. Retry after ${retryAfter} second(s).`,
   );
 
+  // A new session id for the payment, known to this browser only: a cookie planted here before (it carries the old id) finds no purchase (renewedSession).
+  const buyer: ListenerSession = { ...renewedSession(session), expires: now + LISTENER_SESSION_TTL_MS };
   const pageUrl = `${ctx.config.publicUrl}/p/${player.id}`;
   const price = player.payment.price;
   const connectedAccount = owner.paymentProvider.accountId;
@@ -81,12 +83,12 @@ export async function createPlayerCheckout(ctx: Context, req: Request, res: Resp
         // Stripe replaces {CHECKOUT_SESSION_ID}; the page then claims the purchase for this session (openPlayerSession, `checkout`).
         successUrl: `${pageUrl}?checkout={CHECKOUT_SESSION_ID}`,
         cancelUrl: pageUrl,
-        metadata: { [CHECKOUT_PLAYER]: player.id, [CHECKOUT_SESSION]: session.id },
+        metadata: { [CHECKOUT_PLAYER]: player.id, [CHECKOUT_SESSION]: buyer.id },
         expires: now + CHECKOUT_TTL_MS,
       }),
     // Stripe refuses a destination account that cannot take charges yet (its onboarding unfinished): the owner's to fix, not a failure.
     notReady,
   );
-  if (!existing) res.append('Set-Cookie', listenerSessionCookie(ctx.config, player.id, listenerSessions(ctx).issue(player.id, session), LISTENER_SESSION_TTL_MS));
+  res.append('Set-Cookie', listenerSessionCookie(ctx.config, player.id, listenerSessions(ctx).issue(player.id, buyer), LISTENER_SESSION_TTL_MS));
   return { object: 'checkout', id: checkout.id, url: checkout.url, price, currency: 'usd', expires: checkout.expires };
 }

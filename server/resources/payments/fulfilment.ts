@@ -52,16 +52,35 @@ export async function recordPaidCheckout(ctx: Pick<Context, 'store' | 'clock' | 
  * leaked return URL opens nothing for anyone else. Undefined while the
  * payment is not complete (an asynchronous method): the webhook records it
  * when it is.
+ *
+ * A paid purchase moves to `renewedId`, the id the claiming session takes
+ * (session fixation: the id is renewed when access is gained), in one
+ * statement that needs the purchase still to be the starting session's: so
+ * the old id, and any other cookie carrying it, no longer finds the
+ * purchase, and of two claims with the same old id only one wins.
  */
 export async function claimCheckout(
   ctx: Pick<Context, 'store' | 'clock' | 'logger' | 'payments'>,
   player: PlayerRecord,
   session: ListenerSession,
   checkoutId: string,
+  renewedId: string,
 ): Promise<PurchaseRecord | undefined> {
   const payments = requirePayments(ctx);
   const notOurs = () => conflict('This payment was not started by this browser on this player, so it does not open the player here.');
   const checkout = await viaProvider(ctx, 'reading a checkout', () => payments.retrieveCheckout(checkoutId), notOurs);
-  if (checkout.metadata[CHECKOUT_PLAYER] !== player.id || checkout.metadata[CHECKOUT_SESSION] !== session.id) throw notOurs();
-  return recordPaidCheckout(ctx, checkout);
+  if (checkout.metadata[CHECKOUT_PLAYER] !== player.id) throw notOurs();
+  if (checkout.metadata[CHECKOUT_SESSION] !== session.id) {
+    // The buyer back a second time (a reload of the return URL): their session holds the purchase already, under its renewed id, which is renewed again.
+    const claimed = session.purchaseId !== undefined ? await ctx.store.purchases.byCheckout(checkout.id) : undefined;
+    if (!claimed || claimed.id !== session.purchaseId || claimed.playerId !== player.id) throw notOurs();
+    await ctx.store.purchases.moveToSession(claimed.id, session.id, renewedId);
+    return claimed;
+  }
+  const purchase = await recordPaidCheckout(ctx, checkout);
+  if (!purchase) return undefined;
+  if (!(await ctx.store.purchases.moveToSession(purchase.id, session.id, renewedId))) {
+    throw conflict('This payment was claimed already, by the browser that came back from the payment page. Open the player in that browser.');
+  }
+  return { ...purchase, buyerSession: renewedId };
 }

@@ -10,6 +10,7 @@ import { webhooksSchema } from './webhooks.ts';
 import { paymentsSchema } from './payments.ts';
 import { portalSchema } from './portal.ts';
 import { playerOwnersSchema } from './player-owners.ts';
+import { commentPlayersSchema } from './comment-players.ts';
 
 export const postgresMigrations: Migration[] = [
   { version: 1, name: 'initial schema', sql: initialSchema('BIGINT') },
@@ -22,5 +23,6 @@ export const postgresMigrations: Migration[] = [
   { version: 8, name: 'webhook subscriptions and deliveries', sql: webhooksSchema('BIGINT') },
   { version: 9, name: 'upload portals: uploader names, portal uploads', sql: portalSchema('BIGINT') },
   { version: 10, name: 'purchases paid through a payment provider', sql: paymentsSchema('BIGINT') },
+  { version: 11, name: 'the player a comment was made on', sql: commentPlayersSchema() },
   { version: 12, name: 'players belong to the owner of their project; who created one is kept', sql: playerOwnersSchema() },
 ];

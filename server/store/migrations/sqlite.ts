@@ -10,6 +10,7 @@ import { webhooksSchema } from './webhooks.ts';
 import { paymentsSchema } from './payments.ts';
 import { portalSchema } from './portal.ts';
 import { playerOwnersSchema } from './player-owners.ts';
+import { commentPlayersSchema } from './comment-players.ts';
 
 export const sqliteMigrations: Migration[] = [
   { version: 1, name: 'initial schema', sql: initialSchema('INTEGER') },
@@ -22,5 +23,6 @@ export const sqliteMigrations: Migration[] = [
   { version: 8, name: 'webhook subscriptions and deliveries', sql: webhooksSchema('INTEGER') },
   { version: 9, name: 'upload portals: uploader names, portal uploads', sql: portalSchema('INTEGER') },
   { version: 10, name: 'purchases paid through a payment provider', sql: paymentsSchema('INTEGER') },
+  { version: 11, name: 'the player a comment was made on', sql: commentPlayersSchema() },
   { version: 12, name: 'players belong to the owner of their project; who created one is kept', sql: playerOwnersSchema() },
 ];
