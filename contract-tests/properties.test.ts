@@ -1,6 +1,5 @@
 /**
- * Property-based checks made from the spec, for every operation (issue 12:
- * what Schemathesis does, in TypeScript with fast-check). Everything comes
+ * Property-based checks made from the spec, for every operation (what Schemathesis does, in TypeScript with fast-check). Everything comes
  * from the bundled spec at run time, so an operation added to it is checked
  * without a line added here:
  *

@@ -376,7 +376,7 @@ export function createApiClient({ token, headers, ...options }: ApiClientOptions
  */
 export function uploadHeaders(upload: { contentType: string; metadata: Record<string, string> }): Record<string, string> {
   const headers: Record<string, string> = { 'Content-Type': upload.contentType };
-  // Interface 4.2: "The metadata headers use the prefix x-storage-meta-".
+  // The interface on the files and upload operations: "The metadata headers use the prefix x-storage-meta-".
   for (const [key, value] of Object.entries(upload.metadata)) headers[\`x-storage-meta-\${key}\`] = value;
   return headers;
 }

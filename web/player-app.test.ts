@@ -1,5 +1,5 @@
 /**
- * The listener's player page (issue 9) in headless Chromium, on real audio
+ * The listener's player page in headless Chromium, on real audio
  * made by ffmpeg and analysed by a real server on loopback, held to the DOM
  * contract of the page (web/player/*): it plays, its waveform seeks, its
  * versions switch at the same position, its loudness-match gain follows the
@@ -55,7 +55,7 @@ import {
 
 /** A browser test does several page loads and waits: more than the default 30 s, well under the deadline of a hung one. */
 const BROWSER_TEST_MS = 90_000;
-/** The gain's tolerance (issue 9: "equals the formula to within 0.1 dB"). */
+/** The gain's tolerance ("equals the formula to within 0.1 dB"). */
 const GAIN_TOLERANCE_DB = 0.1;
 
 const trackItem = (scope: Scope, track: FixtureTrack) => scope.locator(`ol#tracks > li.track[data-track-id="${track.id}"]`);

@@ -51,7 +51,7 @@ export interface PlayerFacts {
 type LinkKind = 'listener' | 'password' | 'purchaser';
 
 // ---------------------------------------------------------------------------
-// Projects: a user by role. Interface 5: "Player collaborator roles are
+// Projects: a user by role. The interface on authentication: "Player collaborator roles are
 // `admin`, `editor`, `viewer`; what each role permits: … nothing further is
 // specified". Our rule, written in the spec's Collaborator schema: "`admin`
 // and `editor` may change the project and its players, `viewer` may only
@@ -72,7 +72,7 @@ const PROJECT_POLICY: Record<ProjectPermission, (role: Role) => boolean> = {
 // ---------------------------------------------------------------------------
 
 /**
- * Interface 2.1, `public`: "Whether the player link is public". A public
+ * The interface on the player object, `public`: "Whether the player link is public". A public
  * player opens to anyone with its link; one that is not ("Collaborators only",
  * 4.1) opens to its collaborators and no one else, not by password nor by
  * payment. A password is a second lock on a public link.
@@ -80,14 +80,14 @@ const PROJECT_POLICY: Record<ProjectPermission, (role: Role) => boolean> = {
 const openByLink = (player: PlayerFacts) => player.public && !player.hasPassword;
 const openByPassword = (player: PlayerFacts) => player.public && !!player.hasPassword;
 /**
- * Interface 4.1, `payment.fulfillment`: "What is enabled once a listener has
+ * The interface on the players operations, `payment.fulfillment`: "What is enabled once a listener has
  * paid: downloads, or viewing access". So `allow-access` locks the whole
  * player and `allow-download` locks its downloads, until paid.
  */
 const locks = (player: PlayerFacts, fulfillment: Schemas['Payment']['fulfillment']) => player.payment?.fulfillment === fulfillment;
 /** A purchase counts on a public player with a paywall; it opens no collaborators-only player and means nothing without a paywall. */
 const paidFor = (player: PlayerFacts) => player.public && player.payment !== null;
-/** Interface 2.1 options: `downloads` "Allow downloads"; `comments` "Allow commenting". Off means off for everyone on the player. */
+/** The interface on the player object options: `downloads` "Allow downloads"; `comments` "Allow commenting". Off means off for everyone on the player. */
 const downloadsOn = (player: PlayerFacts) => player.options.downloads === true;
 const commentsOn = (player: PlayerFacts) => player.options.comments === true;
 
@@ -95,7 +95,7 @@ type Rule = (player: PlayerFacts) => boolean;
 const PLAYER_POLICY: Record<PlayerPermission, Record<'member' | LinkKind, Rule>> = {
   // See the player's tracks, names and artwork.
   'player:view': {
-    // Interface 4.1 `collaborators`: "Invited collaborators", each with a role on the project; they see its players, paywall or not.
+    // The interface on the players operations `collaborators`: "Invited collaborators", each with a role on the project; they see its players, paywall or not.
     member: () => true,
     listener: (p) => openByLink(p) && !locks(p, 'allow-access'),
     password: (p) => openByPassword(p) && !locks(p, 'allow-access'),

@@ -42,7 +42,7 @@ describe('local disk blob store', () => {
     process.umask(umask);
   });
 
-  // Defect 12 of issue 7: blobs were made with the umask's modes (0644 files, 0755 folders), readable by every local user.
+  // Blobs were once made with the umask's modes (0644 files, 0755 folders), readable by every local user.
   it.each([
     ['000', 0o000],
     ['022', 0o022],

@@ -1,5 +1,5 @@
 /**
- * Paging of the list operations (issue 12): arrays as before without
+ * Paging of the list operations: arrays as before without
  * `limit`; pages cut by a signed keyset cursor with an RFC 8288
  * `Link: <…>; rel="next"` when more follow; nothing repeated or skipped when
  * items come and go between pages; a forged, altered or borrowed cursor is

@@ -16,7 +16,7 @@ export interface AccountStatus {
 }
 
 export interface CheckoutRequest {
-  /** In the currency's smallest unit (cents): interface 4.1, `price`: "Paywall price in cents". */
+  /** In the currency's smallest unit (cents): the interface on the players operations, `price`: "Paywall price in cents". */
   price: number;
   currency: 'usd';
   /** The player owner's account, which is paid. */

@@ -41,7 +41,7 @@ function serviceContext(store: Store): Context {
   } as Partial<Context> as Context;
 }
 
-/** Thirty rounds, as in the report of issue 7: of 30, 19 to 27 lost a change on PostgreSQL before updates were atomic. */
+/** Thirty rounds, as in the report that found it: of 30, 19 to 27 lost a change on PostgreSQL before updates were atomic. */
 const ROUNDS = 30;
 
 export function storeConformance(backend: Backend) {

@@ -128,7 +128,7 @@ export class PlayerApp {
   }
 
   /**
-   * Interface 2.1, `quality` unset: "the frontend then plays at the highest
+   * The interface on the player object, `quality` unset: "the frontend then plays at the highest
    * quality the listener's connection allows". The Network Information API's
    * downlink says so where the browser has it; a listener who asked to save
    * data gets the compressed stream.

@@ -8,7 +8,7 @@
  * Everything goes through the API as an integrator would, but for what the
  * API has no operation for yet: a purchase record and the session cookie
  * that carries it (payment itself comes with the paywall issue; until then
- * "unlocked" comes from a purchase record that a test creates, issue 9).
+ * "unlocked" comes from a purchase record that a test creates).
  *
  * The server must analyse audio for these (LISTENING_SERVER_ENV): the view
  * gives loudness, peaks and renditions only for `ready` files.

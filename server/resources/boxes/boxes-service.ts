@@ -1,5 +1,5 @@
 /**
- * Files, folders and stacks (interface 2.2, 3 and 4.2). Every change runs in
+ * Files, folders and stacks (the interface on the box object, the box states, and the files and upload operations). Every change runs in
  * one transaction and checks all of its rules before it changes anything, so
  * a refused request leaves the project as it was.
  */
@@ -26,7 +26,7 @@ export function boxJson(box: BoxRecord, children: BoxRecord[] = []): Schemas['Bo
     return {
       ...common,
       object: 'file',
-      // Interface 2.2: duration is present "only on audio file boxes".
+      // The interface on the box object: duration is present "only on audio file boxes".
       ...(box.duration !== null ? { duration: Math.round(box.duration * 100) / 100 } : {}),
       ...parent,
       ...(box.versionName !== null ? { versionName: box.versionName } : {}),
@@ -42,7 +42,7 @@ export function boxJson(box: BoxRecord, children: BoxRecord[] = []): Schemas['Bo
   return {
     ...common,
     object: box.kind,
-    // Interface 2.2: "each entry has the child's id and its label name"; in a stack the label is the version name.
+    // The interface on the box object: "each entry has the child's id and its label name"; in a stack the label is the version name.
     children: children.map((child) => ({ id: child.id, name: (box.kind === 'stack' && child.versionName) || child.name })),
     hidden: box.hidden,
     ...parent,
@@ -94,7 +94,7 @@ async function reread(store: Store, projectId: string, boxId: string): Promise<V
 }
 
 /**
- * Interface 4.2: "array of all box objects in the project (files, folders,
+ * The interface on the files and upload operations: "array of all box objects in the project (files, folders,
  * stacks); hidden boxes excluded". The listing is the same for every caller
  * who may read it, so it is cached by the project's box version.
  */
@@ -202,11 +202,11 @@ export async function updateBox(
       throw conflict(`addids and removeids apply to folders and stacks; ${boxId} is a file.`);
     }
     if (body.hidden !== undefined && !container) {
-      // Interface 2.2: "Only folders and stacks can be hidden."
+      // The interface on the box object: "Only folders and stacks can be hidden."
       throw conflict(`Only folders and stacks can be hidden; ${boxId} is a file.`);
     }
     if (body.versionName !== undefined) {
-      // Interface 4.2: versionName is the "Version name within the parent stack; the box must be a child of a stack".
+      // The interface on the files and upload operations: versionName is the "Version name within the parent stack; the box must be a child of a stack".
       const parent = box.parentId ? await store.boxes.get(projectId, box.parentId) : undefined;
       if (parent?.kind !== 'stack') throw conflict(`versionName applies only to a box inside a stack; ${boxId} is not in a stack.`);
     }
@@ -231,7 +231,7 @@ export async function updateBox(
       }
     }
     if (body.trashed !== undefined) {
-      // Interface 3: "Trashing a folder or stack also trashes its contents"; restoring restores them too.
+      // The interface on the box states: "Trashing a folder or stack also trashes its contents"; restoring restores them too.
       await store.boxes.setTrashed(projectId, await store.boxes.subtreeIds(box.id), body.trashed, now);
     }
     return reread(store, projectId, boxId);
@@ -287,7 +287,7 @@ async function moveInto(store: Store, boxes: BoxRecord[], container: BoxRecord, 
   for (const parentId of formerParents) await deleteIfEmptyStack(store, container.projectId, parentId);
 }
 
-/** Interface 3: when the only version of a stack goes, "the stack is deleted as well". */
+/** The interface on the box states: when the only version of a stack goes, "the stack is deleted as well". */
 export async function deleteIfEmptyStack(store: Store, projectId: string, stackId: string | null) {
   if (!stackId) return;
   const stack = await store.boxes.get(projectId, stackId);

@@ -1,5 +1,5 @@
 /**
- * Downloads: a signed URL for a file (interface 2.5, "expires" in ms since
+ * Downloads: a signed URL for a file (the interface on the download response, "expires" in ms since
  * the epoch), and the endpoint behind it, which serves the bytes with Range
  * (RFC 9110 section 14), ETag and Content-Disposition (RFC 6266). Stored
  * files are hostile: they are served inline only when their bytes are on the

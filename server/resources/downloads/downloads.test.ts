@@ -202,7 +202,7 @@ describe.each(backends)('downloads on %s', (backend) => {
     expect((await stranger.api.GET('/projects/{projectid}/files/{fileid}/download', { params: { path: { projectid, fileid: box.id } } })).response.status).toBe(404);
   });
 
-  describe('what is served inline (issue 7, defect 1: stored XSS)', () => {
+  describe('what is served inline (stored XSS)', () => {
     it('serves an uploaded HTML page as an opaque attachment, even through a URL signed inline', async () => {
       const { inline, download } = await stored('mix.html', 'text/html', Buffer.from(hostilePage));
       for (const url of [inline.url, download.url]) {

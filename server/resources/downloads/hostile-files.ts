@@ -1,6 +1,6 @@
 /**
  * Test files an attacker would upload to run script on the API's origin
- * (issue 7, defect 1). Each calls `reportScriptRan`, which the Chromium test
+ * (stored XSS). Each calls `reportScriptRan`, which the Chromium test
  * exposes to the page, and sets the title, should its script ever run.
  */
 export const hostilePage =

@@ -1,5 +1,5 @@
 /**
- * The stored-XSS reproduction of issue 7 (defect 1), in headless Chromium:
+ * The stored-XSS reproduction, in headless Chromium:
  * a page or SVG uploaded to a project, opened through a download URL signed
  * `inline` (as the player page signs them), on the API's own origin. Before
  * the fix it rendered and its script ran; now the browser downloads it. Every

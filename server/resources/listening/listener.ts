@@ -134,7 +134,7 @@ async function linkPrincipal(ctx: Context, player: PlayerRecord, session: Listen
 }
 
 /**
- * Interface 4.1, payment `recipient`: "`everyone`: all users gain access
+ * The interface on the players operations, payment `recipient`: "`everyone`: all users gain access
  * after one user pays; `customer`: only the paying user gains access".
  * The paying user is the player session: the one whose cookie holds the
  * purchase (set when the buyer came back from the payment page), or the

@@ -4,7 +4,7 @@
  * everything inside them) that are not trashed and whose bytes have arrived.
  * A stack is one track whose versions are its files; a file outside any
  * stack is a track of one version. With the `stacks` option off, a stack
- * shows only its most recent version (interface 2.1: "false: only the most
+ * shows only its most recent version (the interface on the player object: "false: only the most
  * recent versions").
  *
  * The one place this is decided: the listener's view, the listener

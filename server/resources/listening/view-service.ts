@@ -181,7 +181,7 @@ function pick<T extends object, K extends keyof T>(value: T, keys: K[]): Partial
 }
 
 /**
- * Interface 4.1, boxSubtitle: "`artist` (the artist is the metadata artist on
+ * The interface on the players operations, boxSubtitle: "`artist` (the artist is the metadata artist on
  * the file; when absent, the file's uploader)": the uploader by their display
  * name, never anything of their email. `timestamp`: the upload's date.
  */

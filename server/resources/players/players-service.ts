@@ -1,4 +1,4 @@
-/** Players (interface 2.1 and 4.1): shareable windows onto a project. */
+/** Players (the interface on the player object and the players operations): shareable windows onto a project. */
 import type { Context } from '../../context.ts';
 import { recordEvent } from '../webhooks/outbox.ts';
 import type { Schemas } from '../../lib/api-types.ts';
@@ -18,7 +18,7 @@ type Ports = Pick<Context, 'store' | 'clock' | 'config' | 'signer' | 'jobQueued'
 type Options = Schemas['PlayerOptions'];
 
 /**
- * Interface 4.1, "Final default if no preference". quality, targetLufs and
+ * The interface on the players operations, "Final default if no preference". quality, targetLufs and
  * loudnessPlatform have none ("undefined") and stay absent.
  */
 export const FINAL_OPTION_DEFAULTS: Omit<Options, 'quality' | 'targetLufs' | 'loudnessPlatform'> = {
@@ -38,7 +38,7 @@ const OPTION_NAMES: Array<keyof Options> = [
 ];
 
 /**
- * Interface 4.1: "When a value is omitted, it falls back to the creator's
+ * The interface on the players operations: "When a value is omitted, it falls back to the creator's
  * default player preference; if none is found, the final default applies."
  */
 export function resolveOptions(requested: Schemas['PlayerOptionsInput'] = {}, preferred: Schemas['PlayerOptionsInput'] = {}): Options {
@@ -90,7 +90,7 @@ async function requirePaymentProvider(payments: Context['payments'], store: Stor
   }
   const user = await store.users.get(caller.id);
   if (!user?.paymentProvider) {
-    // Interface 4.1: payment "requires that the payment-provider integration of the caller is set up first".
+    // The interface on the players operations: payment "requires that the payment-provider integration of the caller is set up first".
     throw new HttpProblem(409, 'payment-provider-required', 'A paywall needs a connected payment provider. Connect one with POST /me/payment-provider, then set payment again.');
   }
 }
@@ -114,7 +114,7 @@ function checkRedirect(redirect: string): void {
 }
 
 export async function createPlayer(ctx: Ports & Pick<Context, 'payments'>, caller: Caller, body: Schemas['CreatePlayerRequest']): Promise<Versioned<Schemas['Player']>> {
-  // Interface 4.1: folderid and boxids each need projectid, and exclude each other.
+  // The interface on the players operations: folderid and boxids each need projectid, and exclude each other.
   if (body.folderid !== undefined && body.projectid === undefined) {
     throw badRequest('folderid needs projectid: give the project the folder belongs to.', [{ pointer: '#/projectid', detail: 'is required when folderid is given' }]);
   }
@@ -168,7 +168,7 @@ export async function createPlayer(ctx: Ports & Pick<Context, 'payments'>, calle
       createdBy: caller.id,
       name: body.name,
       color,
-      // Interface 4.1: public defaults to "the creator's in-app player preference …; if the creator has none, true".
+      // The interface on the players operations: public defaults to "the creator's in-app player preference …; if the creator has none, true".
       public: body.public ?? user.preferences.public ?? true,
       folderId: body.folderid ?? null,
       boxIds: body.boxids ?? null,

@@ -1,5 +1,5 @@
 /**
- * Players' public upload portals (interface 4.1, the player option
+ * Players' public upload portals (the interface on the players operations, the player option
  * `upload`): anyone with the link sends files into the player's project,
  * resumably, over tus 1.0.0 (portal-tus.ts carries the protocol; this file
  * the rules). A file lands like any other upload: in a stack of its own, in

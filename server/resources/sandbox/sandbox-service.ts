@@ -1,5 +1,5 @@
 /**
- * The partners' sandbox (`npm run sandbox`, issue 12): the real server, on a
+ * The partners' sandbox (`npm run sandbox`): the real server, on a
  * throwaway database and folder, where any bearer token is accepted. A token
  * the sandbox has not seen gets an account of its own on its first request,
  * holding a demo project made through this very API, exactly as a partner

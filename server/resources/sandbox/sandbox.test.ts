@@ -1,5 +1,5 @@
 /**
- * The partners' sandbox (issue 12): any token gets an account of its own
+ * The partners' sandbox: any token gets an account of its own
  * with an analysed demo project on its first request; two tokens never see
  * each other's; reset puts an account back to the demo; a server that is
  * not a sandbox accepts no unknown token and has no reset; and sandbox mode

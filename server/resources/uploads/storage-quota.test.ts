@@ -1,5 +1,5 @@
 /**
- * The storage quota per account (issue 10): checked before an upload URL is
+ * The storage quota per account: checked before an upload URL is
  * issued, for files and artwork, against the bytes of the projects the
  * account owns, reservations of URLs not used yet included; refused with a
  * 413 storage-quota-exceeded problem that says where the account stands,

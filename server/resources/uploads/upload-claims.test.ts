@@ -1,5 +1,5 @@
 /**
- * Issue 7, defect 5: upload claims never expired. A PUT cut off by a crash,
+ * Upload claims once never expired. A PUT cut off by a crash,
  * or whose commit failed after the bytes arrived, left its file
  * `awaiting-upload` for good, its URL answering 409 and its bytes orphaned.
  * Here claims have a deadline (1 s in these tests), renewed while a PUT is

@@ -1,5 +1,5 @@
 /**
- * Issue 7, defect 5, as it was reproduced: the real server, killed with
+ * The lost upload claim, as it was reproduced: the real server, killed with
  * SIGKILL about 100 MB into a 400 MB PUT, then started again on the same
  * data. Before claims had a deadline, the file stayed `awaiting-upload` for
  * good, every retry of its URL got 409, and the 100 MB temporary file

@@ -1,5 +1,5 @@
 /**
- * Uploads in two steps (interface 4.2): a caller asks for a signed URL, then
+ * Uploads in two steps (the interface on the files and upload operations): a caller asks for a signed URL, then
  * PUTs the bytes to it without a bearer token. The URL is the server's own;
  * its signature binds the upload, its expiry, the declared size, the content
  * type and the x-storage-meta-* headers. It works once.
@@ -27,7 +27,7 @@ import { recordEvent } from '../webhooks/outbox.ts';
 /** The ports this service uses, and nothing more. */
 type Ports = Pick<Context, 'store' | 'blobs' | 'clock' | 'config' | 'signer' | 'logger' | 'jobQueued'>;
 
-/** Interface 2.3: size is "number or string"; a string must be decimal digits (the schema checked that). */
+/** The interface on the upload URL request: size is "number or string"; a string must be decimal digits (the schema checked that). */
 function declaredSize(size: number | string, limit: number, what: string): number {
   const bytes = typeof size === 'number' ? size : Number(size);
   if (!Number.isSafeInteger(bytes)) throw badRequest(`size ${size} is not a whole number of bytes.`, [{ pointer: '#/size', detail: 'must be a whole number of bytes' }]);
@@ -58,7 +58,7 @@ export async function requireRoomFor(ctx: Ports, store: Store, ownerId: string, 
 
 const uploadPath = (kind: UploadKind, uploadId: string) => `/upload/${kind === 'file' ? 'files' : 'artwork'}/${uploadId}`;
 
-/** The x-storage-meta-<key> headers of an upload. Interface 4.2: "The metadata headers use the prefix x-storage-meta-". */
+/** The x-storage-meta-<key> headers of an upload. The interface on the files and upload operations: "The metadata headers use the prefix x-storage-meta-". */
 const metadataHeaders = (metadata: Record<string, string>) =>
   Object.fromEntries(Object.entries(metadata).map(([key, value]) => [`x-storage-meta-${key}`, value]));
 
@@ -159,7 +159,7 @@ export async function requestArtworkUploadUrl(
   body: Schemas['ArtworkUploadUrlRequest'],
 ): Promise<Schemas['ArtworkUploadUrlResponse']> {
   const { project } = await accessProject(ctx, caller, projectId, 'write');
-  // Interface 4.2: "mimeType (string; must be an image type) … Non-image uploads are rejected."
+  // The interface on the files and upload operations: "mimeType (string; must be an image type) … Non-image uploads are rejected."
   if (!ARTWORK_TYPES.includes(body.mimeType.toLowerCase())) {
     throw unsupportedMediaType(`Artwork must be an image (${ARTWORK_TYPES.join(', ')}); got ${body.mimeType}.`);
   }
@@ -377,7 +377,7 @@ export async function putArtwork(ctx: Ports, put: PutRequest): Promise<Schemas['
     // Locked, so that two artwork uploads at once cannot both see the same previous image and leave one behind.
     const project = await store.projects.getForUpdate(upload.projectId);
     await store.projects.insertArtwork({ id: upload.objectId, projectId: upload.projectId, contentType: upload.contentType, size: upload.size, timeCreated: now });
-    // Interface 3: "The uploaded image is set as the project artwork".
+    // The interface on the box states: "The uploaded image is set as the project artwork".
     const updated = await store.projects.update(upload.projectId, { artworkId: upload.objectId }, now);
     if (updated) await recordEvent(ctx, store, { type: 'project.updated', ownerId: updated.ownerId, projectId: updated.id, data: await projectJson({ ...ctx, store }, updated, 'owner') });
     return project?.artworkId;

@@ -1,5 +1,5 @@
 /**
- * Migration 6: what a listener's access needs (issue 9).
+ * Migration 6: what a listener's access needs.
  * - players: an optional password (its scrypt hash) and an optional expiry;
  * - player_collaborators: each collaborator's invite link, derived from an
  *   HMAC over player, email and a per-collaborator nonce (a new nonce is a
