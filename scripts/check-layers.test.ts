@@ -36,6 +36,13 @@ describe('the import rules', () => {
     expect(breaches([{ ...value('server/audio/waveform.ts', 'server/audio/waveform-thread.ts'), thread: true }, value('server/audio/waveform-thread.ts', 'server/audio/waveform.ts')])).toEqual([]);
   });
 
+  it('refuse two resources that depend on each other, even through types', () => {
+    expect(breaches([value('server/resources/listening/view-service.ts', 'server/resources/downloads/signed-downloads.ts'), typeOnly('server/resources/downloads/downloads-handlers.ts', 'server/resources/listening/player-grants.ts')])).toEqual([
+      expect.stringMatching(/^resources: listening → downloads → listening/),
+    ]);
+    expect(breaches([value('server/resources/downloads/downloads-service.ts', 'server/resources/listening/player-grants.ts')])).toEqual([]);
+  });
+
   it('refuse the audio worker loading the HTTP app', () => {
     expect(breaches([value('server/worker-main.ts', 'server/server.ts'), value('server/server.ts', 'server/app.ts')])).toEqual([expect.stringMatching(/^worker: /)]);
   });

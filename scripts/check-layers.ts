@@ -16,6 +16,10 @@
  *    circle (a cycle makes the order modules start in a matter of luck).
  *    Type-only imports are erased and do not count.
  * 5. The audio worker (worker-main.ts) does not load the HTTP app.
+ * 6. The resources (server/resources/<name>/) depend on each other in one
+ *    direction: no two import each other, directly or round a circle, even
+ *    types. (Listening uses players and downloads uses listening, never the
+ *    reverse.)
  *
  * Exits 1 with every breach listed, or 0 saying how many files it read.
  */
@@ -94,6 +98,13 @@ export function breaches(edges: ImportEdge[]): string[] {
   };
   // A thread's entry is a module graph of its own: a thread that imports back what starts it is no cycle.
   for (const cycle of cycles(graph(false))) found.push(`cycle: ${[...cycle, cycle[0]].join(' → ')}`);
+  const resourceOf = (file: string) => /^server\/resources\/([^/]+)\//.exec(file)?.[1];
+  const resources = new Map<string, string[]>();
+  for (const { from, to } of edges) {
+    const [a, b] = [resourceOf(from), resourceOf(to)];
+    if (a && b && a !== b && isProduction(from) && isProduction(to)) resources.set(a, [...new Set([...(resources.get(a) ?? []), b])]);
+  }
+  for (const cycle of cycles(resources)) found.push(`resources: ${[...cycle, cycle[0]].join(' → ')} depend on each other; move what both need to one of them or a lower layer`);
   const fromWorker = reachable(graph(true), 'server/worker-main.ts');
   if (fromWorker.has('server/app.ts')) found.push('worker: server/worker-main.ts loads server/app.ts (the HTTP app) at run time');
   return found;

@@ -21,7 +21,7 @@ import { waitForStatus } from '../testing/files.ts';
 import { useTestS3 } from '../testing/s3.ts';
 import { fileBlobKey, projectBlobPrefix, renditionBlobKey } from './keys.ts';
 import { S3BlobStore } from './s3-blob-store.ts';
-import { signDownload } from '../resources/downloads/signed-downloads.ts';
+import { signDownload } from '../signing/signed-downloads.ts';
 import { sweepUploads } from '../resources/uploads/upload-sweeper.ts';
 
 const sha256 = (bytes: Uint8Array) => createHash('sha256').update(bytes).digest('hex');

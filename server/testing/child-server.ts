@@ -9,7 +9,7 @@ import { openStore } from '../repositories.ts';
 import type { TestDatabase } from './databases.ts';
 import { freePort } from './ports.ts';
 
-const repoRoot = fileURLToPath(new URL('../../', import.meta.url));
+const repoRoot = fileURLToPath(new URL('../..', import.meta.url));
 
 /** `node server/main.ts`, as npm start runs it; ready once /healthz answers. */
 export async function startServer(env: Record<string, string>): Promise<{ child: ChildProcess; output: () => string; exited: Promise<unknown> }> {

@@ -7,7 +7,7 @@
 import contentDisposition from 'content-disposition';
 import fresh from 'fresh';
 import rangeParser from 'range-parser';
-import type { Disposition } from './signed-downloads.ts';
+import type { Disposition } from '../../signing/signed-downloads.ts';
 
 /**
  * Sent on every answer of the download endpoint: 200, 206, 304 and errors.

@@ -4,10 +4,10 @@ import { pipeline } from 'node:stream/promises';
 import type { OperationHandlers } from '../../http/operations.ts';
 import type { Context } from '../../context.ts';
 import { downloadFile, fetchSignedDownload, getPeaksUrl } from './downloads-service.ts';
-import type { Variant } from './signed-downloads.ts';
+import type { Variant } from '../../signing/signed-downloads.ts';
 import { DOWNLOAD_SAFETY_HEADERS } from './download-rules.ts';
 import type { Schemas } from '../../lib/api-types.ts';
-import type { GrantHolder, GrantKind } from '../listening/player-grants.ts';
+import type { GrantHolder, GrantKind } from '../../signing/player-grant.ts';
 
 /**
  * The download endpoint's headers (download-rules.ts) for answers made before

@@ -11,10 +11,11 @@ import type { Schemas } from '../../lib/api-types.ts';
 import { accessProject, type Caller } from '../../auth/access.ts';
 import { conflict, HttpProblem, notFound, signatureRefused } from '../../http/problem.ts';
 import { artworkBlobKey, fileBlobKey, renditionBlobKey } from '../../blobs/keys.ts';
-import { downloadBinding, downloadPath, signDownload, VARIANTS, type Disposition, type Variant } from './signed-downloads.ts';
+import { downloadBinding, downloadPath, signDownload, VARIANTS, type Disposition, type Variant } from '../../signing/signed-downloads.ts';
 import { byteRange, dispositionHeader, isNotModified, presentation } from './download-rules.ts';
 import { SNIFF_HEAD_BYTES, sniffInlineMediaType } from '../../lib/content-sniffing.ts';
-import { recheckGrant, type PlayerGrant } from '../listening/player-grants.ts';
+import { recheckGrant } from '../listening/player-grants.ts';
+import type { PlayerGrant } from '../../signing/player-grant.ts';
 
 /** The ports this service uses, and nothing more. */
 type Ports = Pick<Context, 'store' | 'blobs' | 'clock' | 'config' | 'signer'>;

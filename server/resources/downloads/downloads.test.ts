@@ -8,7 +8,7 @@ import { waitForStatus } from '../../testing/files.ts';
 import type { BlobStore } from '../../blobs/blob-store.ts';
 import type { Logger } from '../../lib/logger.ts';
 import { byteRange, dispositionHeader, isNotModified, presentation } from './download-rules.ts';
-import { signDownload } from './signed-downloads.ts';
+import { signDownload } from '../../signing/signed-downloads.ts';
 import { hostilePage, hostileSvg, hostileXhtml } from './hostile-files.ts';
 
 const SAFETY = {

@@ -8,7 +8,7 @@
 import { describe, expect, it } from 'vitest';
 import { useTestServer } from '../../testing/harness.ts';
 import { useBrowser } from '../../testing/browser.ts';
-import { signDownload } from './signed-downloads.ts';
+import { signDownload } from '../../signing/signed-downloads.ts';
 import { hostilePage, hostileSvg } from './hostile-files.ts';
 
 describe('stored XSS through downloads, in Chromium', () => {

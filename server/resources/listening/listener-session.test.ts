@@ -1,7 +1,7 @@
 /** The player session cookie, invite tokens and password hashes on their own: what they accept and what they refuse. */
 import { describe, expect, it } from 'vitest';
 import { ListenerSessionSigner, MAX_FORMER_IDS, passwordTag, renewedSession } from './listener-session.ts';
-import { inviteMatches, inviteToken } from './invite-links.ts';
+import { inviteMatches, inviteToken } from '../players/invite-links.ts';
 import { hashPassword, verifyPassword } from '../players/player-password.ts';
 import type { Config } from '../../config.ts';
 

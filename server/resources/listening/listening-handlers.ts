@@ -3,7 +3,7 @@ import type { Context } from '../../context.ts';
 import { resolveListener } from './listener.ts';
 import { playerView } from './view-service.ts';
 import { closePlayerSession, openPlayerSession } from './session-service.ts';
-import { listCollaborators, removeCollaborator, renewCollaboratorInvite } from './collaborators-service.ts';
+import { listCollaborators, removeCollaborator, renewCollaboratorInvite } from '../players/collaborators-service.ts';
 
 /**
  * Views, sessions and signed URLs in them are for this listener alone and

@@ -14,29 +14,8 @@ import { canOnPlayer, type PlayerPermission, type Principal } from '../../auth/p
 import { hasExpired, playerFacts } from './player-facts.ts';
 import { signatureRefused } from '../../http/problem.ts';
 import type { Variant } from '../../blobs/keys.ts';
+import type { PlayerGrant } from '../../signing/player-grant.ts';
 import { paidFor } from './listener.ts';
-
-export type GrantKind = 'stream' | 'download';
-/** Who the URL's listener was taken for: a member (by token or collaborator session), or one of the link holders. */
-export type GrantHolder = 'member' | 'listener' | 'password' | 'purchaser';
-
-export interface PlayerGrant {
-  playerId: string;
-  grant: GrantKind;
-  holder: GrantHolder;
-  /** The purchase that made the holder a purchaser on a `customer` paywall. */
-  purchaseId?: string;
-}
-
-export const GRANT_KINDS: readonly GrantKind[] = ['stream', 'download'];
-export const GRANT_HOLDERS: readonly GrantHolder[] = ['member', 'listener', 'password', 'purchaser'];
-
-export const holderOf = (principal: Principal): GrantHolder => (principal.kind === 'user' || principal.kind === 'collaborator' ? 'member' : principal.kind);
-
-/** The grant's values, as bound into the signature and sent in the query (names the download endpoint's spec gives). */
-export function grantQuery(grant: PlayerGrant): Record<string, string> {
-  return { player: grant.playerId, grant: grant.grant, as: grant.holder, ...(grant.purchaseId ? { purchase: grant.purchaseId } : {}) };
-}
 
 /**
  * Refuses (403) a URL whose player no longer allows what it was minted for.

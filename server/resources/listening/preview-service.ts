@@ -6,7 +6,7 @@
  * project and its artwork; for any other, nothing beyond that it is a player.
  */
 import type { Context } from '../../context.ts';
-import { signDownload } from '../downloads/signed-downloads.ts';
+import { signDownload } from '../../signing/signed-downloads.ts';
 import { hasExpired } from './player-facts.ts';
 
 export interface PlayerPreview {

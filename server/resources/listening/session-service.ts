@@ -15,13 +15,13 @@ import { addressKey, consumeOrRefuse } from '../../http/rate-limit.ts';
 import type { Db } from '../../store/db.ts';
 import type { PlayerRecord } from '../players/player-repository.ts';
 import { verifyPassword } from '../players/player-password.ts';
-import { inviteMatches } from './invite-links.ts';
+import { inviteMatches } from '../players/invite-links.ts';
 import { hasExpired } from './player-facts.ts';
 import { listenerOf, listenerSessions, readSession } from './listener.ts';
 import { inviteInvalid, passwordIncorrect, playerExpired, playerLocked } from './listener-problems.ts';
 import { LISTENER_SESSION_TTL_MS, PURCHASE_SESSION_TTL_MS, listenerSessionCookie, newSessionId, passwordTag, renewedSession, type ListenerSession } from './listener-session.ts';
 import { playerView } from './view-service.ts';
-import { claimCheckout } from '../payments/fulfilment.ts';
+import { claimCheckout } from './fulfilment.ts';
 
 /**
  * Password attempts per address and player: 5 a minute. Enough for someone

@@ -7,10 +7,10 @@
 import type { Context } from '../../context.ts';
 import type { Schemas } from '../../lib/api-types.ts';
 import type { BoxRecord } from '../boxes/box-repository.ts';
-import { downloadSigner, type Disposition, type Variant } from '../downloads/signed-downloads.ts';
+import { downloadSigner, type Disposition, type Variant } from '../../signing/signed-downloads.ts';
 import { boxesReadFor, type Listener } from './listener.ts';
 import { playerTrackGroups } from './player-tracks.ts';
-import { holderOf, type PlayerGrant } from './player-grants.ts';
+import { holderOf, type PlayerGrant } from '../../signing/player-grant.ts';
 
 type Ports = Pick<Context, 'store' | 'clock' | 'config' | 'signer'>;
 type View = Schemas['PlayerView'];

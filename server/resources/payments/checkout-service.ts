@@ -14,7 +14,7 @@ import { requirePayments, viaProvider } from '../../payments/payment-problems.ts
 import { listenerOf, listenerSessions, readSession } from '../listening/listener.ts';
 import { LISTENER_SESSION_TTL_MS, listenerSessionCookie, newSessionId, renewedSession, type ListenerSession } from '../listening/listener-session.ts';
 import { playerToOpen, requireSameOrigin } from '../listening/session-service.ts';
-import { CHECKOUT_PLAYER, CHECKOUT_SESSION } from './fulfilment.ts';
+import { CHECKOUT_PLAYER, CHECKOUT_SESSION } from '../listening/fulfilment.ts';
 
 /** How long the payment page takes the payment. Stripe: expires_at "can be anywhere from 30 minutes to 24 hours after Checkout Session creation". */
 export const CHECKOUT_TTL_MS = 60 * 60 * 1000;

@@ -10,7 +10,7 @@ import type { Context } from '../../context.ts';
 import { HttpProblem } from '../../http/problem.ts';
 import { WebhookSignatureError, type PaymentEvent } from '../../payments/payment-provider.ts';
 import { requirePayments } from '../../payments/payment-problems.ts';
-import { recordPaidCheckout } from './fulfilment.ts';
+import { recordPaidCheckout } from '../listening/fulfilment.ts';
 
 export async function receiveStripeEvent(ctx: Pick<Context, 'store' | 'clock' | 'logger' | 'payments'>, rawBody: Buffer | undefined, signature: string): Promise<{ received: true }> {
   const payments = requirePayments(ctx);

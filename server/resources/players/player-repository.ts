@@ -1,7 +1,7 @@
 import type { Db } from '../../store/db.ts';
 import type { Schemas } from '../../lib/api-types.ts';
 import { forUpdate } from '../projects/project-repository.ts';
-import { newInviteNonce } from '../listening/invite-links.ts';
+import { newInviteNonce } from './invite-links.ts';
 
 export interface PlayerRecord {
   id: string;

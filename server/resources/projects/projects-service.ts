@@ -3,7 +3,7 @@ import type { Role, Schemas } from '../../lib/api-types.ts';
 import { newId } from '../../lib/ids.ts';
 import { accessProject, type Caller } from '../../auth/access.ts';
 import { notFound } from '../../http/problem.ts';
-import { signDownload } from '../downloads/signed-downloads.ts';
+import { signDownload } from '../../signing/signed-downloads.ts';
 import type { ProjectRecord } from './project-repository.ts';
 import { requireIfMatch, type IfMatch, type Versioned } from '../../http/preconditions.ts';
 import { recordEvent } from '../webhooks/outbox.ts';

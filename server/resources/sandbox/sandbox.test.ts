@@ -19,7 +19,7 @@ import { useTestServer } from '../../testing/harness.ts';
 import { freePort } from '../../testing/ports.ts';
 import { SANDBOX_MARKER } from './sandbox-data-guard.ts';
 
-const repoRoot = fileURLToPath(new URL('../../../', import.meta.url));
+const repoRoot = fileURLToPath(new URL('../../..', import.meta.url));
 
 /** `SANDBOX=true node server/main.ts` on `dataDir`, as `SANDBOX=true npm start` runs it: its exit code and what it printed. */
 async function sandboxStartOn(dataDir: string): Promise<{ code: number | null; output: string }> {

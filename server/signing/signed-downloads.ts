@@ -5,12 +5,15 @@
  * An `inline` URL only asks: the endpoint serves inline only what is on its
  * allow-list (download-rules.ts), so signing inline is safe for any object.
  */
-import { apiRoot, type Context } from '../../context.ts';
-import type { Variant } from '../../blobs/keys.ts';
-import { grantQuery, type PlayerGrant } from '../listening/player-grants.ts';
+import type { Clock } from '../lib/clock.ts';
+import type { Config } from '../config.ts';
+import { apiRoot } from '../http/api-root.ts';
+import type { UrlSigner } from './url-signer.ts';
+import type { Variant } from '../blobs/keys.ts';
+import { grantQuery, type PlayerGrant } from './player-grant.ts';
 
 /** The ports this service uses, and nothing more. */
-type Ports = Pick<Context, 'clock' | 'config' | 'signer'>;
+type Ports = { clock: Clock; config: Pick<Config, 'downloadUrlTtlMs' | 'publicUrl'>; signer: UrlSigner };
 
 export type { Variant };
 
@@ -32,7 +35,7 @@ export function signDownload(ctx: Ports, objectId: string, disposition: Disposit
  * query around the signature) is made once, and each URL costs one HMAC.
  */
 export function downloadSigner(
-  ctx: Pick<Context, 'config' | 'signer'>,
+  ctx: Omit<Ports, 'clock'>,
   { disposition, variant, grant, expires }: { disposition: Disposition; variant?: Variant; grant?: PlayerGrant; expires: number },
 ): (objectId: string) => string {
   const sign = ctx.signer.signerOfPaths({ method: 'GET', expires, bound: downloadBinding(disposition, variant, grant) });

@@ -8,8 +8,8 @@ import type { Schemas } from '../../lib/api-types.ts';
 import type { Caller } from '../../auth/access.ts';
 import { notFound } from '../../http/problem.ts';
 import { normalizeEmail } from '../account/user-repository.ts';
-import { loadPlayer, recordPlayerUpdated } from '../players/players-service.ts';
-import type { CollaboratorInviteRecord } from '../players/player-repository.ts';
+import { loadPlayer, recordPlayerUpdated } from './players-service.ts';
+import type { CollaboratorInviteRecord } from './player-repository.ts';
 import { inviteUrl, newInviteNonce } from './invite-links.ts';
 
 type Ports = Pick<Context, 'store' | 'clock' | 'config' | 'signer' | 'jobQueued'>;

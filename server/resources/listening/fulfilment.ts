@@ -11,8 +11,8 @@ import { conflict } from '../../http/problem.ts';
 import { newId } from '../../lib/ids.ts';
 import type { CheckoutState } from '../../payments/payment-provider.ts';
 import { requirePayments, viaProvider } from '../../payments/payment-problems.ts';
-import type { PurchaseRecord } from '../listening/purchase-repository.ts';
-import type { ListenerSession } from '../listening/listener-session.ts';
+import type { PurchaseRecord } from './purchase-repository.ts';
+import type { ListenerSession } from './listener-session.ts';
 import type { PlayerRecord } from '../players/player-repository.ts';
 
 /** The keys a checkout carries in its metadata: which player it buys, for which player session. Prefixed: the Stripe account may serve other apps. */
