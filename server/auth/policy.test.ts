@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { canOnPlayer, canOnProject, playerPermissions, type PlayerFacts, type PlayerPermission, type Principal } from './policy.ts';
+import { canOnPlayer, canOnProject, decideEntry, paywallHolds, playerPermissions, type PlayerFacts, type PlayerPermission, type Principal, type Visitor } from './policy.ts';
 import type { Role } from '../lib/api-types.ts';
 
 const player = (facts: Partial<PlayerFacts> & { downloads?: boolean; comments?: boolean } = {}): PlayerFacts => ({
@@ -87,5 +87,36 @@ describe('access policy: players', () => {
     // A password session means nothing on a player without a password, nor a purchase on one without a paywall.
     expect(granted(password, player())).toEqual([]);
     expect(granted(purchaser, player())).toEqual([]);
+  });
+});
+
+describe('the door of a player (decideEntry) and what a paywall holds back (paywallHolds)', () => {
+  const visitor = (over: Partial<Visitor> = {}): Visitor => ({ passwordGiven: false, paid: false, ...over });
+  const open = (facts: ReturnType<typeof player>, expired = false) => ({ ...facts, expired });
+
+  it('names the lock that stops a visitor: expired for everyone, collaborators-only, then the password', () => {
+    expect(decideEntry(open(player(), true), visitor({ member: { kind: 'user', role: 'owner' } }))).toEqual({ allowed: false, lock: 'expired' });
+    expect(decideEntry(open(player({ public: false })), visitor({ passwordGiven: true, paid: true }))).toEqual({ allowed: false, lock: 'collaborators' });
+    expect(decideEntry(open(player({ hasPassword: true })), visitor({ paid: true }))).toEqual({ allowed: false, lock: 'password' });
+  });
+
+  it('lets members in by membership, and a link holder in as purchaser, password session or listener', () => {
+    const member = { kind: 'collaborator', role: 'viewer' } as const;
+    expect(decideEntry(open(player({ public: false, hasPassword: true })), visitor({ member }))).toEqual({ allowed: true, principal: member });
+    const paywalled = player({ payment: { fulfillment: 'allow-access' } });
+    expect(decideEntry(open(paywalled), visitor({ paid: true }))).toEqual({ allowed: true, principal: { kind: 'purchaser' } });
+    expect(decideEntry(open(player({ hasPassword: true })), visitor({ passwordGiven: true }))).toEqual({ allowed: true, principal: { kind: 'password' } });
+    expect(decideEntry(open(player()), visitor())).toEqual({ allowed: true, principal: { kind: 'listener' } });
+    // A purchase means nothing on a player without a paywall.
+    expect(decideEntry(open(player()), visitor({ paid: true }))).toEqual({ allowed: true, principal: { kind: 'listener' } });
+  });
+
+  it('holds back everything (allow-access) or the downloads (allow-download, downloads on) from who has not paid', () => {
+    expect(paywallHolds(listener, player({ payment: { fulfillment: 'allow-access' } }))).toBe('everything');
+    expect(paywallHolds(listener, player({ payment: { fulfillment: 'allow-download' } }))).toBe('downloads');
+    expect(paywallHolds(listener, player({ downloads: false, payment: { fulfillment: 'allow-download' } }))).toBeUndefined();
+    expect(paywallHolds(purchaser, player({ payment: { fulfillment: 'allow-access' } }))).toBeUndefined();
+    expect(paywallHolds(collaborator('viewer'), player({ payment: { fulfillment: 'allow-access' } }))).toBeUndefined();
+    expect(paywallHolds(listener, player())).toBeUndefined();
   });
 });

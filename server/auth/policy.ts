@@ -157,6 +157,56 @@ export function canOnPlayer(principal: Principal, permission: PlayerPermission, 
   }
 }
 
+// ---------------------------------------------------------------------------
+// Entry: whether a player opens to someone at all, and if not, which lock
+// stops them. The listener operations throw the problem of the lock the
+// policy names; they decide nothing themselves.
+// ---------------------------------------------------------------------------
+
+/** What stops someone at a player's door: its link expired, it is for collaborators only, or it has a password. */
+export type EntryLock = 'expired' | 'collaborators' | 'password';
+
+/** Who is at the door: a member's principal (by token or collaborator session), else what their session proves. */
+export interface Visitor {
+  member?: Extract<Principal, { kind: 'user' | 'collaborator' }>;
+  /** The session gave the player's current password. */
+  passwordGiven: boolean;
+  /** The player's paywall is paid for this session (its own purchase, or anyone's on an `everyone` paywall). */
+  paid: boolean;
+}
+
+export type EntryDecision = { allowed: true; principal: Principal } | { allowed: false; lock: EntryLock };
+
+/**
+ * The door of a player. Past `expires` it opens for no one. A member gets
+ * in by membership. Anyone else holds the link: a collaborators-only player
+ * opens to no one else (not by password, not by payment); one with a
+ * password only to a session that gave it (a purchase does not stand in for
+ * the password); then they are a purchaser when it is paid for them, else a
+ * password session, else a listener. What each may do inside is the player
+ * table above.
+ */
+export function decideEntry(player: PlayerFacts & { expired: boolean }, visitor: Visitor): EntryDecision {
+  if (player.expired) return { allowed: false, lock: 'expired' };
+  if (visitor.member) return { allowed: true, principal: visitor.member };
+  if (!player.public) return { allowed: false, lock: 'collaborators' };
+  if (player.hasPassword && !visitor.passwordGiven) return { allowed: false, lock: 'password' };
+  if (visitor.paid && paidFor(player)) return { allowed: true, principal: { kind: 'purchaser' } };
+  return { allowed: true, principal: visitor.passwordGiven && player.hasPassword ? { kind: 'password' } : { kind: 'listener' } };
+}
+
+/**
+ * What a player's paywall holds back from this principal, the reason the
+ * view shows it locked: `everything` (`allow-access`, not paid), `downloads`
+ * (`allow-download` on a player with downloads on, not paid), or nothing.
+ * Members and purchasers are held back from nothing.
+ */
+export function paywallHolds(principal: Principal, player: PlayerFacts): 'everything' | 'downloads' | undefined {
+  if (!player.payment || principal.kind === 'user' || principal.kind === 'collaborator' || principal.kind === 'purchaser') return undefined;
+  if (locks(player, 'allow-access')) return 'everything';
+  return downloadsOn(player) ? 'downloads' : undefined;
+}
+
 /** Every player permission the principal holds on this player. */
 export function playerPermissions(principal: Principal, player: PlayerFacts): Set<PlayerPermission> {
   return new Set(PLAYER_PERMISSIONS.filter((permission) => canOnPlayer(principal, permission, player)));

@@ -4,6 +4,7 @@
  * the one error handler writes them, headers included.
  */
 import { HttpProblem } from '../../http/problem.ts';
+import type { EntryLock } from '../../auth/policy.ts';
 
 type ListenerProblemType = 'player-locked' | 'player-expired' | 'password-incorrect' | 'invite-invalid';
 
@@ -47,3 +48,15 @@ export const inviteInvalid = () =>
     'invite-invalid',
     "This invite link does not open this player: it was used already, replaced by a newer one, or revoked. Ask the player's owner for a new link.",
   );
+
+/** The problem of the lock the policy named (decideEntry), in words that say what to do. */
+export function entryRefused(player: { id: string; expires: number | null }, lock: EntryLock): ListenerProblem {
+  switch (lock) {
+    case 'expired':
+      return playerExpired(player.expires!);
+    case 'collaborators':
+      return playerLocked(player.id, 'collaborators', 'This player is for its invited collaborators only. Open it with the invite link its owner sent you.');
+    case 'password':
+      return playerLocked(player.id, 'password', 'This player has a password. Give it to open the player.');
+  }
+}

@@ -13,13 +13,12 @@ import type { Request } from 'express';
 import { parse as parseCookies } from 'cookie';
 import type { Context } from '../../context.ts';
 import type { PlayerRecord } from '../players/player-repository.ts';
-import { canOnProject, playerPermissions, type PlayerPermission, type Principal } from '../../auth/policy.ts';
+import { canOnProject, decideEntry, playerPermissions, type PlayerPermission, type Principal } from '../../auth/policy.ts';
 import { hasExpired, playerFacts } from './player-facts.ts';
 import { HttpProblem, notFound } from '../../http/problem.ts';
 import type { Caller } from '../../auth/access.ts';
-import type { Role } from '../../lib/api-types.ts';
 import { LISTENER_SESSION_COOKIE, ListenerSessionSigner, passwordTag, type ListenerSession } from './listener-session.ts';
-import { playerExpired, playerLocked } from './listener-problems.ts';
+import { entryRefused } from './listener-problems.ts';
 import { playerTrackGroups } from './player-tracks.ts';
 import type { BoxRecord } from '../boxes/box-repository.ts';
 import type { UserRecord } from '../account/user-repository.ts';
@@ -43,6 +42,8 @@ export interface Listener {
   canModerate: boolean;
   /** The ids of the file boxes (versions) this player shows this listener, under its scope and `stacks` rule. */
   fileIds: ReadonlySet<string>;
+  /** Every box of the player's project, as read to resolve the listener: the view builds on them without reading them again. */
+  projectBoxes: BoxRecord[];
 }
 
 /**
@@ -54,83 +55,61 @@ export interface Listener {
 export async function resolveListener(ctx: Context, req: Request, playerId: string): Promise<Listener> {
   const player = await ctx.store.players.get(playerId);
   if (!player) throw notFound(`No player ${playerId} exists. Check that the link was copied whole.`);
-  const now = ctx.clock.now();
-  // Past `expires` the link opens for no one; its owner and writers manage the player through the API (getPlayer), not this view.
-  if (hasExpired(player, now)) throw playerExpired(player.expires!);
-  return listenerOf(ctx, player, await bearerCaller(ctx, req), readSession(ctx, req, playerId, now));
+  return listenerOf(ctx, player, await bearerCaller(ctx, req), readSession(ctx, req, playerId, ctx.clock.now()));
 }
 
 /**
  * The listener a bearer caller and a (verified) session make on a player
- * that exists and has not expired: the part of resolveListener that needs
- * no request, for the session operation, which resolves the session it is
- * about to set.
+ * that exists: the part of resolveListener that needs no request, for the
+ * session operation, which resolves the session it is about to set. Whether
+ * they get in at all, and as whom, is the policy's answer (decideEntry);
+ * refused, the problem of the lock it names.
  */
 export async function listenerOf(ctx: Context, player: PlayerRecord, bearer: Caller | undefined, session: ListenerSession | undefined): Promise<Listener> {
-  const bearerRole = bearer ? (await ctx.store.projects.getWithRole(player.projectId, bearer))?.role : undefined;
-  let principal: Principal;
-  let purchaseId: string | undefined;
-  let userId: string | undefined;
-  let role: Role | undefined;
-  if (bearer && bearerRole) {
-    principal = { kind: 'user', role: bearerRole };
-    userId = bearer.id;
-    role = bearerRole;
-  } else {
-    // A collaborator's session counts while its user still has a role on the project: removing them ends it at their next request.
-    const collaborator = session?.userId ? await ctx.store.users.get(session.userId) : undefined;
-    const collaboratorRole = collaborator ? (await ctx.store.projects.getWithRole(player.projectId, collaborator))?.role : undefined;
-    if (collaborator && collaboratorRole) {
-      principal = { kind: 'collaborator', role: collaboratorRole };
-      userId = collaborator.id;
-      role = collaboratorRole;
-    } else {
-      ({ principal, purchaseId } = await linkPrincipal(ctx, player, session));
-      // A signed-in API user without a role on the project is a listener like anyone with the link, under their own name.
-      userId = bearer?.id;
-    }
-  }
+  const member = await memberOf(ctx, player, bearer, session);
+  const passwordGiven = player.passwordHash !== null && session?.password === passwordTag(player.passwordHash);
+  const purchase = member ? undefined : await purchaseFor(ctx, player, session);
+  const facts = playerFacts(player);
+  const entry = decideEntry({ ...facts, expired: hasExpired(player, ctx.clock.now()) }, { member: member?.principal, passwordGiven, paid: purchase !== undefined });
+  if (!entry.allowed) throw entryRefused(player, entry.lock);
+  const { principal } = entry;
+  // A signed-in API user without a role on the project is a listener like anyone with the link, under their own name.
+  const userId = member?.userId ?? bearer?.id;
 
   const boxes = await ctx.store.boxes.listProject(player.projectId);
   const fileIds = new Set(playerTrackGroups(player, boxes).flatMap((track) => track.versions.map((version) => version.id)));
-  const listener: Listener = {
+  return {
     player,
     principal,
-    permissions: playerPermissions(principal, playerFacts(player)),
+    permissions: playerPermissions(principal, facts),
     ...(userId ? { userId } : {}),
     ...(session ? { sessionId: session.id } : {}),
     ...(session?.formerIds ? { formerSessionIds: session.formerIds } : {}),
-    ...(principal.kind === 'purchaser' && purchaseId ? { purchaseId } : {}),
+    ...(principal.kind === 'purchaser' && purchase?.purchaseId ? { purchaseId: purchase.purchaseId } : {}),
     ...displayNameOf(userId ? await ctx.store.users.get(userId) : undefined, session),
-    canModerate: role !== undefined && canOnProject({ kind: 'user', role }, 'project:write'),
+    canModerate: member !== undefined && canOnProject({ kind: 'user', role: member.principal.role }, 'project:write'),
     fileIds,
+    projectBoxes: boxes,
   };
-  projectBoxes.set(listener, boxes);
-  return listener;
 }
 
-/** The project's boxes as this listener's resolution read them, so the view does not read them twice. */
-const projectBoxes = new WeakMap<Listener, BoxRecord[]>();
-export const boxesReadFor = (listener: Listener): BoxRecord[] | undefined => projectBoxes.get(listener);
-
 /**
- * Who holds the link, when they are no member: a player for collaborators
- * only opens to no one else, and one with a password only to a session that
- * gave it (a purchase does not stand in for the password). Then the
- * purchaser, when the paywall is paid for this listener; else the password
- * session, else anyone.
+ * The member behind the request, if any: a bearer caller with a role on the
+ * player's project, else the user of a collaborator's session while they
+ * still have one (removing them ends the session at their next request).
  */
-async function linkPrincipal(ctx: Context, player: PlayerRecord, session: ListenerSession | undefined): Promise<{ principal: Principal; purchaseId?: string }> {
-  if (!player.public) {
-    throw playerLocked(player.id, 'collaborators', "This player is for its invited collaborators only. Open it with the invite link its owner sent you.");
-  }
-  const passwordGiven = player.passwordHash !== null && session?.password === passwordTag(player.passwordHash);
-  if (player.passwordHash !== null && !passwordGiven) {
-    throw playerLocked(player.id, 'password', 'This player has a password. Give it to open the player.');
-  }
-  const paid = await purchaseFor(ctx, player, session);
-  if (paid) return { principal: { kind: 'purchaser' }, ...paid };
-  return { principal: passwordGiven ? { kind: 'password' } : { kind: 'listener' } };
+async function memberOf(
+  ctx: Context,
+  player: PlayerRecord,
+  bearer: Caller | undefined,
+  session: ListenerSession | undefined,
+): Promise<{ principal: Extract<Principal, { kind: 'user' | 'collaborator' }>; userId: string } | undefined> {
+  const bearerRole = bearer ? (await ctx.store.projects.getWithRole(player.projectId, bearer))?.role : undefined;
+  if (bearer && bearerRole) return { principal: { kind: 'user', role: bearerRole }, userId: bearer.id };
+  const collaborator = session?.userId ? await ctx.store.users.get(session.userId) : undefined;
+  const collaboratorRole = collaborator ? (await ctx.store.projects.getWithRole(player.projectId, collaborator))?.role : undefined;
+  if (collaborator && collaboratorRole) return { principal: { kind: 'collaborator', role: collaboratorRole }, userId: collaborator.id };
+  return undefined;
 }
 
 /**

@@ -16,7 +16,8 @@ import type { Db } from '../../store/db.ts';
 import type { PlayerRecord } from '../players/player-repository.ts';
 import { verifyPassword } from '../players/player-password.ts';
 import { inviteMatches } from '../players/invite-links.ts';
-import { hasExpired } from './player-facts.ts';
+import { hasExpired, playerFacts } from './player-facts.ts';
+import { decideEntry } from '../../auth/policy.ts';
 import { listenerOf, listenerSessions, readSession } from './listener.ts';
 import { inviteInvalid, passwordIncorrect, playerExpired, playerLocked } from './listener-problems.ts';
 import { LISTENER_SESSION_TTL_MS, PURCHASE_SESSION_TTL_MS, listenerSessionCookie, newSessionId, passwordTag, renewedSession, type ListenerSession } from './listener-session.ts';
@@ -108,7 +109,9 @@ async function useInvite(ctx: Context, player: PlayerRecord, token: string, now:
 
 /** The session's password tag, once the password is right; counted against the address's attempts first. */
 async function checkPassword(ctx: Context, req: Request, player: PlayerRecord, password: string): Promise<string> {
-  if (!player.public) {
+  // Whether a right password would open it at all is the policy's to say: not a player for collaborators only.
+  const entry = decideEntry({ ...playerFacts(player), expired: false }, { passwordGiven: true, paid: false });
+  if (!entry.allowed && entry.lock === 'collaborators') {
     throw playerLocked(player.id, 'collaborators', 'This player is for its invited collaborators only; a password does not open it. Use the invite link its owner sent you.');
   }
   if (player.passwordHash === null) throw passwordIncorrect('This player has no password: open it without one.');

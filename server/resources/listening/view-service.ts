@@ -8,7 +8,9 @@ import type { Context } from '../../context.ts';
 import type { Schemas } from '../../lib/api-types.ts';
 import type { BoxRecord } from '../boxes/box-repository.ts';
 import { downloadSigner, type Disposition, type Variant } from '../../signing/signed-downloads.ts';
-import { boxesReadFor, type Listener } from './listener.ts';
+import type { Listener } from './listener.ts';
+import { paywallHolds } from '../../auth/policy.ts';
+import { playerFacts } from './player-facts.ts';
 import { playerTrackGroups } from './player-tracks.ts';
 import { holderOf, type PlayerGrant } from '../../signing/player-grant.ts';
 
@@ -49,8 +51,7 @@ const playsAsAudio = (box: BoxRecord) => box.status === 'pending' || box.status 
 export async function playerView(ctx: Ports, listener: Listener): Promise<View> {
   const { player, permissions } = listener;
   const project = await ctx.store.projects.get(player.projectId);
-  const boxes = boxesReadFor(listener) ?? (await ctx.store.boxes.listProject(player.projectId));
-  const groups = playerTrackGroups(player, boxes);
+  const groups = playerTrackGroups(player, listener.projectBoxes);
 
   const stream = permissions.has('player:stream');
   const download = permissions.has('player:download');
@@ -58,8 +59,7 @@ export async function playerView(ctx: Ports, listener: Listener): Promise<View> 
   // The buyer's own record of what they bought: the purchase their session made.
   const purchase = paid && listener.purchaseId ? await ctx.store.purchases.get(player.id, listener.purchaseId) : undefined;
   // A paywall holds something back from a link holder who has not paid: everything (`allow-access`) or the downloads it sells.
-  const heldBack =
-    !isMember(listener) && player.payment !== null && !paid && (player.payment.fulfillment === 'allow-access' || player.options.downloads);
+  const heldBack = paywallHolds(listener.principal, playerFacts(player)) !== undefined;
   // `original` is the uploaded master: streamed only to who may download it anyway. `lossless` decodes to the
   // master's samples: not while a paywall holds the files back (player:stream-lossless in the policy).
   const lossless = permissions.has('player:stream-lossless');
