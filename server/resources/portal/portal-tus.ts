@@ -28,6 +28,7 @@ import { HttpProblem, notFound, unsupportedMediaType, type FieldError, type Prob
 import { addressKey, consumeOrRefuse } from '../../http/rate-limit.ts';
 import type { PlayerRecord } from '../players/player-repository.ts';
 import { abandon, createUpload, finishUpload, openPortal, requireOpenUpload } from './portal-service.ts';
+import { EventLocker } from './portal-locker.ts';
 
 /** How often a PATCH under way reads the portal again, so that closing it stops the PATCH within about this long. */
 export const PORTAL_WATCH_MS = 1000;
@@ -43,6 +44,7 @@ export function portalRoutes(ctx: Context): Router {
   const datastore = new FileStore({ directory });
   // The player each request was admitted for, by its Node request (tus hands hooks a Fetch-style request wrapping it).
   const admitted = new WeakMap<IncomingMessage, PlayerRecord>();
+  const locker = new EventLocker();
   const playerOf = (req: Parameters<NonNullable<ServerOptions['onUploadCreate']>>[0]): PlayerRecord => {
     const node = (req as { runtime?: { node?: { req: IncomingMessage } } }).runtime?.node?.req;
     const player = node && admitted.get(node);
@@ -54,6 +56,10 @@ export function portalRoutes(ctx: Context): Router {
     path: '/api/v1/portal',
     datastore,
     namingFunction: () => newId('pup'),
+    // A waiting request costs nothing (EventLocker), and a HEAD takes no lock at all: it only reads the upload's record and the size of
+    // its file, which a PATCH under way only grows. tus 1.0.0, HEAD: "The Server MUST always include the Upload-Offset header in the
+    // response for a HEAD request" — the bytes stored so far, whether or not a PATCH is still writing.
+    locker: (req) => (req.method === 'HEAD' ? NO_LOCK : locker),
     // The upload's URL: under the portal's own path, at PUBLIC_URL, like every other URL the API gives out.
     generateUrl: (req, { id }) => `${apiRoot(ctx.config)}/portal/${encodeURIComponent(playerOf(req).id)}/tus/${id}`,
     getFileIdFromRequest: (_req, last) => (last && UPLOAD_ID.test(last) ? last : undefined),
@@ -147,6 +153,9 @@ class PortalTusServer extends Server {
     return super.write(context, headers, status, body);
   }
 }
+
+/** The locker of requests that only read: every lock is granted at once. */
+const NO_LOCK = { newLock: () => ({ lock: async () => {}, unlock: async () => {} }) };
 
 const TUS_PROBLEM_TYPES: Record<number, ProblemType> = { 400: 'validation-error', 403: 'validation-error', 404: 'not-found', 409: 'conflict', 410: 'not-found', 413: 'payload-too-large' };
 
