@@ -1213,8 +1213,11 @@ export interface paths {
          *     `Upload-Length` declares the file's size; `Upload-Metadata` carries, as
          *     Base64 values, the file's name (`filename`, required), its type
          *     (`filetype`), the uploader's name (`name`, required) and email
-         *     (`email`, optional). The answer's `Location` is the upload's URL, to
-         *     which the bytes are sent with *Send portal upload bytes*.
+         *     (`email`, optional). Unicode's bidirectional controls (U+202A–U+202E,
+         *     U+2066–U+2069, U+200E, U+200F, U+061C), which would make a name show
+         *     in another order than it is, are removed from the file's name and the
+         *     uploader's. The answer's `Location` is the upload's URL, to which the
+         *     bytes are sent with *Send portal upload bytes*.
          *
          *     The portal is open to whoever has its link, like a drop box: it asks
          *     for neither the player's password nor a collaborator's invite, since
@@ -1241,8 +1244,11 @@ export interface paths {
         /**
          * Read the portal's tus capabilities
          * @description **Extension.** What the portal's tus server supports (tus 1.0.0,
-         *     OPTIONS): its protocol versions and extensions. Needs no
-         *     `Tus-Resumable` header.
+         *     OPTIONS): its protocol versions and extensions, and only those that
+         *     work: `creation`, `creation-with-upload` and `termination`; an upload
+         *     always declares its length (no `creation-defer-length`), and an
+         *     unfinished one is given up after a day without a byte, not at a time
+         *     told in advance (no `expiration`). Needs no `Tus-Resumable` header.
          */
         options: operations["getPortalCapabilities"];
         head?: never;
@@ -7227,9 +7233,11 @@ export interface operations {
                  */
                 "Upload-Length": string;
                 /**
-                 * @description Comma-separated pairs of a key and its Base64 value, separated by a
-                 *     space: `filename` and `name` are required, `filetype` and `email`
-                 *     optional. The example is `filename night-drive-v2.wav, filetype
+                 * @description Comma-separated pairs of a key and its Base64 value (RFC 4648,
+                 *     padded to a multiple of 4 characters), separated by a space, each
+                 *     key once: `filename` and `name` are required, `filetype` and
+                 *     `email` optional. A malformed value is refused with a problem
+                 *     (400) whose `errors` say what to fix. The example is `filename night-drive-v2.wav, filetype
                  *     audio/wav, name Sam Rivera, email sam@example.com`.
                  * @example filename bmlnaHQtZHJpdmUtdjIud2F2,filetype YXVkaW8vd2F2,name U2FtIFJpdmVyYQ==,email c2FtQGV4YW1wbGUuY29t
                  */
@@ -7294,9 +7302,9 @@ export interface operations {
                     "Tus-Version"?: string;
                     /**
                      * @description The protocol extensions the server supports.
-                     * @example creation,creation-with-upload,termination,creation-defer-length,expiration
+                     * @example creation,creation-with-upload,termination
                      */
-                    "Tus-Extension"?: string;
+                    "Tus-Extension"?: "creation,creation-with-upload,termination";
                     "Tus-Resumable": components["headers"]["TusResumable"];
                     [name: string]: unknown;
                 };
