@@ -1234,6 +1234,14 @@ export interface paths {
          *     and the client's address may start only so many uploads per hour (100
          *     by default; a server's operator can change it; 429 past it).
          *
+         *     The declared length reserves no room: only the bytes the server has
+         *     received take room in the portal and in the owner's quota (and, while
+         *     a request sends bytes, those it announced in `Content-Length`), so
+         *     that uploads declared and never sent block nobody. A request that
+         *     carries the file's bytes (tus *creation-with-upload*: `Content-Type:
+         *     application/offset+octet-stream`) is cut within about a second when
+         *     the portal is closed, like a PATCH, and its partial bytes removed.
+         *
          *     The file then exists in the player's project, `awaiting-upload`: in
          *     the player's folder when the player is scoped to one, else in a folder
          *     named "Portal uploads", in a stack of its own, with the uploader's name
@@ -1300,12 +1308,18 @@ export interface paths {
          *     The body may be the rest of the file or any part of it. The answer's
          *     `Upload-Offset` is the new offset.
          *
+         *     The bytes it announces (`Content-Length`, or the rest of the file
+         *     without one) must fit in the room left in the portal and in the
+         *     owner's storage quota: otherwise it is refused with 413 before a byte
+         *     is taken (send less, or ask the owner to make room).
+         *
          *     When the last byte arrives, the file's first bytes are checked against
          *     its kind (415 when a file named as audio is not, and the file is
          *     removed), the file joins the project (`pending` while audio waits for
          *     analysis, else `ready`) and the owner's webhooks hear
          *     `upload.completed`. Closing the portal cuts a PATCH under way within
-         *     about a second, and refuses the next request with 404.
+         *     about a second, gives up the upload (its bytes removed), and refuses
+         *     the next request with 404.
          */
         patch: operations["appendPortalUpload"];
         trace?: never;
@@ -2840,7 +2854,13 @@ export interface components {
          *     }
          */
         UploadPortal: {
-            /** @description Enables the upload portal. */
+            /**
+             * @description Enables the upload portal. `false` closes it at once: new uploads
+             *     are refused, requests sending bytes are cut within about a second,
+             *     and its unfinished uploads are given up (their partial bytes and
+             *     their waiting files removed, with the room they took; the owner's
+             *     webhooks hear `upload.failed`).
+             */
             enabled?: boolean;
             /** @description The portal's title. */
             header?: string;
@@ -4477,8 +4497,10 @@ export interface components {
          *     server's operator can change it), or over the room left in the portal
          *     (50 GiB in all by default; a server's operator can change it), or would
          *     take the account that owns the player over its storage quota
-         *     (`storage-quota-exceeded`, with `quota` and `used`); or a PATCH sent more
-         *     bytes than the declared length.
+         *     (`storage-quota-exceeded`, with `quota` and `used`); or a PATCH's bytes
+         *     would overfill either (refused before a byte is taken); or a PATCH sent
+         *     more bytes than the declared length. Only bytes received take room: a
+         *     declared length reserves none.
          */
         PortalUploadTooLarge: {
             headers: {

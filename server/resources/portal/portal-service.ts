@@ -8,7 +8,8 @@
  * checked when the upload is created, before a byte is sent, and the portal
  * is read again on every request, so that closing it stops uploads under way.
  */
-import { open } from 'node:fs/promises';
+import { open, rm } from 'node:fs/promises';
+import { join } from 'node:path';
 import type { Context } from '../../context.ts';
 import type { Schemas } from '../../lib/api-types.ts';
 import type { Store } from '../../repositories.ts';
@@ -28,6 +29,15 @@ import type { PortalUploadRecord } from './portal-repository.ts';
 
 /** The ports this service uses, and nothing more. */
 type Ports = Pick<Context, 'store' | 'blobs' | 'clock' | 'config' | 'signer' | 'logger' | 'jobQueued'>;
+
+/** Where tus keeps the bytes of uploads under way, under DATA_DIR. */
+export const portalUploadDir = (dataDir: string) => join(dataDir, 'portal-uploads');
+
+/** Removes what tus keeps of an upload: its partial bytes and its record of them (`<id>.json`). */
+export async function removePartialBytes(ctx: Pick<Ports, 'config'>, uploadId: string): Promise<void> {
+  const path = join(portalUploadDir(ctx.config.dataDir), uploadId);
+  await Promise.all([rm(path, { force: true }), rm(`${path}.json`, { force: true })]);
+}
 
 /** The folder a portal files its uploads in when its player is not scoped to a folder. */
 export const PORTAL_FOLDER_NAME = 'Portal uploads';
@@ -64,6 +74,8 @@ export interface NewPortalUpload {
   uploadId: string;
   size: number | undefined;
   metadata: Record<string, string | null | undefined>;
+  /** The bytes the creation request itself carries (tus creation-with-upload), which it claims room for; 0 without a body. */
+  bodyBytes: number;
 }
 
 /**
@@ -89,7 +101,9 @@ export async function createUpload(ctx: Ports, player: PlayerRecord, request: Ne
   return ctx.store.transaction(async (store) => {
     // The project's row first, as every box write takes it: two uploads at once queue here, so the totals below hold.
     if (!(await store.boxes.lockProject(projectId))) throw closed(player.id);
-    const received = await store.portal.bytesReceivedBy(player.id);
+    // The declared length must fit in the room left, though it reserves none: only bytes received (or a request's announced bytes,
+    // while it streams them) take room, so that declarations without bytes cannot fill a portal or its owner's quota.
+    const received = await store.portal.bytesTakenBy(player.id);
     if (received + request.size! > portal.maxTotalBytes) {
       throw new HttpProblem(
         413,
@@ -119,10 +133,68 @@ export async function createUpload(ctx: Ports, player: PlayerRecord, request: Ne
       now,
     );
     await store.boxes.insert(file);
-    await store.portal.insert({ id: request.uploadId, playerId: player.id, projectId, boxId: file.id, size: request.size!, timeCreated: now });
+    await store.portal.insert({
+      id: request.uploadId,
+      playerId: player.id,
+      projectId,
+      boxId: file.id,
+      size: request.size!,
+      roomBytes: Math.min(request.bodyBytes, request.size!),
+      timeCreated: now,
+    });
     await recordFileEvent(ctx, store, 'upload.started', project.ownerId, file);
     return file;
   });
+}
+
+/**
+ * Claims the room of the bytes a request is about to send (a PATCH from
+ * `offset`, announcing `bytes`): the upload then takes `offset + bytes`
+ * until the request ends and its stored bytes are counted (settleRoom).
+ * Refused with 413, before a byte is taken, when that would take the portal
+ * over its total or the owner over their storage quota; checked with the
+ * project's row locked, so that two requests at once cannot both take the
+ * last room.
+ */
+export async function claimRoom(ctx: Ports, player: PlayerRecord, upload: PortalUploadRecord, offset: number, bytes: number): Promise<void> {
+  const end = Math.min(offset + bytes, upload.size);
+  await ctx.store.transaction(async (store) => {
+    if (!(await store.boxes.lockProject(upload.projectId))) throw closed(player.id);
+    const current = await store.portal.get(upload.id);
+    if (!current || current.timeCompleted !== null) return;
+    const more = end - current.roomBytes;
+    if (more <= 0) return;
+    const taken = await store.portal.bytesTakenBy(player.id);
+    if (taken + more > ctx.config.portal.maxTotalBytes) {
+      throw new HttpProblem(
+        413,
+        'payload-too-large',
+        `This portal has room for ${Math.max(0, ctx.config.portal.maxTotalBytes - taken)} more bytes, and these would take ${more}. Ask the portal's owner to make room.`,
+      );
+    }
+    const project = await store.projects.get(upload.projectId);
+    if (!project) throw closed(player.id);
+    await requireRoomFor(ctx, store, project.ownerId, upload.projectId, more);
+    await store.portal.setRoom(upload.id, end);
+  });
+}
+
+/** Once a request that sent bytes ends: the unfinished upload takes the room of the bytes stored, `stored`. */
+export async function settleRoom(ctx: Pick<Ports, 'store'>, uploadId: string, stored: number): Promise<void> {
+  await ctx.store.portal.setRoom(uploadId, stored);
+}
+
+/**
+ * Closing a portal gives up its unfinished uploads: their files (waiting for
+ * their bytes) go, with the room they took, and upload.failed says why;
+ * then their partial bytes (a request still writing them is cut within
+ * PORTAL_WATCH_MS, and removes what it wrote after this, portal-tus.ts).
+ */
+export async function releasePortal(ctx: Pick<Ports, 'store' | 'clock' | 'jobQueued' | 'config'> & Partial<Pick<Ports, 'logger'>>, playerId: string): Promise<void> {
+  for (const upload of await ctx.store.portal.listUnfinishedOf(playerId)) {
+    await abandon(ctx, upload, 'The portal was closed before the upload was complete; its bytes were removed.');
+    await removePartialBytes(ctx, upload.id).catch((error: unknown) => ctx.logger?.error('removing the bytes of a closed portal\'s upload failed', { err: error, uploadId: upload.id }));
+  }
 }
 
 /**
@@ -203,7 +275,7 @@ async function head(path: string): Promise<Buffer> {
  * and its record go, and upload.failed says why, in one transaction. Also
  * what a tus termination (DELETE) does.
  */
-export async function abandon(ctx: Ports, upload: PortalUploadRecord, reason: string): Promise<void> {
+export async function abandon(ctx: Pick<Ports, 'store' | 'clock' | 'jobQueued'>, upload: PortalUploadRecord, reason: string): Promise<void> {
   await ctx.store.transaction(async (store) => {
     await store.boxes.lockProject(upload.projectId);
     const file = await store.boxes.get(upload.projectId, upload.boxId);

@@ -17,6 +17,7 @@
  * arrive, and into the blob store (disk or S3) once complete.
  */
 import type { IncomingMessage } from 'node:http';
+import { stat } from 'node:fs/promises';
 import { join } from 'node:path';
 import { Router, type NextFunction, type Request, type Response } from 'express';
 import { Server, type ServerOptions } from '@tus/server';
@@ -28,14 +29,13 @@ import { HttpProblem, notFound, unsupportedMediaType, type FieldError, type Prob
 import { addressKey, consumeOrRefuse } from '../../http/rate-limit.ts';
 import { toProblem } from '../../http/errors.ts';
 import type { PlayerRecord } from '../players/player-repository.ts';
-import { abandon, createUpload, finishUpload, openPortal, requireOpenUpload } from './portal-service.ts';
+import { abandon, claimRoom, createUpload, finishUpload, openPortal, portalUploadDir, removePartialBytes, requireOpenUpload, settleRoom } from './portal-service.ts';
 import { EventLocker } from './portal-locker.ts';
 
 /** How often a PATCH under way reads the portal again, so that closing it stops the PATCH within about this long. */
 export const PORTAL_WATCH_MS = 1000;
 
-/** Where tus keeps the bytes of uploads under way, under DATA_DIR. */
-export const portalUploadDir = (dataDir: string) => join(dataDir, 'portal-uploads');
+export { portalUploadDir };
 
 // The tus upload ids this server makes (newId('pup')): nothing else is taken as one, so no path can be named.
 const UPLOAD_ID = /^pup_[0-9a-z]{16}$/;
@@ -49,6 +49,8 @@ export function portalRoutes(ctx: Context): Router {
   datastore.extensions = [...TUS_EXTENSIONS];
   // The player each request was admitted for, by its Node request (tus hands hooks a Fetch-style request wrapping it).
   const admitted = new WeakMap<IncomingMessage, PlayerRecord>();
+  // The upload a creation request made, by its Node request: a creation that carries bytes has its room settled when it ends.
+  const created = new WeakMap<IncomingMessage, string>();
   const locker = new EventLocker();
   const playerOf = (req: Parameters<NonNullable<ServerOptions['onUploadCreate']>>[0]): PlayerRecord => {
     const node = (req as { runtime?: { node?: { req: IncomingMessage } } }).runtime?.node?.req;
@@ -71,7 +73,10 @@ export function portalRoutes(ctx: Context): Router {
     // No CORS (http/cors.ts says why): tus answers Access-Control-Allow-Origin: * unless told which origins to allow; none are.
     allowedOrigins: () => false,
     async onUploadCreate(req, upload) {
-      await createUpload(ctx, playerOf(req), { uploadId: upload.id, size: upload.size, metadata: upload.metadata ?? {} });
+      const node = (req as { runtime?: { node?: { req: Request } } }).runtime?.node?.req;
+      const bodyBytes = node && carriesBytes(node) ? announcedBytes(node, upload.size ?? 0) : 0;
+      await createUpload(ctx, playerOf(req), { uploadId: upload.id, size: upload.size, metadata: upload.metadata ?? {}, bodyBytes });
+      if (node) created.set(node, upload.id);
       return {};
     },
     async onUploadFinish(req, upload) {
@@ -103,8 +108,25 @@ export function portalRoutes(ctx: Context): Router {
   const limiter: RateLimiterAbstract | undefined =
     ctx.config.portal.uploadsPerHour > 0 ? ctx.store.db.rateLimiter({ keyPrefix: 'portal', points: ctx.config.portal.uploadsPerHour, durationSeconds: 3600 }) : undefined;
 
+  /**
+   * Once a request that sent bytes ends: an upload given up meanwhile (its
+   * portal closed) loses what this request wrote after its bytes were
+   * removed; an unfinished one takes the room of the bytes stored.
+   */
+  const settle = async (uploadId: string) => {
+    const upload = await ctx.store.portal.get(uploadId);
+    if (!upload) {
+      await datastore.remove(uploadId).catch(() => removePartialBytes(ctx, uploadId));
+      return;
+    }
+    if (upload.timeCompleted !== null) return;
+    const stored = await stat(join(directory, uploadId)).then((file) => file.size, () => 0);
+    await settleRoom(ctx, uploadId, stored);
+  };
+
   const handle = async (req: Request<{ playerid: string; uploadid?: string }>, res: Response, next: NextFunction) => {
     let watch: NodeJS.Timeout | undefined;
+    const sendsBytes = req.method === 'PATCH' || (req.method === 'POST' && carriesBytes(req));
     try {
       checkPathIds(req);
       checkQuery(req);
@@ -121,13 +143,20 @@ export function portalRoutes(ctx: Context): Router {
           // tus 1.0.0, termination: "the Server SHOULD free resources"; the file box waiting for these bytes goes with them.
           await abandon(ctx, upload, 'The uploader cancelled the upload.');
         }
+        if (req.method === 'PATCH') {
+          // Only bytes received take room: this PATCH claims the room of the bytes it announces, and is refused (413) before a byte when
+          // they would overfill the portal or the owner's quota.
+          const offset = Number(req.get('upload-offset'));
+          await claimRoom(ctx, player, upload, offset, announcedBytes(req, upload.size - offset));
+        }
       } else if (req.method === 'POST' && limiter) {
         await consumeOrRefuse(limiter, addressKey(req.ip ?? req.socket.remoteAddress ?? 'unknown'), (retryAfter) =>
           `Too many uploads from your address: at most ${ctx.config.portal.uploadsPerHour} per hour. Retry after ${retryAfter} second(s).`,
         );
       }
       admitted.set(req, player);
-      if (req.method === 'PATCH') watch = watchPortal(ctx, player.id, req);
+      // A creation that carries the file's bytes (creation-with-upload) is cut like a PATCH.
+      if (sendsBytes) watch = watchPortal(ctx, player.id, req);
     } catch (error) {
       return next(error);
     }
@@ -137,6 +166,8 @@ export function portalRoutes(ctx: Context): Router {
       next(error);
     } finally {
       clearInterval(watch);
+      const uploadId = req.params.uploadid ?? created.get(req);
+      if (sendsBytes && uploadId) await settle(uploadId).catch((error: unknown) => ctx.logger.error('settling the room of a portal upload failed', { err: error, uploadId }));
     }
   };
 
@@ -200,6 +231,18 @@ const TUS_EXTENSIONS = ['creation', 'creation-with-upload', 'termination'] as co
 const NO_LOCK = { newLock: () => ({ lock: async () => {}, unlock: async () => {} }) };
 
 const TUS_PROBLEM_TYPES: Record<number, ProblemType> = { 400: 'validation-error', 403: 'validation-error', 404: 'not-found', 409: 'conflict', 410: 'not-found', 413: 'payload-too-large' };
+
+/**
+ * tus 1.0.0, creation-with-upload: "the Client MAY include parts of the upload in the initial Creation request … the Client MUST include
+ * the Content-Type: application/offset+octet-stream header"; @tus/server writes a creation's body only then.
+ */
+const carriesBytes = (req: IncomingMessage) => req.headers['content-type'] === 'application/offset+octet-stream';
+
+/** The bytes a request announces (its Content-Length), or, without one, all it may send: `most`. */
+function announcedBytes(req: IncomingMessage, most: number): number {
+  const length = req.headers['content-length'];
+  return length !== undefined && NON_NEGATIVE_INTEGER.test(length) ? Math.min(Number(length), most) : most;
+}
 
 const TUS_VERSION = '1.0.0';
 const NON_NEGATIVE_INTEGER = /^(0|[1-9][0-9]{0,15})$/;
@@ -310,10 +353,12 @@ function checkTusHeaders(req: Request): void {
 }
 
 /**
- * Reads the portal every PORTAL_WATCH_MS while a PATCH streams, and cuts
- * the PATCH once the portal is closed or its link expires: the bytes so far
- * stay with tus, but the uploader's next request (their client's retry) is
- * refused. A database that does not answer cuts nothing.
+ * Reads the portal every PORTAL_WATCH_MS while a request streams bytes (a
+ * PATCH, or a creation that carries them), and cuts it once the portal is
+ * closed or its link expires: the uploader's next request (their client's
+ * retry) is refused; a closed portal has given up its unfinished uploads
+ * (releasePortal), and the bytes the request wrote go when it ends. A
+ * database that does not answer cuts nothing.
  */
 function watchPortal(ctx: Context, playerId: string, req: Request): NodeJS.Timeout {
   const timer = setInterval(() => {

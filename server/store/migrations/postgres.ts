@@ -9,6 +9,7 @@ import { deploymentSchema } from './deployment.ts';
 import { webhooksSchema } from './webhooks.ts';
 import { paymentsSchema } from './payments.ts';
 import { portalSchema } from './portal.ts';
+import { portalRoomSchema } from './portal-room.ts';
 
 export const postgresMigrations: Migration[] = [
   { version: 1, name: 'initial schema', sql: initialSchema('BIGINT') },
@@ -21,4 +22,5 @@ export const postgresMigrations: Migration[] = [
   { version: 8, name: 'webhook subscriptions and deliveries', sql: webhooksSchema('BIGINT') },
   { version: 9, name: 'upload portals: uploader names, portal uploads', sql: portalSchema('BIGINT') },
   { version: 10, name: 'purchases paid through a payment provider', sql: paymentsSchema('BIGINT') },
+  { version: 11, name: 'portal uploads take the room of the bytes they have', sql: portalRoomSchema('BIGINT') },
 ];
