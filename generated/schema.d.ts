@@ -1242,10 +1242,15 @@ export interface paths {
          *     application/offset+octet-stream`) is cut within about a second when
          *     the portal is closed, like a PATCH, and its partial bytes removed.
          *
-         *     The file then exists in the player's project, `awaiting-upload`: in
-         *     the player's folder when the player is scoped to one, else in a folder
-         *     named "Portal uploads", in a stack of its own, with the uploader's name
-         *     and email as its `uploader`.
+         *     The file then exists in the player's project, `awaiting-upload`, in a
+         *     stack of its own, with the uploader's name and email as its
+         *     `uploader`, inside the portal's folder "Portal uploads" (made at the
+         *     top of the project on the first upload; `held: true`). What arrives
+         *     through a portal is held: it shows in no player of the project, not
+         *     even the portal's own or a paywalled one, until a project member moves
+         *     it out of that folder (*Update a file, folder or stack*, `addids` on
+         *     another folder or stack). Members see it through the API, with its
+         *     uploader, and decide.
          */
         post: operations["createPortalUpload"];
         delete?: never;
@@ -3230,6 +3235,18 @@ export interface components {
             trashed: boolean;
             /** @description Whether the folder is hidden. Hidden boxes are left out of *List all files*; their children are not hidden. */
             hidden: boolean;
+            /**
+             * @description **Extension.** Present (`true`) on the folder where a player's upload
+             *     portal holds the files strangers send ("Portal uploads"): every file
+             *     that arrives through a portal lands there, and no player shows
+             *     anything inside it, whatever the player's scope (a paywalled one
+             *     included), until a project member moves it out with *Update a file,
+             *     folder or stack* (`addids` on another folder or stack, or `removeids`
+             *     here). Project members see its files through the API, each with its
+             *     `uploader`, and decide.
+             * @constant
+             */
+            held?: true;
             /**
              * @description **Extension.** The folder that holds this folder. Absent at the top level of the project.
              * @example box_f01d3r9w2k

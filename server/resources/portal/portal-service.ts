@@ -2,9 +2,10 @@
  * Players' public upload portals (interface 4.1, the player option
  * `upload`): anyone with the link sends files into the player's project,
  * resumably, over tus 1.0.0 (portal-tus.ts carries the protocol; this file
- * the rules). A file lands like any other upload: in a stack of its own, in
- * the player's folder or the portal's folder ("Portal uploads"), analysed
- * when it is audio, with the webhook events of uploads. Every limit is
+ * the rules). A file lands like any other upload, in a stack of its own,
+ * analysed when it is audio, with the webhook events of uploads; but in the
+ * portal's held folder ("Portal uploads"), which no player shows until a
+ * project member moves the file out. Every limit is
  * checked when the upload is created, before a byte is sent, and the portal
  * is read again on every request, so that closing it stops uploads under way.
  */
@@ -198,22 +199,24 @@ export async function releasePortal(ctx: Pick<Ports, 'store' | 'clock' | 'jobQue
 }
 
 /**
- * Where the portal's files go: the player's folder when it is scoped to one
- * (and it still exists), else the portal's own folder, made on the first
- * upload and remembered on the player, so that it is made once even if its
- * owner renames it; made again only if it was deleted.
+ * Where the portal's files go: the portal's own folder ("Portal uploads"),
+ * held, so that no player shows what a stranger sent until a project member
+ * moves it out (listening/player-tracks.ts). Made on the first upload, at
+ * the top of the project, and remembered on the player, so that it is made
+ * once even if its owner renames or moves it; made again only if it was
+ * deleted. Always this folder, also when the player is scoped to a folder:
+ * that folder is what the player shows.
  */
 async function portalFolder(store: Store, player: PlayerRecord, now: number): Promise<string> {
-  if (player.folderId) {
-    const folder = await store.boxes.get(player.projectId, player.folderId);
-    if (folder?.kind === 'folder') return folder.id;
-  }
   const remembered = await store.portal.folderOf(player.id);
   if (remembered) {
     const folder = await store.boxes.get(player.projectId, remembered);
-    if (folder?.kind === 'folder') return folder.id;
+    if (folder?.kind === 'folder' && folder.held) return folder.id;
   }
-  const folder = newBox({ projectId: player.projectId, kind: 'folder', name: PORTAL_FOLDER_NAME, parentId: null, position: await store.boxes.nextPosition(player.projectId, null) }, now);
+  const folder = newBox(
+    { projectId: player.projectId, kind: 'folder', name: PORTAL_FOLDER_NAME, parentId: null, position: await store.boxes.nextPosition(player.projectId, null), held: true },
+    now,
+  );
   await store.boxes.insert(folder);
   await store.portal.setFolder(player.id, folder.id);
   return folder.id;

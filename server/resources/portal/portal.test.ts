@@ -85,17 +85,50 @@ describe.each(backends)('upload portal on %s', (backend) => {
     expect(notes.uploader!.email).toBeUndefined();
   });
 
-  it("files into the player's folder when the player is scoped to one", async () => {
+  it('holds what arrives in the held "Portal uploads" folder, in no player, until a member moves it out', async () => {
     const { api } = await h.as(OWNER);
-    const project = (await api.POST('/projects', { body: { name: 'Scoped' } })).data!;
+    const project = (await api.POST('/projects', { body: { name: 'Held' } })).data!;
     const folder = (await api.POST('/projects/{projectid}/folders', { params: { path: { projectid: project.id } }, body: { name: 'Client drop' } })).data!;
-    const player = await makePortal(h, { enabled: true }, OWNER, { projectid: project.id, folderid: folder.id });
-    const url = await startPortalUpload(h.server.apiUrl, player.id, { size: 4, filename: 'brief.txt', filetype: 'text/plain', name: 'Client' });
-    expect((await patchUpload(url, 0, Buffer.from('mix!'))).status).toBe(204);
-    const all = await boxes(h, project.id);
-    const file = all.find((box) => box.object === 'file' && box.name === 'brief.txt')!;
-    expect(all.find((box) => box.id === file.parentid)).toMatchObject({ object: 'stack', parentid: folder.id });
-    expect(all.some((box) => box.name === PORTAL_FOLDER_NAME)).toBe(false);
+    // The portal's own player, scoped to a folder; another player of the whole project; one listing boxes.
+    const portal = await makePortal(h, { enabled: true }, OWNER, { projectid: project.id, folderid: folder.id, public: true });
+    const whole = (await api.POST('/players', { body: { name: 'Everything', projectid: project.id, public: true } })).data!;
+    const url = await startPortalUpload(h.server.apiUrl, portal.id, { size: 4, filename: 'brief.docx', filetype: 'application/vnd.openxmlformats-officedocument.wordprocessingml.document', name: 'Stranger' });
+    expect((await patchUpload(url, 0, Buffer.from('PK!!'))).status).toBe(204);
+
+    // The owner sees it through the API, with its uploader, in the held folder.
+    let all = await boxes(h, project.id);
+    const held = all.find((box): box is Schemas['FolderBox'] => box.object === 'folder' && box.name === PORTAL_FOLDER_NAME)!;
+    expect(held).toMatchObject({ held: true });
+    expect(held.parentid).toBeUndefined();
+    const file = all.find((box): box is Schemas['FileBox'] => box.object === 'file' && box.name === 'brief.docx')!;
+    expect(file).toMatchObject({ status: 'ready', uploader: { name: 'Stranger' } });
+    const stack = all.find((box) => box.id === file.parentid)!;
+    expect(stack).toMatchObject({ object: 'stack', parentid: held.id });
+    expect(all.find((box) => box.id === folder.id)).toMatchObject({ children: [] });
+    const listing = (await api.POST('/players', { body: { name: 'Listed', projectid: project.id, boxids: [stack.id, held.id], public: true } })).data!;
+    const scopedToHeld = (await api.POST('/players', { body: { name: 'Held folder', projectid: project.id, folderid: held.id, public: true } })).data!;
+
+    const shows = async (playerId: string) => {
+      const res = await fetch(`${h.server.apiUrl}/players/${playerId}/view`);
+      expect(res.status).toBe(200);
+      return JSON.stringify(await res.json()).includes('brief.docx');
+    };
+    for (const player of [portal, whole, listing, scopedToHeld]) expect(await shows(player.id), player.name).toBe(false);
+
+    // A member moves its stack out of the held folder: the players whose scope it is in now show it.
+    const moved = await api.POST('/projects/{projectid}/files/{fileid}', { params: { path: { projectid: project.id, fileid: folder.id } }, body: { addids: [stack.id] } });
+    expect(moved.error).toBeUndefined();
+    expect(await shows(portal.id)).toBe(true);
+    expect(await shows(whole.id)).toBe(true);
+    expect(await shows(listing.id)).toBe(true);
+    expect(await shows(scopedToHeld.id)).toBe(false);
+    // The next upload goes into the same held folder.
+    const again = await startPortalUpload(h.server.apiUrl, portal.id, { size: 4, filename: 'notes.txt', filetype: 'text/plain', name: 'Stranger' });
+    expect((await patchUpload(again, 0, Buffer.from('hey!'))).status).toBe(204);
+    all = await boxes(h, project.id);
+    const notes = all.find((box) => box.object === 'file' && box.name === 'notes.txt')!;
+    expect(all.find((box) => box.id === notes.parentid)).toMatchObject({ parentid: held.id });
+    expect(await shows(whole.id)).toBe(true);
   });
 
   it("resumes a PATCH cut mid-body from the server's offset, and stores the very bytes", async () => {

@@ -10,6 +10,7 @@ import { webhooksSchema } from './webhooks.ts';
 import { paymentsSchema } from './payments.ts';
 import { portalSchema } from './portal.ts';
 import { portalRoomSchema } from './portal-room.ts';
+import { portalHeldSchema } from './portal-held.ts';
 
 export const sqliteMigrations: Migration[] = [
   { version: 1, name: 'initial schema', sql: initialSchema('INTEGER') },
@@ -23,4 +24,5 @@ export const sqliteMigrations: Migration[] = [
   { version: 9, name: 'upload portals: uploader names, portal uploads', sql: portalSchema('INTEGER') },
   { version: 10, name: 'purchases paid through a payment provider', sql: paymentsSchema('INTEGER') },
   { version: 11, name: 'portal uploads take the room of the bytes they have', sql: portalRoomSchema('INTEGER') },
+  { version: 12, name: 'portal folders hold what strangers send', sql: portalHeldSchema() },
 ];
