@@ -1316,7 +1316,11 @@ export interface paths {
          *     The bytes it announces (`Content-Length`, or the rest of the file
          *     without one) must fit in the room left in the portal and in the
          *     owner's storage quota: otherwise it is refused with 413 before a byte
-         *     is taken (send less, or ask the owner to make room).
+         *     is taken (send less, or ask the owner to make room). That room is
+         *     held only while bytes flow: a request to which no byte comes for a
+         *     while (60 s by default; a server's operator can change it) is cut,
+         *     and the upload keeps the room of the bytes stored; send the rest from
+         *     the server's offset.
          *
          *     When the last byte arrives, the file's first bytes are checked against
          *     its kind (415 when a file named as audio is not, and the file is

@@ -109,17 +109,20 @@ export function portalRoutes(ctx: Context): Router {
     ctx.config.portal.uploadsPerHour > 0 ? ctx.store.db.rateLimiter({ keyPrefix: 'portal', points: ctx.config.portal.uploadsPerHour, durationSeconds: 3600 }) : undefined;
 
   /**
-   * Once a request that sent bytes ends: an upload given up meanwhile (its
-   * portal closed) loses what this request wrote after its bytes were
-   * removed; an unfinished one takes the room of the bytes stored.
+   * Once a request that sent bytes ends: an upload given up meanwhile, or
+   * whose portal is now closed, loses what this request wrote; an
+   * unfinished one takes the room of the bytes stored.
    */
   const settle = async (uploadId: string) => {
     const upload = await ctx.store.portal.get(uploadId);
-    if (!upload) {
+    if (upload && upload.timeCompleted !== null) return;
+    // A creation whose upload was recorded as its portal closed escaped releasePortal's listing: it is given up here.
+    const closed = await openPortal(ctx, upload?.playerId ?? '').then(() => false, (error: unknown) => error instanceof HttpProblem && error.status === 404);
+    if (upload && closed) await abandon(ctx, upload, 'The portal was closed before the upload was complete; its bytes were removed.');
+    if (!upload || closed) {
       await datastore.remove(uploadId).catch(() => removePartialBytes(ctx, uploadId));
       return;
     }
-    if (upload.timeCompleted !== null) return;
     const stored = await stat(join(directory, uploadId)).then((file) => file.size, () => 0);
     await settleRoom(ctx, uploadId, stored);
   };
@@ -156,7 +159,12 @@ export function portalRoutes(ctx: Context): Router {
       }
       admitted.set(req, player);
       // A creation that carries the file's bytes (creation-with-upload) is cut like a PATCH.
-      if (sendsBytes) watch = watchPortal(ctx, player.id, req);
+      if (sendsBytes) {
+        watch = watchPortal(ctx, player.id, req, async () => {
+          const id = req.params.uploadid ?? created.get(req);
+          return id === undefined ? 0 : stat(join(directory, id)).then((file) => file.size, () => 0);
+        });
+      }
     } catch (error) {
       return next(error);
     }
@@ -359,15 +367,30 @@ function checkTusHeaders(req: Request): void {
  * retry) is refused; a closed portal has given up its unfinished uploads
  * (releasePortal), and the bytes the request wrote go when it ends. A
  * database that does not answer cuts nothing.
+ *
+ * It also cuts a request to which no byte came for UPLOAD_CLAIM_SECONDS, as
+ * a signed PUT is given up: the room its Content-Length claimed is held only
+ * while bytes flow, and is settled to the bytes stored when it ends.
  */
-function watchPortal(ctx: Context, playerId: string, req: Request): NodeJS.Timeout {
+function watchPortal(ctx: Context, playerId: string, req: Request, stored: () => Promise<number>): NodeJS.Timeout {
+  let last = -1;
+  let since = performance.now();
+  const cut = () => {
+    clearInterval(timer);
+    req.destroy();
+  };
   const timer = setInterval(() => {
     openPortal(ctx, playerId).catch((error: unknown) => {
-      if (error instanceof HttpProblem) {
-        clearInterval(timer);
-        req.destroy();
-      }
+      if (error instanceof HttpProblem) cut();
     });
+    stored().then((size) => {
+      if (size !== last) {
+        last = size;
+        since = performance.now();
+      } else if (performance.now() - since >= ctx.config.uploadClaimMs) {
+        cut();
+      }
+    }, () => undefined);
   }, PORTAL_WATCH_MS);
   timer.unref();
   return timer;

@@ -342,6 +342,8 @@ describe.each(backends)('upload portal room on %s', (backend) => {
     PORTAL_MAX_TOTAL_BYTES: '1500000',
     STORAGE_QUOTA_BYTES: '1200000',
     PORTAL_UPLOADS_PER_HOUR: '0',
+    // A request that sends no byte for this long is cut, and gives back the room it claimed.
+    UPLOAD_CLAIM_SECONDS: '2',
   });
 
   const ownUpload = async (owner: string, projectId: string, size: number) => {
@@ -400,5 +402,22 @@ describe.each(backends)('upload portal room on %s', (backend) => {
     expect((await boxes(h, player.projectid, owner)).some((box) => box.name === 'half.txt')).toBe(false);
     expect(await portalFiles(h)).not.toContain(uploadId);
     expect((await ownUpload(owner, player.projectid, 700_000)).error).toBeUndefined();
+  });
+
+  it('cuts a PATCH that stops sending, and keeps only the room of the bytes it sent', async () => {
+    const owner = 'stalled@example.com';
+    const player = await makePortal(h, { enabled: true }, owner);
+    const url = await startPortalUpload(h.server.apiUrl, player.id, { size: 1_000_000, filename: 'slow.txt', filetype: 'text/plain', name: 'Mallory' });
+    const patch = streamedPatch(url, 0, 1_000_000);
+    await patch.send(Buffer.alloc(1000, 0x61));
+    // While it streams, the PATCH holds the room it announced.
+    await until(async () => (await h.server.ctx.store.portal.get(url.split('/').pop()!))?.roomBytes === 1_000_000, 'the PATCH to claim its room');
+    expect((await ownUpload(owner, player.projectid, 1_100_000)).response.status).toBe(413);
+    // It sends nothing more: cut after UPLOAD_CLAIM_SECONDS, its 1000 bytes kept, the rest of its room free.
+    const outcome = await Promise.race([patch.outcome, new Promise<'still running'>((resolve) => setTimeout(() => resolve('still running'), 15_000))]);
+    expect(outcome).toHaveProperty('error');
+    await until(async () => (await h.server.ctx.store.portal.get(url.split('/').pop()!))?.roomBytes === 1000, 'the room to be settled');
+    expect(await serverOffset(url)).toBe(1000);
+    expect((await ownUpload(owner, player.projectid, 1_100_000)).error).toBeUndefined();
   });
 });
