@@ -1229,8 +1229,11 @@ export interface paths {
          *     `Upload-Length` declares the file's size; `Upload-Metadata` carries, as
          *     Base64 values, the file's name (`filename`, required), its type
          *     (`filetype`), the uploader's name (`name`, required) and email
-         *     (`email`, optional). The answer's `Location` is the upload's URL, to
-         *     which the bytes are sent with *Send portal upload bytes*.
+         *     (`email`, optional). Unicode's bidirectional controls (U+202A–U+202E,
+         *     U+2066–U+2069, U+200E, U+200F, U+061C), which would make a name show
+         *     in another order than it is, are removed from the file's name and the
+         *     uploader's. The answer's `Location` is the upload's URL, to which the
+         *     bytes are sent with *Send portal upload bytes*.
          *
          *     The portal is open to whoever has its link, like a drop box: it asks
          *     for neither the player's password nor a collaborator's invite, since
@@ -1247,18 +1250,34 @@ export interface paths {
          *     and the client's address may start only so many uploads per hour (100
          *     by default; a server's operator can change it; 429 past it).
          *
-         *     The file then exists in the player's project, `awaiting-upload`: in
-         *     the player's folder when the player is scoped to one, else in a folder
-         *     named "Portal uploads", in a stack of its own, with the uploader's name
-         *     and email as its `uploader`.
+         *     The declared length reserves no room: only the bytes the server has
+         *     received take room in the portal and in the owner's quota (and, while
+         *     a request sends bytes, those it announced in `Content-Length`), so
+         *     that uploads declared and never sent block nobody. A request that
+         *     carries the file's bytes (tus *creation-with-upload*: `Content-Type:
+         *     application/offset+octet-stream`) is cut within about a second when
+         *     the portal is closed, like a PATCH, and its partial bytes removed.
+         *
+         *     The file then exists in the player's project, `awaiting-upload`, in a
+         *     stack of its own, with the uploader's name and email as its
+         *     `uploader`, inside the portal's folder "Portal uploads" (made at the
+         *     top of the project on the first upload; `held: true`). What arrives
+         *     through a portal is held: it shows in no player of the project, not
+         *     even the portal's own or a paywalled one, until a project member moves
+         *     it out of that folder (*Update a file, folder or stack*, `addids` on
+         *     another folder or stack). Members see it through the API, with its
+         *     uploader, and decide.
          */
         post: operations["createPortalUpload"];
         delete?: never;
         /**
          * Read the portal's tus capabilities
          * @description **Extension.** What the portal's tus server supports (tus 1.0.0,
-         *     OPTIONS): its protocol versions and extensions. Needs no
-         *     `Tus-Resumable` header.
+         *     OPTIONS): its protocol versions and extensions, and only those that
+         *     work: `creation`, `creation-with-upload` and `termination`; an upload
+         *     always declares its length (no `creation-defer-length`), and an
+         *     unfinished one is given up after a day without a byte, not at a time
+         *     told in advance (no `expiration`). Needs no `Tus-Resumable` header.
          */
         options: operations["getPortalCapabilities"];
         head?: never;
@@ -1310,12 +1329,22 @@ export interface paths {
          *     The body may be the rest of the file or any part of it. The answer's
          *     `Upload-Offset` is the new offset.
          *
+         *     The bytes it announces (`Content-Length`, or the rest of the file
+         *     without one) must fit in the room left in the portal and in the
+         *     owner's storage quota: otherwise it is refused with 413 before a byte
+         *     is taken (send less, or ask the owner to make room). That room is
+         *     held only while bytes flow: a request to which no byte comes for a
+         *     while (60 s by default; a server's operator can change it) is cut,
+         *     and the upload keeps the room of the bytes stored; send the rest from
+         *     the server's offset.
+         *
          *     When the last byte arrives, the file's first bytes are checked against
          *     its kind (415 when a file named as audio is not, and the file is
          *     removed), the file joins the project (`pending` while audio waits for
          *     analysis, else `ready`) and the owner's webhooks hear
          *     `upload.completed`. Closing the portal cuts a PATCH under way within
-         *     about a second, and refuses the next request with 404.
+         *     about a second, gives up the upload (its bytes removed), and refuses
+         *     the next request with 404.
          */
         patch: operations["appendPortalUpload"];
         trace?: never;
@@ -2872,7 +2901,13 @@ export interface components {
          *     }
          */
         UploadPortal: {
-            /** @description Enables the upload portal. */
+            /**
+             * @description Enables the upload portal. `false` closes it at once: new uploads
+             *     are refused, requests sending bytes are cut within about a second,
+             *     and its unfinished uploads are given up (their partial bytes and
+             *     their waiting files removed, with the room they took; the owner's
+             *     webhooks hear `upload.failed`).
+             */
             enabled?: boolean;
             /** @description The portal's title. */
             header?: string;
@@ -3253,6 +3288,18 @@ export interface components {
             trashed: boolean;
             /** @description Whether the folder is hidden. Hidden boxes are left out of *List all files*; their children are not hidden. */
             hidden: boolean;
+            /**
+             * @description **Extension.** Present (`true`) on the folder where a player's upload
+             *     portal holds the files strangers send ("Portal uploads"): every file
+             *     that arrives through a portal lands there, and no player shows
+             *     anything inside it, whatever the player's scope (a paywalled one
+             *     included), until a project member moves it out with *Update a file,
+             *     folder or stack* (`addids` on another folder or stack, or `removeids`
+             *     here). Project members see its files through the API, each with its
+             *     `uploader`, and decide.
+             * @constant
+             */
+            held?: true;
             /**
              * @description **Extension.** The folder that holds this folder. Absent at the top level of the project.
              * @example box_f01d3r9w2k
@@ -4520,8 +4567,10 @@ export interface components {
          *     server's operator can change it), or over the room left in the portal
          *     (50 GiB in all by default; a server's operator can change it), or would
          *     take the account that owns the player over its storage quota
-         *     (`storage-quota-exceeded`, with `quota` and `used`); or a PATCH sent more
-         *     bytes than the declared length.
+         *     (`storage-quota-exceeded`, with `quota` and `used`); or a PATCH's bytes
+         *     would overfill either (refused before a byte is taken); or a PATCH sent
+         *     more bytes than the declared length. Only bytes received take room: a
+         *     declared length reserves none.
          */
         PortalUploadTooLarge: {
             headers: {
@@ -7282,9 +7331,11 @@ export interface operations {
                  */
                 "Upload-Length": string;
                 /**
-                 * @description Comma-separated pairs of a key and its Base64 value, separated by a
-                 *     space: `filename` and `name` are required, `filetype` and `email`
-                 *     optional. The example is `filename night-drive-v2.wav, filetype
+                 * @description Comma-separated pairs of a key and its Base64 value (RFC 4648,
+                 *     padded to a multiple of 4 characters), separated by a space, each
+                 *     key once: `filename` and `name` are required, `filetype` and
+                 *     `email` optional. A malformed value is refused with a problem
+                 *     (400) whose `errors` say what to fix. The example is `filename night-drive-v2.wav, filetype
                  *     audio/wav, name Sam Rivera, email sam@example.com`.
                  * @example filename bmlnaHQtZHJpdmUtdjIud2F2,filetype YXVkaW8vd2F2,name U2FtIFJpdmVyYQ==,email c2FtQGV4YW1wbGUuY29t
                  */
@@ -7349,9 +7400,9 @@ export interface operations {
                     "Tus-Version"?: string;
                     /**
                      * @description The protocol extensions the server supports.
-                     * @example creation,creation-with-upload,termination,creation-defer-length,expiration
+                     * @example creation,creation-with-upload,termination
                      */
-                    "Tus-Extension"?: string;
+                    "Tus-Extension"?: "creation,creation-with-upload,termination";
                     "Tus-Resumable": components["headers"]["TusResumable"];
                     [name: string]: unknown;
                 };

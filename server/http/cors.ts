@@ -3,6 +3,15 @@
  * the signed upload URLs. The API authenticates with bearer tokens, never
  * cookies, so any origin may call it (and credentials are not allowed).
  * Preflights are answered here, before routing and validation.
+ *
+ * Not the upload portals' tus endpoints (/api/v1/portal/…): they take
+ * uploads from anyone without a credential, so a page on another site must
+ * not be able to make its visitors' browsers create uploads there, each from
+ * its own address. The portal's own page is on this server's origin and
+ * needs no CORS. Without the header, the Fetch standard's CORS check fails
+ * (for a preflight too): "Let origin be the result of getting
+ * `Access-Control-Allow-Origin` from response's header list. If origin is
+ * null, then return failure."
  */
 import type { NextFunction, Request, Response } from 'express';
 
@@ -17,15 +26,11 @@ const allowedHeaders = [
   'x-storage-meta-projectid',
   'x-storage-meta-boxpath',
   'x-storage-meta-writeback',
-  // The upload portals' tus requests (tus 1.0.0).
-  'Tus-Resumable',
-  'Upload-Length',
-  'Upload-Offset',
-  'Upload-Metadata',
 ].join(', ');
-const exposedHeaders = ['ETag', 'Content-Range', 'Content-Disposition', 'Content-Length', 'Accept-Ranges', 'Retry-After', 'WWW-Authenticate', 'X-Request-Id', 'Location', 'Tus-Resumable', 'Tus-Version', 'Tus-Extension', 'Upload-Offset', 'Upload-Length'].join(', ');
+const exposedHeaders = ['ETag', 'Content-Range', 'Content-Disposition', 'Content-Length', 'Accept-Ranges', 'Retry-After', 'WWW-Authenticate', 'X-Request-Id', 'Location'].join(', ');
 
 export function cors(req: Request, res: Response, next: NextFunction) {
+  if (req.path.startsWith('/api/v1/portal/')) return next();
   res.setHeader('Access-Control-Allow-Origin', '*');
   res.setHeader('Access-Control-Expose-Headers', exposedHeaders);
   if (req.method === 'OPTIONS' && req.get('access-control-request-method')) {

@@ -32,6 +32,11 @@ export interface BoxRecord {
   /** …and the email they gave, if any. */
   uploaderEmail?: string | null;
   /**
+   * A folder where an upload portal holds what strangers send (migration
+   * 12): no player shows anything inside it, until a member moves it out.
+   */
+  held?: boolean;
+  /**
    * Changes with every change to what the box's JSON shows, its ETag: its
    * own fields, its processing state, and, for a folder or stack, its list
    * of children (a child added, removed, moved, renamed or given a version
@@ -63,6 +68,8 @@ type BoxRow = {
   /** Migration 9. */
   uploader_name?: string | null;
   uploader_email?: string | null;
+  /** Migration 14. */
+  held?: number;
   version: number;
   time_created: number;
   time_modified: number;
@@ -88,6 +95,7 @@ const fromRow = (row: BoxRow): BoxRecord => ({
   uploaderId: row.uploader_id,
   uploaderName: row.uploader_name ?? null,
   uploaderEmail: row.uploader_email ?? null,
+  held: Number(row.held ?? 0) === 1,
   version: row.version,
   timeCreated: row.time_created,
   timeModified: row.time_modified,
@@ -95,13 +103,13 @@ const fromRow = (row: BoxRow): BoxRecord => ({
 
 const columns = [
   'id', 'project_id', 'kind', 'name', 'color', 'parent_id', 'position', 'trashed', 'hidden', 'version_name',
-  'status', 'status_reason', 'size', 'mime_type', 'duration', 'audio', 'uploader_id', 'uploader_name', 'uploader_email', 'time_created', 'time_modified',
+  'status', 'status_reason', 'size', 'mime_type', 'duration', 'audio', 'uploader_id', 'uploader_name', 'uploader_email', 'held', 'time_created', 'time_modified',
 ] as const;
 
 const toRow = (box: BoxRecord): SqlValue[] => [
   box.id, box.projectId, box.kind, box.name, box.color, box.parentId, box.position, box.trashed ? 1 : 0, box.hidden ? 1 : 0,
   box.versionName, box.status, box.statusReason, box.size, box.mimeType, box.duration, box.audio && JSON.stringify(box.audio),
-  box.uploaderId, box.uploaderName ?? null, box.uploaderEmail ?? null, box.timeCreated, box.timeModified,
+  box.uploaderId, box.uploaderName ?? null, box.uploaderEmail ?? null, box.held ? 1 : 0, box.timeCreated, box.timeModified,
 ];
 
 const kindOrder = `CASE kind WHEN 'folder' THEN 0 WHEN 'stack' THEN 1 ELSE 2 END`;

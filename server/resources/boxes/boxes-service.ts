@@ -45,6 +45,8 @@ export function boxJson(box: BoxRecord, children: BoxRecord[] = []): Schemas['Bo
     // The interface on the box object: "each entry has the child's id and its label name"; in a stack the label is the version name.
     children: children.map((child) => ({ id: child.id, name: (box.kind === 'stack' && child.versionName) || child.name })),
     hidden: box.hidden,
+    // Extension: the folder where an upload portal holds what strangers send, which no player shows.
+    ...(box.held ? { held: true } : {}),
     ...parent,
   };
 }
@@ -138,6 +140,7 @@ export function newBox(fields: Pick<BoxRecord, 'projectId' | 'kind' | 'name' | '
     uploaderId: null,
     uploaderName: null,
     uploaderEmail: null,
+    held: false,
     version: 1,
     timeCreated: now,
     timeModified: now,

@@ -18,7 +18,7 @@ import { hasExpired, playerFacts } from './player-facts.ts';
 import { HttpProblem, notFound } from '../../http/problem.ts';
 import type { Caller } from '../../auth/access.ts';
 import { LISTENER_SESSION_COOKIE, ListenerSessionSigner, passwordTag, type ListenerSession } from './listener-session.ts';
-import { entryRefused } from './listener-problems.ts';
+import { entryRefused } from '../../http/listener-problems.ts';
 import { playerTrackGroups } from './player-tracks.ts';
 import type { BoxRecord } from '../boxes/box-repository.ts';
 import type { UserRecord } from '../account/user-repository.ts';

@@ -1,7 +1,8 @@
 /**
  * Which files a player shows, and how they group into tracks: the files of
  * its scope (the whole project, one folder, or a list of boxes, with
- * everything inside them) that are not trashed and whose bytes have arrived.
+ * everything inside them) that are not trashed, not held by an upload
+ * portal (inside a held folder), and whose bytes have arrived.
  * A stack is one track whose versions are its files; a file outside any
  * stack is a track of one version. With the `stacks` option off, a stack
  * shows only its most recent version (the interface on the player object: "false: only the most
@@ -39,17 +40,28 @@ export function playerTrackGroups(player: Scope, boxes: BoxRecord[]): PlayerTrac
   }
   const ordered = (list: BoxRecord[]) => [...list].sort((a, b) => a.position - b.position || a.timeCreated - b.timeCreated);
 
-  const roots = player.folderId
-    ? [byId.get(player.folderId)].filter((box): box is BoxRecord => !!box)
-    : player.boxIds
-      ? player.boxIds.map((id) => byId.get(id)).filter((box): box is BoxRecord => !!box)
-      : ordered(topLevel);
+  // What an upload portal holds (a held folder and all inside it) is in no player, whatever its scope, until a member moves it out.
+  const isHeld = (box: BoxRecord) => {
+    const passed = new Set<string>();
+    for (let at: BoxRecord | undefined = box; at && !passed.has(at.id); at = at.parentId ? byId.get(at.parentId) : undefined) {
+      if (at.held) return true;
+      passed.add(at.id);
+    }
+    return false;
+  };
+  const roots = (
+    player.folderId
+      ? [byId.get(player.folderId)].filter((box): box is BoxRecord => !!box)
+      : player.boxIds
+        ? player.boxIds.map((id) => byId.get(id)).filter((box): box is BoxRecord => !!box)
+        : ordered(topLevel)
+  ).filter((box) => !isHeld(box));
 
   const tracks: PlayerTrack[] = [];
   const seen = new Set<string>();
   const visit = (box: BoxRecord) => {
     // A box listed twice in boxids, or a file named beside its stack, is still one track.
-    if (box.trashed || seen.has(box.id)) return;
+    if (box.trashed || box.held || seen.has(box.id)) return;
     seen.add(box.id);
     if (box.kind === 'file') {
       if (shown(box)) tracks.push({ box, versions: [box] });

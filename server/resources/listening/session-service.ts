@@ -19,7 +19,7 @@ import { inviteMatches } from '../players/invite-links.ts';
 import { hasExpired, playerFacts } from './player-facts.ts';
 import { decideEntry } from '../../auth/policy.ts';
 import { listenerOf, listenerSessions, readSession } from './listener.ts';
-import { inviteInvalid, passwordIncorrect, playerExpired, playerLocked } from './listener-problems.ts';
+import { inviteInvalid, passwordIncorrect, playerExpired, playerLocked } from '../../http/listener-problems.ts';
 import { LISTENER_SESSION_TTL_MS, PURCHASE_SESSION_TTL_MS, listenerSessionCookie, newSessionId, passwordTag, renewedSession, type ListenerSession } from './listener-session.ts';
 import { playerView } from './view-service.ts';
 import { claimCheckout } from './fulfilment.ts';

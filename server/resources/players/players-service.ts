@@ -11,6 +11,7 @@ import type { PlayerRecord } from './player-repository.ts';
 import type { Store } from '../../repositories.ts';
 import { requireIfMatch, type IfMatch, type Versioned } from '../../http/preconditions.ts';
 import { hashPassword } from './player-password.ts';
+import { releasePortal } from '../portal/portal-service.ts';
 
 /** The ports this service uses, and nothing more. */
 type Ports = Pick<Context, 'store' | 'clock' | 'config' | 'signer' | 'jobQueued'>;
@@ -272,6 +273,8 @@ export async function updatePlayer(
     await recordPlayerUpdated(ctx, store, next);
     return next;
   });
+  // Closing the portal gives up its unfinished uploads, and the room they took.
+  if (body.upload?.enabled === false) await releasePortal(ctx, playerId);
   return { body: playerJson(ctx, updated), version: updated.version };
 }
 

@@ -10,6 +10,12 @@ export interface PortalUploadRecord {
   boxId: string;
   /** Upload-Length, as declared when the upload was created. */
   size: number;
+  /**
+   * The room the upload takes in its portal's total and its owner's quota
+   * while it is unfinished (migration 13): the bytes stored, and while a
+   * request streams bytes to it, the end that request announced.
+   */
+  roomBytes: number;
   timeCreated: number;
   timeCompleted: number | null;
 }
@@ -20,6 +26,7 @@ type PortalUploadRow = {
   project_id: string;
   box_id: string;
   size: number | string;
+  room_bytes: number | string;
   time_created: number | string;
   time_completed: number | string | null;
 };
@@ -30,6 +37,7 @@ const fromRow = (row: PortalUploadRow): PortalUploadRecord => ({
   projectId: row.project_id,
   boxId: row.box_id,
   size: Number(row.size),
+  roomBytes: Number(row.room_bytes),
   timeCreated: Number(row.time_created),
   timeCompleted: row.time_completed === null ? null : Number(row.time_completed),
 });
@@ -43,8 +51,8 @@ export class PortalRepository {
   }
 
   async insert(upload: Omit<PortalUploadRecord, 'timeCompleted'>): Promise<void> {
-    await this.db.execute('INSERT INTO portal_uploads (id, player_id, project_id, box_id, size, time_created) VALUES ($1, $2, $3, $4, $5, $6)', [
-      upload.id, upload.playerId, upload.projectId, upload.boxId, upload.size, upload.timeCreated,
+    await this.db.execute('INSERT INTO portal_uploads (id, player_id, project_id, box_id, size, room_bytes, time_created) VALUES ($1, $2, $3, $4, $5, $6, $7)', [
+      upload.id, upload.playerId, upload.projectId, upload.boxId, upload.size, upload.roomBytes, upload.timeCreated,
     ]);
   }
 
@@ -64,18 +72,31 @@ export class PortalRepository {
     return rows.map(fromRow);
   }
 
+  /** The unfinished uploads of one portal: what closing it gives up. */
+  async listUnfinishedOf(playerId: string): Promise<PortalUploadRecord[]> {
+    const rows = await this.db.query<PortalUploadRow>('SELECT * FROM portal_uploads WHERE player_id = $1 AND time_completed IS NULL', [playerId]);
+    return rows.map(fromRow);
+  }
+
+  /** Sets the room an unfinished upload takes; a finished or deleted one is left alone. */
+  async setRoom(id: string, bytes: number): Promise<void> {
+    await this.db.execute('UPDATE portal_uploads SET room_bytes = $2 WHERE id = $1 AND time_completed IS NULL', [id, bytes]);
+  }
+
   async delete(id: string): Promise<void> {
     await this.db.execute('DELETE FROM portal_uploads WHERE id = $1', [id]);
   }
 
   /**
-   * The bytes a portal has taken in, for its total cap: the declared sizes
-   * of its uploads, those under way too (so that a creation reserves its
-   * room), whose files still exist. A file its owner deleted frees its room.
+   * The bytes a portal has taken in, for its total cap: the sizes of its
+   * complete uploads, and the room of those under way (the bytes they have,
+   * not the length they declared), whose files still exist. A file its
+   * owner deleted frees its room.
    */
-  async bytesReceivedBy(playerId: string): Promise<number> {
+  async bytesTakenBy(playerId: string): Promise<number> {
     const [row] = await this.db.query<{ used: number | string | null }>(
-      `SELECT COALESCE(SUM(u.size), 0) AS used FROM portal_uploads u JOIN boxes b ON b.id = u.box_id WHERE u.player_id = $1`,
+      `SELECT COALESCE(SUM(CASE WHEN u.time_completed IS NULL THEN u.room_bytes ELSE u.size END), 0) AS used
+         FROM portal_uploads u JOIN boxes b ON b.id = u.box_id WHERE u.player_id = $1`,
       [playerId],
     );
     return Number(row?.used ?? 0);

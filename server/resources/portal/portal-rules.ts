@@ -75,7 +75,7 @@ export function acceptFile(name: string, declaredType: string): AcceptedFile {
   throw unsupportedMediaType(`${JSON.stringify(name)} (${type || 'no type'}) is not a kind of file this portal takes. It takes ${ACCEPTED_DESCRIPTION}.`);
 }
 
-/** The uploader, as typed on the portal page: a name is required, an email optional. */
+/** The uploader, as typed on the portal page: a name is required, an email optional; bidi controls are removed from both. */
 export interface Uploader {
   name: string;
   email: string | null;
@@ -83,23 +83,33 @@ export interface Uploader {
 
 // Control characters have no place in a name shown to the project's members (and U+0000 none in the database).
 const CONTROL = /\p{Cc}/u;
+/**
+ * Unicode's bidirectional formatting characters (UAX #9, "Explicit
+ * Directional Embeddings/Overrides/Isolates", and the implicit marks
+ * LRM U+200E, RLM U+200F, ALM U+061C): invisible, they reorder what follows,
+ * so that "invoice\u202Ecod.exe" shows as "invoiceexe.doc". Removed from
+ * what a stranger names: the file and themselves.
+ */
+const BIDI_CONTROLS = /[\u202A-\u202E\u2066-\u2069\u200E\u200F\u061C]/gu;
+export const withoutBidiControls = (text: string) => text.replace(BIDI_CONTROLS, '');
+
 // A plain check (something@something.tld): the address is shown to members, never mailed by the server.
 const EMAIL = /^[^\s@]+@[^\s@]+\.[^\s@]+$/;
 
 export function checkUploader(name: string | null | undefined, email: string | null | undefined): Uploader {
-  const trimmed = name?.trim() ?? '';
+  const trimmed = withoutBidiControls(name ?? '').trim();
   if (!trimmed) throw badRequest('Type your name: the project\'s members see it beside the files you send.', [{ header: 'upload-metadata', detail: 'name is required' }]);
   if (trimmed.length > 200 || CONTROL.test(trimmed)) throw badRequest('Your name must be at most 200 characters, without control characters.', [{ header: 'upload-metadata', detail: 'name is not valid' }]);
-  const address = email?.trim() || null;
+  const address = withoutBidiControls(email ?? '').trim() || null;
   if (address !== null && (address.length > 320 || !EMAIL.test(address) || CONTROL.test(address))) {
     throw badRequest(`${JSON.stringify(address.slice(0, 100))} is not an email address. Give one such as you@example.com, or leave it empty.`, [{ header: 'upload-metadata', detail: 'email is not valid' }]);
   }
   return { name: trimmed, email: address };
 }
 
-/** The file's name, as it will be shown: required, at most 255 characters, no control characters or path. */
+/** The file's name, as it will be shown: required, at most 255 characters, no control characters or path, bidi controls removed. */
 export function checkFileName(filename: string | null | undefined): string {
-  const name = filename?.trim() ?? '';
+  const name = withoutBidiControls(filename ?? '').trim();
   if (!name || name.length > 255 || CONTROL.test(name) || /[/\\]/.test(name)) {
     throw badRequest('Upload-Metadata must carry the file\'s name (filename) without a path or control characters, at most 255 characters.', [
       { header: 'upload-metadata', detail: 'filename is missing or not valid' },

@@ -61,15 +61,23 @@ export type PatchOutcome = { status: number; body: string } | { error: Error };
  * mid-body. `outcome` never rejects.
  */
 export function streamedPatch(url: string, offset: number, length: number) {
-  const target = new URL(url);
-  const req = request({
-    host: target.hostname,
-    port: target.port,
-    path: target.pathname,
-    method: 'PATCH',
-    headers: { 'Tus-Resumable': '1.0.0', 'Upload-Offset': String(offset), 'Content-Type': 'application/offset+octet-stream', 'Content-Length': String(length) },
-    agent: false,
+  return streamedRequest(url, 'PATCH', { 'Tus-Resumable': '1.0.0', 'Upload-Offset': String(offset), 'Content-Type': 'application/offset+octet-stream', 'Content-Length': String(length) });
+}
+
+/** A creation that carries the file's bytes (tus creation-with-upload), sent piece by piece like streamedPatch. */
+export function streamedCreation(apiUrl: string, playerId: string, file: PortalFile) {
+  return streamedRequest(tusEndpoint(apiUrl, playerId), 'POST', {
+    'Tus-Resumable': '1.0.0',
+    'Upload-Length': String(file.size),
+    'Upload-Metadata': uploadMetadata({ filename: file.filename, filetype: file.filetype, name: file.name, email: file.email }),
+    'Content-Type': 'application/offset+octet-stream',
+    'Content-Length': String(file.size),
   });
+}
+
+function streamedRequest(url: string, method: string, headers: Record<string, string>) {
+  const target = new URL(url);
+  const req = request({ host: target.hostname, port: target.port, path: target.pathname, method, headers, agent: false });
   const outcome = new Promise<PatchOutcome>((resolve) => {
     req.on('error', (error) => resolve({ error }));
     req.on('response', async (res) => {

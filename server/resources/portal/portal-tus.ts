@@ -17,6 +17,7 @@
  * arrive, and into the blob store (disk or S3) once complete.
  */
 import type { IncomingMessage } from 'node:http';
+import { stat } from 'node:fs/promises';
 import { join } from 'node:path';
 import { Router, type NextFunction, type Request, type Response } from 'express';
 import { Server, type ServerOptions } from '@tus/server';
@@ -26,14 +27,14 @@ import { apiRoot, type Context } from '../../context.ts';
 import { newId } from '../../lib/ids.ts';
 import { HttpProblem, notFound, unsupportedMediaType, type FieldError, type ProblemType } from '../../http/problem.ts';
 import { addressKey, consumeOrRefuse } from '../../http/rate-limit.ts';
-import type { PlayerRecord } from '../players/player-repository.ts';
-import { abandon, createUpload, finishUpload, openPortal, requireOpenUpload } from './portal-service.ts';
+import { toProblem } from '../../http/errors.ts';
+import { abandon, claimRoom, createUpload, finishUpload, openPortal, portalUploadDir, removePartialBytes, requireOpenUpload, settleRoom, type PortalPlayer } from './portal-service.ts';
+import { EventLocker } from './portal-locker.ts';
 
 /** How often a PATCH under way reads the portal again, so that closing it stops the PATCH within about this long. */
 export const PORTAL_WATCH_MS = 1000;
 
-/** Where tus keeps the bytes of uploads under way, under DATA_DIR. */
-export const portalUploadDir = (dataDir: string) => join(dataDir, 'portal-uploads');
+export { portalUploadDir };
 
 // The tus upload ids this server makes (newId('pup')): nothing else is taken as one, so no path can be named.
 const UPLOAD_ID = /^pup_[0-9a-z]{16}$/;
@@ -41,9 +42,16 @@ const UPLOAD_ID = /^pup_[0-9a-z]{16}$/;
 export function portalRoutes(ctx: Context): Router {
   const directory = portalUploadDir(ctx.config.dataDir);
   const datastore = new FileStore({ directory });
+  // tus 1.0.0: "The Tus-Extension response header MUST be a comma-separated list of the extensions supported by the Server": only those that work here. FileStore lists
+  // creation-defer-length and expiration too, but every upload declares its length before a byte (its caps are checked against it), and
+  // an unfinished upload is given up by the portal's own sweep (portal-sweeper.ts), not by tus's expiration.
+  datastore.extensions = [...TUS_EXTENSIONS];
   // The player each request was admitted for, by its Node request (tus hands hooks a Fetch-style request wrapping it).
-  const admitted = new WeakMap<IncomingMessage, PlayerRecord>();
-  const playerOf = (req: Parameters<NonNullable<ServerOptions['onUploadCreate']>>[0]): PlayerRecord => {
+  const admitted = new WeakMap<IncomingMessage, PortalPlayer>();
+  // The upload a creation request made, by its Node request: a creation that carries bytes has its room settled when it ends.
+  const created = new WeakMap<IncomingMessage, string>();
+  const locker = new EventLocker();
+  const playerOf = (req: Parameters<NonNullable<ServerOptions['onUploadCreate']>>[0]): PortalPlayer => {
     const node = (req as { runtime?: { node?: { req: IncomingMessage } } }).runtime?.node?.req;
     const player = node && admitted.get(node);
     if (!player) throw new Error('a tus request reached its hooks without being admitted');
@@ -54,11 +62,20 @@ export function portalRoutes(ctx: Context): Router {
     path: '/api/v1/portal',
     datastore,
     namingFunction: () => newId('pup'),
+    // A waiting request costs nothing (EventLocker), and a HEAD takes no lock at all: it only reads the upload's record and the size of
+    // its file, which a PATCH under way only grows. tus 1.0.0, HEAD: "The Server MUST always include the Upload-Offset header in the
+    // response for a HEAD request" — the bytes stored so far, whether or not a PATCH is still writing.
+    locker: (req) => (req.method === 'HEAD' ? NO_LOCK : locker),
     // The upload's URL: under the portal's own path, at PUBLIC_URL, like every other URL the API gives out.
     generateUrl: (req, { id }) => `${apiRoot(ctx.config)}/portal/${encodeURIComponent(playerOf(req).id)}/tus/${id}`,
     getFileIdFromRequest: (_req, last) => (last && UPLOAD_ID.test(last) ? last : undefined),
+    // No CORS (http/cors.ts says why): tus answers Access-Control-Allow-Origin: * unless told which origins to allow; none are.
+    allowedOrigins: () => false,
     async onUploadCreate(req, upload) {
-      await createUpload(ctx, playerOf(req), { uploadId: upload.id, size: upload.size, metadata: upload.metadata ?? {} });
+      const node = (req as { runtime?: { node?: { req: Request } } }).runtime?.node?.req;
+      const bodyBytes = node && carriesBytes(node) ? announcedBytes(node, upload.size ?? 0) : 0;
+      await createUpload(ctx, playerOf(req), { uploadId: upload.id, size: upload.size, metadata: upload.metadata ?? {}, bodyBytes });
+      if (node) created.set(node, upload.id);
       return {};
     },
     async onUploadFinish(req, upload) {
@@ -90,10 +107,31 @@ export function portalRoutes(ctx: Context): Router {
   const limiter: RateLimiterAbstract | undefined =
     ctx.config.portal.uploadsPerHour > 0 ? ctx.store.db.rateLimiter({ keyPrefix: 'portal', points: ctx.config.portal.uploadsPerHour, durationSeconds: 3600 }) : undefined;
 
+  /**
+   * Once a request that sent bytes ends: an upload given up meanwhile, or
+   * whose portal is now closed, loses what this request wrote; an
+   * unfinished one takes the room of the bytes stored.
+   */
+  const settle = async (uploadId: string) => {
+    const upload = await ctx.store.portal.get(uploadId);
+    if (upload && upload.timeCompleted !== null) return;
+    // A creation whose upload was recorded as its portal closed escaped releasePortal's listing: it is given up here.
+    const closed = await openPortal(ctx, upload?.playerId ?? '').then(() => false, (error: unknown) => error instanceof HttpProblem && error.status === 404);
+    if (upload && closed) await abandon(ctx, upload, 'The portal was closed before the upload was complete; its bytes were removed.');
+    if (!upload || closed) {
+      await datastore.remove(uploadId).catch(() => removePartialBytes(ctx, uploadId));
+      return;
+    }
+    const stored = await stat(join(directory, uploadId)).then((file) => file.size, () => 0);
+    await settleRoom(ctx, uploadId, stored);
+  };
+
   const handle = async (req: Request<{ playerid: string; uploadid?: string }>, res: Response, next: NextFunction) => {
     let watch: NodeJS.Timeout | undefined;
+    const sendsBytes = req.method === 'PATCH' || (req.method === 'POST' && carriesBytes(req));
     try {
       checkPathIds(req);
+      checkQuery(req);
       checkTusHeaders(req);
       const player = await openPortal(ctx, req.params.playerid).catch((error: unknown) => {
         // The capabilities (OPTIONS) document no 410: there, the portal of an expired link is one that is not open (404).
@@ -107,13 +145,25 @@ export function portalRoutes(ctx: Context): Router {
           // tus 1.0.0, termination: "the Server SHOULD free resources"; the file box waiting for these bytes goes with them.
           await abandon(ctx, upload, 'The uploader cancelled the upload.');
         }
+        if (req.method === 'PATCH') {
+          // Only bytes received take room: this PATCH claims the room of the bytes it announces, and is refused (413) before a byte when
+          // they would overfill the portal or the owner's quota.
+          const offset = Number(req.get('upload-offset'));
+          await claimRoom(ctx, player, upload, offset, announcedBytes(req, upload.size - offset));
+        }
       } else if (req.method === 'POST' && limiter) {
         await consumeOrRefuse(limiter, addressKey(req.ip ?? req.socket.remoteAddress ?? 'unknown'), (retryAfter) =>
           `Too many uploads from your address: at most ${ctx.config.portal.uploadsPerHour} per hour. Retry after ${retryAfter} second(s).`,
         );
       }
       admitted.set(req, player);
-      if (req.method === 'PATCH') watch = watchPortal(ctx, player.id, req);
+      // A creation that carries the file's bytes (creation-with-upload) is cut like a PATCH.
+      if (sendsBytes) {
+        watch = watchPortal(ctx, player.id, req, async () => {
+          const id = req.params.uploadid ?? created.get(req);
+          return id === undefined ? 0 : stat(join(directory, id)).then((file) => file.size, () => 0);
+        });
+      }
     } catch (error) {
       return next(error);
     }
@@ -123,6 +173,8 @@ export function portalRoutes(ctx: Context): Router {
       next(error);
     } finally {
       clearInterval(watch);
+      const uploadId = req.params.uploadid ?? created.get(req);
+      if (sendsBytes && uploadId) await settle(uploadId).catch((error: unknown) => ctx.logger.error('settling the room of a portal upload failed', { err: error, uploadId }));
     }
   };
 
@@ -140,26 +192,70 @@ export function portalRoutes(ctx: Context): Router {
  * tus's Server, whose error answers carry the problem's media type: it
  * writes every answer as a Fetch Response, which labels a string body
  * text/plain unless told otherwise, and its hooks cannot reach those headers.
+ * An answer tus writes without its hooks (its own header checks, which
+ * checkTusHeaders runs first so that they never refuse) becomes a problem
+ * too, and no answer carries a CORS header.
  */
 class PortalTusServer extends Server {
   override write(...[context, headers, status, body]: Parameters<Server['write']>) {
     if (status >= 400 && body?.startsWith('{"type":"/problems/')) headers.set('Content-Type', 'application/problem+json');
     return super.write(context, headers, status, body);
   }
+
+  constructor(options: ConstructorParameters<typeof Server>[0]) {
+    super(options);
+    // Server.handler (private in its types, called by handle for every request) answers each request: wrapped, so that every answer passes
+    // through asProblem.
+    const self = this as unknown as { handler: (req: TusRequest) => Promise<globalThis.Response> };
+    const inner = self.handler.bind(this);
+    self.handler = async (req) => asProblem(req, await inner(req));
+  }
 }
+
+type TusRequest = Parameters<NonNullable<ServerOptions['onResponseError']>>[0];
+
+/** tus's answer without CORS headers, and as a problem (RFC 9457) when it is a refusal tus wrote as plain text. */
+async function asProblem(req: TusRequest, res: globalThis.Response): Promise<globalThis.Response> {
+  for (const name of [...res.headers.keys()]) if (name.startsWith('access-control-')) res.headers.delete(name);
+  if (res.status < 400 || res.headers.get('content-type')?.startsWith('application/problem+json')) return res;
+  const text = (await res.text()).trim();
+  const problem =
+    res.status < 500
+      ? new HttpProblem(res.status, TUS_PROBLEM_TYPES[res.status] ?? 'validation-error', text || 'The tus request is not valid.')
+      : new HttpProblem(500, 'internal-error', 'The upload could not be stored. Try again later; the bytes received so far are kept.');
+  const node = (req as { runtime?: { node?: { req: Request } } }).runtime?.node;
+  const body = JSON.stringify(problem.body(String(node?.req.id)));
+  const headers = new Headers(res.headers);
+  headers.set('Content-Type', 'application/problem+json');
+  headers.set('Content-Length', String(Buffer.byteLength(body)));
+  return new globalThis.Response(body, { status: problem.status, headers });
+}
+
+/** tus 1.0.0 extensions this server supports, as OPTIONS tells them. */
+const TUS_EXTENSIONS = ['creation', 'creation-with-upload', 'termination'] as const;
+
+/** The locker of requests that only read: every lock is granted at once. */
+const NO_LOCK = { newLock: () => ({ lock: async () => {}, unlock: async () => {} }) };
 
 const TUS_PROBLEM_TYPES: Record<number, ProblemType> = { 400: 'validation-error', 403: 'validation-error', 404: 'not-found', 409: 'conflict', 410: 'not-found', 413: 'payload-too-large' };
 
+/**
+ * tus 1.0.0, creation-with-upload: "the Client MAY include parts of the upload in the initial Creation request … the Client MUST include
+ * the Content-Type: application/offset+octet-stream header"; @tus/server writes a creation's body only then.
+ */
+const carriesBytes = (req: IncomingMessage) => req.headers['content-type'] === 'application/offset+octet-stream';
+
+/** The bytes a request announces (its Content-Length), or, without one, all it may send: `most`. */
+function announcedBytes(req: IncomingMessage, most: number): number {
+  const length = req.headers['content-length'];
+  return length !== undefined && NON_NEGATIVE_INTEGER.test(length) ? Math.min(Number(length), most) : most;
+}
+
 const TUS_VERSION = '1.0.0';
 const NON_NEGATIVE_INTEGER = /^(0|[1-9][0-9]{0,15})$/;
-// tus 1.0.0, Upload-Metadata: "one or more comma-separated key-value pairs. The key and value MUST be separated by a space. The key MUST NOT
-// contain spaces and commas and MUST NOT be empty. … the value MUST be Base64 encoded."
-const METADATA_PAIR = /^[^\s,]+( [A-Za-z0-9+/]*={0,2})?$/;
+// RFC 4648 §4, the Base64 alphabet, padded: tus 1.0.0 "the value MUST be Base64 encoded", and @tus/server takes only whole groups of 4.
+const BASE64 = /^(?:[A-Za-z0-9+/]{4})*(?:[A-Za-z0-9+/]{2}==|[A-Za-z0-9+/]{3}=)?$/;
 
-/**
- * The headers of tus 1.0.0, checked before tus sees the request, so that
- * each fault is told as a problem with every offending header listed.
- */
 /**
  * The path's ids, as the spec gives them: these routes come before the
  * validator that checks every other operation's (they stream raw bytes), so
@@ -172,6 +268,50 @@ function checkPathIds(req: Request<{ playerid: string; uploadid?: string }>): vo
   if (errors.length > 0) throw new HttpProblem(400, 'validation-error', `The request's path is not valid: ${errors.map((error) => `${error.parameter} ${error.detail}`).join('; ')}.`, { errors });
 }
 
+/**
+ * The portal's operations take no query parameter: one is refused, as the
+ * API's validator refuses a parameter an operation does not define, before
+ * anything is done (a DELETE with one cancels nothing).
+ */
+function checkQuery(req: Request): void {
+  const at = req.originalUrl.indexOf('?');
+  if (at < 0 || at === req.originalUrl.length - 1) return;
+  const names = [...new Set(new URLSearchParams(req.originalUrl.slice(at + 1)).keys())];
+  // In the shape of the validator's refusal, so that the answer is the one every other operation gives (http/errors.ts).
+  const errors = (names.length > 0 ? names : ['']).map((name) => ({ path: `/query/${name}`, message: `Unknown query parameter '${name}': this operation takes none; remove it` }));
+  throw toProblem({ status: 400, message: 'unknown query parameter', errors }) ?? new HttpProblem(400, 'validation-error', 'This operation takes no query parameters.');
+}
+
+/**
+ * What is wrong with an Upload-Metadata value, or undefined when it is
+ * well formed. tus 1.0.0, Upload-Metadata: "one or more comma-separated
+ * key-value pairs. The key and value MUST be separated by a space. The key
+ * MUST NOT contain spaces and commas and MUST NOT be empty. The key SHOULD
+ * be ASCII encoded and the value MUST be Base64 encoded. All keys MUST be
+ * unique. The value MAY be empty."
+ */
+export function metadataFault(value: string): string | undefined {
+  const seen = new Set<string>();
+  for (const raw of value.split(',')) {
+    const pair = raw.trim();
+    const [key, encoded, ...rest] = pair.split(' ');
+    const label = JSON.stringify(pair.slice(0, 40));
+    if (!key) return `has an empty pair or key (${label}): send pairs such as "filename bXkud2F2", separated by commas`;
+    // ASCII keys: @tus/server refuses any other, and the keys this portal reads are ASCII words.
+    if (!/^[\x21-\x7e]+$/.test(key)) return `key ${label} must be ASCII without spaces or commas`;
+    if (rest.length > 0 || (encoded !== undefined && !BASE64.test(encoded))) return `the value of ${JSON.stringify(key)} must be Base64 (RFC 4648, padded with = to a multiple of 4 characters), one space after its key`;
+    if (seen.has(key)) return `key ${JSON.stringify(key)} is given twice: each key once`;
+    seen.add(key);
+  }
+  return undefined;
+}
+
+/**
+ * The headers of tus 1.0.0, checked before tus sees the request, so that
+ * each fault is told as a problem with every offending header listed. Every
+ * header @tus/server validates by itself (on every request but OPTIONS) is
+ * checked here first, so that tus never answers one with plain text.
+ */
 function checkTusHeaders(req: Request): void {
   if (req.method === 'OPTIONS') return;
   const resumable = req.get('tus-resumable');
@@ -183,17 +323,6 @@ function checkTusHeaders(req: Request): void {
       errors: [{ header: 'tus-resumable', detail: `must be ${TUS_VERSION}` }],
     });
   }
-  const errors: FieldError[] = [];
-  const length = req.get('upload-length');
-  const offset = req.get('upload-offset');
-  const metadata = req.get('upload-metadata');
-  if (req.method === 'POST') {
-    if (length === undefined || !NON_NEGATIVE_INTEGER.test(length)) errors.push({ header: 'upload-length', detail: 'must be the file\'s size in bytes' });
-    if (metadata !== undefined && !metadata.split(',').every((pair) => METADATA_PAIR.test(pair.trim()))) {
-      errors.push({ header: 'upload-metadata', detail: 'must be comma-separated pairs of a key and a Base64 value, separated by a space' });
-    }
-    if (req.get('upload-concat') !== undefined) errors.push({ header: 'upload-concat', detail: 'is not taken: send each file as one upload' });
-  }
   if (req.method === 'PATCH') {
     // tus 1.0.0, PATCH: "All PATCH requests MUST use Content-Type: application/offset+octet-stream, otherwise the server SHOULD return a
     // 415 Unsupported Media Type status", as every operation of the API refuses a type it does not take: before the other headers.
@@ -201,25 +330,66 @@ function checkTusHeaders(req: Request): void {
     if (type !== 'application/offset+octet-stream') {
       throw unsupportedMediaType(`This operation does not take ${type ? `Content-Type ${type}` : 'a body without a Content-Type'}. Send the body as application/offset+octet-stream, with a matching Content-Type header.`);
     }
-    if (offset === undefined || !NON_NEGATIVE_INTEGER.test(offset)) errors.push({ header: 'upload-offset', detail: 'must be the offset the server reported, in bytes' });
   }
+  const errors: FieldError[] = [];
+  const length = req.get('upload-length');
+  const offset = req.get('upload-offset');
+  const metadata = req.get('upload-metadata');
+  if (req.method === 'POST') {
+    if (length === undefined || !NON_NEGATIVE_INTEGER.test(length)) errors.push({ header: 'upload-length', detail: 'must be the file\'s size in bytes' });
+  } else if (length !== undefined) {
+    errors.push({ header: 'upload-length', detail: 'is declared when the upload is created, and only then' });
+  }
+  if (req.method === 'PATCH') {
+    if (offset === undefined || !NON_NEGATIVE_INTEGER.test(offset)) errors.push({ header: 'upload-offset', detail: 'must be the offset the server reported, in bytes' });
+  } else if (offset !== undefined) {
+    errors.push({ header: 'upload-offset', detail: 'is sent with the bytes (PATCH), and only then' });
+  }
+  if (metadata !== undefined) {
+    const fault = req.method === 'POST' ? metadataFault(metadata) : 'is sent when the upload is created, and only then';
+    if (fault) errors.push({ header: 'upload-metadata', detail: fault });
+  }
+  // The headers of extensions this server does not support (TUS_EXTENSIONS) are refused, rather than left to tus (a 501 there).
+  if (req.get('upload-defer-length') !== undefined) errors.push({ header: 'upload-defer-length', detail: 'is not taken (creation-defer-length is not supported): declare Upload-Length' });
+  if (req.get('upload-concat') !== undefined) errors.push({ header: 'upload-concat', detail: 'is not taken: send each file as one upload' });
+  const proto = req.get('x-forwarded-proto');
+  if (proto !== undefined && proto !== 'http' && proto !== 'https') errors.push({ header: 'x-forwarded-proto', detail: 'must be http or https' });
+  const version = req.get('tus-version');
+  if (version !== undefined && version !== TUS_VERSION) errors.push({ header: 'tus-version', detail: `is a response header; if sent, it must be ${TUS_VERSION}` });
   if (errors.length > 0) throw new HttpProblem(400, 'validation-error', `The tus request is not valid: ${errors.map((error) => `${error.header} ${error.detail}`).join('; ')}.`, { errors });
 }
 
 /**
- * Reads the portal every PORTAL_WATCH_MS while a PATCH streams, and cuts
- * the PATCH once the portal is closed or its link expires: the bytes so far
- * stay with tus, but the uploader's next request (their client's retry) is
- * refused. A database that does not answer cuts nothing.
+ * Reads the portal every PORTAL_WATCH_MS while a request streams bytes (a
+ * PATCH, or a creation that carries them), and cuts it once the portal is
+ * closed or its link expires: the uploader's next request (their client's
+ * retry) is refused; a closed portal has given up its unfinished uploads
+ * (releasePortal), and the bytes the request wrote go when it ends. A
+ * database that does not answer cuts nothing.
+ *
+ * It also cuts a request to which no byte came for UPLOAD_CLAIM_SECONDS, as
+ * a signed PUT is given up: the room its Content-Length claimed is held only
+ * while bytes flow, and is settled to the bytes stored when it ends.
  */
-function watchPortal(ctx: Context, playerId: string, req: Request): NodeJS.Timeout {
+function watchPortal(ctx: Context, playerId: string, req: Request, stored: () => Promise<number>): NodeJS.Timeout {
+  let last = -1;
+  let since = performance.now();
+  const cut = () => {
+    clearInterval(timer);
+    req.destroy();
+  };
   const timer = setInterval(() => {
     openPortal(ctx, playerId).catch((error: unknown) => {
-      if (error instanceof HttpProblem) {
-        clearInterval(timer);
-        req.destroy();
-      }
+      if (error instanceof HttpProblem) cut();
     });
+    stored().then((size) => {
+      if (size !== last) {
+        last = size;
+        since = performance.now();
+      } else if (performance.now() - since >= ctx.config.uploadClaimMs) {
+        cut();
+      }
+    }, () => undefined);
   }, PORTAL_WATCH_MS);
   timer.unref();
   return timer;

@@ -20,7 +20,7 @@ import { until } from '../../testing/until.ts';
 import { portalUploadDir } from './portal-tus.ts';
 import { PORTAL_FOLDER_NAME } from './portal-service.ts';
 import { PORTAL_UPLOAD_IDLE_MS, sweepAbandonedPortalUploads } from './portal-sweeper.ts';
-import { createPortalUpload, headUpload, patchUpload, serverOffset, startPortalUpload, streamedPatch } from './portal-test-helpers.ts';
+import { createPortalUpload, headUpload, patchUpload, serverOffset, startPortalUpload, streamedCreation, streamedPatch } from './portal-test-helpers.ts';
 
 const OWNER = 'artist@example.com';
 const sha256 = (bytes: Buffer) => createHash('sha256').update(bytes).digest('hex');
@@ -85,17 +85,50 @@ describe.each(backends)('upload portal on %s', (backend) => {
     expect(notes.uploader!.email).toBeUndefined();
   });
 
-  it("files into the player's folder when the player is scoped to one", async () => {
+  it('holds what arrives in the held "Portal uploads" folder, in no player, until a member moves it out', async () => {
     const { api } = await h.as(OWNER);
-    const project = (await api.POST('/projects', { body: { name: 'Scoped' } })).data!;
+    const project = (await api.POST('/projects', { body: { name: 'Held' } })).data!;
     const folder = (await api.POST('/projects/{projectid}/folders', { params: { path: { projectid: project.id } }, body: { name: 'Client drop' } })).data!;
-    const player = await makePortal(h, { enabled: true }, OWNER, { projectid: project.id, folderid: folder.id });
-    const url = await startPortalUpload(h.server.apiUrl, player.id, { size: 4, filename: 'brief.txt', filetype: 'text/plain', name: 'Client' });
-    expect((await patchUpload(url, 0, Buffer.from('mix!'))).status).toBe(204);
-    const all = await boxes(h, project.id);
-    const file = all.find((box) => box.object === 'file' && box.name === 'brief.txt')!;
-    expect(all.find((box) => box.id === file.parentid)).toMatchObject({ object: 'stack', parentid: folder.id });
-    expect(all.some((box) => box.name === PORTAL_FOLDER_NAME)).toBe(false);
+    // The portal's own player, scoped to a folder; another player of the whole project; one listing boxes.
+    const portal = await makePortal(h, { enabled: true }, OWNER, { projectid: project.id, folderid: folder.id, public: true });
+    const whole = (await api.POST('/players', { body: { name: 'Everything', projectid: project.id, public: true } })).data!;
+    const url = await startPortalUpload(h.server.apiUrl, portal.id, { size: 4, filename: 'brief.docx', filetype: 'application/vnd.openxmlformats-officedocument.wordprocessingml.document', name: 'Stranger' });
+    expect((await patchUpload(url, 0, Buffer.from('PK!!'))).status).toBe(204);
+
+    // The owner sees it through the API, with its uploader, in the held folder.
+    let all = await boxes(h, project.id);
+    const held = all.find((box): box is Schemas['FolderBox'] => box.object === 'folder' && box.name === PORTAL_FOLDER_NAME)!;
+    expect(held).toMatchObject({ held: true });
+    expect(held.parentid).toBeUndefined();
+    const file = all.find((box): box is Schemas['FileBox'] => box.object === 'file' && box.name === 'brief.docx')!;
+    expect(file).toMatchObject({ status: 'ready', uploader: { name: 'Stranger' } });
+    const stack = all.find((box) => box.id === file.parentid)!;
+    expect(stack).toMatchObject({ object: 'stack', parentid: held.id });
+    expect(all.find((box) => box.id === folder.id)).toMatchObject({ children: [] });
+    const listing = (await api.POST('/players', { body: { name: 'Listed', projectid: project.id, boxids: [stack.id, held.id], public: true } })).data!;
+    const scopedToHeld = (await api.POST('/players', { body: { name: 'Held folder', projectid: project.id, folderid: held.id, public: true } })).data!;
+
+    const shows = async (playerId: string) => {
+      const res = await fetch(`${h.server.apiUrl}/players/${playerId}/view`);
+      expect(res.status).toBe(200);
+      return JSON.stringify(await res.json()).includes('brief.docx');
+    };
+    for (const player of [portal, whole, listing, scopedToHeld]) expect(await shows(player.id), player.name).toBe(false);
+
+    // A member moves its stack out of the held folder: the players whose scope it is in now show it.
+    const moved = await api.POST('/projects/{projectid}/files/{fileid}', { params: { path: { projectid: project.id, fileid: folder.id } }, body: { addids: [stack.id] } });
+    expect(moved.error).toBeUndefined();
+    expect(await shows(portal.id)).toBe(true);
+    expect(await shows(whole.id)).toBe(true);
+    expect(await shows(listing.id)).toBe(true);
+    expect(await shows(scopedToHeld.id)).toBe(false);
+    // The next upload goes into the same held folder.
+    const again = await startPortalUpload(h.server.apiUrl, portal.id, { size: 4, filename: 'notes.txt', filetype: 'text/plain', name: 'Stranger' });
+    expect((await patchUpload(again, 0, Buffer.from('hey!'))).status).toBe(204);
+    all = await boxes(h, project.id);
+    const notes = all.find((box) => box.object === 'file' && box.name === 'notes.txt')!;
+    expect(all.find((box) => box.id === notes.parentid)).toMatchObject({ parentid: held.id });
+    expect(await shows(whole.id)).toBe(true);
   });
 
   it("resumes a PATCH cut mid-body from the server's offset, and stores the very bytes", async () => {
@@ -179,6 +212,26 @@ describe.each(backends)('upload portal on %s', (backend) => {
     }
   });
 
+  it('cuts a creation that carries the file when the owner closes the portal, and removes its partial bytes', async () => {
+    const player = await makePortal(h);
+    const size = 2_000_000;
+    const post = streamedCreation(h.server.apiUrl, player.id, { size, filename: 'stems.zip', filetype: 'application/zip', name: 'Sam' });
+    await post.send(Buffer.concat([Buffer.from('PK\x03\x04', 'latin1'), Buffer.alloc(500_000 - 4, 7)]));
+    const uploadId = await until(async () => {
+      const [row] = await h.server.ctx.store.db.query<{ id: string }>('SELECT id FROM portal_uploads WHERE player_id = $1', [player.id]);
+      return row && (await stat(join(portalUploadDir(h.server.ctx.config.dataDir), row.id)).then((file) => file.size > 0, () => false)) && row.id;
+    }, 'the first bytes of the creation to reach the server');
+
+    const { api } = await h.as(OWNER);
+    await api.POST('/players/{playerid}', { params: { path: { playerid: player.id } }, body: { upload: { enabled: false } } });
+    const outcome = await Promise.race([post.outcome, new Promise<'still running'>((resolve) => setTimeout(() => resolve('still running'), 10_000))]);
+    expect(outcome).toHaveProperty('error');
+    // Its partial bytes, tus's record of them, the upload and its waiting file all go.
+    await until(async () => !(await readdir(portalUploadDir(h.server.ctx.config.dataDir))).some((name) => name.startsWith(uploadId)), 'the partial bytes to be removed');
+    expect(await h.server.ctx.store.portal.get(uploadId)).toBeUndefined();
+    expect((await boxes(h, player.projectid)).some((box) => box.name === 'stems.zip')).toBe(false);
+  });
+
   it('answers a missing, closed or expired portal like no portal at all', async () => {
     const closed = await makePortal(h, { enabled: false });
     const expired = await makePortal(h, { enabled: true }, OWNER, { expires: Date.now() + 60_000 });
@@ -247,13 +300,13 @@ describe.each(backends)('upload portal limits on %s', (backend) => {
 
   it("refuses what would go over the portal's total", async () => {
     const player = await makePortal(h, { enabled: true }, 'total@example.com');
-    const first = await createPortalUpload(h.server.apiUrl, player.id, { size: 900_000, filename: 'one.wav', filetype: 'audio/wav', name: 'Sam' });
-    expect(first.status).toBe(201);
+    const first = await startPortalUpload(h.server.apiUrl, player.id, { size: 900_000, filename: 'one.txt', filetype: 'text/plain', name: 'Sam' });
+    expect((await patchUpload(first, 0, Buffer.alloc(900_000, 0x61))).status).toBe(204);
     const second = await createPortalUpload(h.server.apiUrl, player.id, { size: 700_000, filename: 'two.wav', filetype: 'audio/wav', name: 'Sam' });
     expect(second.status).toBe(413);
     expect((await second.json()).detail).toMatch(/This portal has room for 600000 more bytes/);
     const files = (await boxes(h, player.projectid, 'total@example.com')).filter((box) => box.object === 'file');
-    expect(files.map((box) => box.name)).toEqual(['one.wav']);
+    expect(files.map((box) => box.name)).toEqual(['one.txt']);
   });
 
   it("refuses what would go over the owner's storage quota", async () => {
@@ -280,5 +333,91 @@ describe.each(backends)('upload portal limits on %s', (backend) => {
     expect(refused).toBeDefined();
     expect(Number(refused!.headers.get('retry-after'))).toBeGreaterThan(0);
     expect((await refused!.json()).detail).toMatch(/Too many uploads from your address: at most 12 per hour/);
+  });
+});
+
+describe.each(backends)('upload portal room on %s', (backend) => {
+  const h = useTestServer(backend, {
+    PORTAL_MAX_FILE_BYTES: '1000000',
+    PORTAL_MAX_TOTAL_BYTES: '1500000',
+    STORAGE_QUOTA_BYTES: '1200000',
+    PORTAL_UPLOADS_PER_HOUR: '0',
+    // A request that sends no byte for this long is cut, and gives back the room it claimed.
+    UPLOAD_CLAIM_SECONDS: '2',
+  });
+
+  const ownUpload = async (owner: string, projectId: string, size: number) => {
+    const { api } = await h.as(owner);
+    return api.POST('/projects/{projectid}/files', { params: { path: { projectid: projectId } }, body: { name: `own-${size}.wav`, mimeType: 'audio/wav', size } });
+  };
+
+  it('takes room for bytes received only: declarations without bytes fill neither the portal nor the quota', async () => {
+    const owner = 'declared@example.com';
+    const player = await makePortal(h, { enabled: true }, owner);
+    for (let n = 0; n < 10; n++) {
+      expect((await createPortalUpload(h.server.apiUrl, player.id, { size: 900_000, filename: `big${n}.zip`, filetype: 'application/zip', name: 'Mallory' })).status).toBe(201);
+    }
+    // A real upload still goes in, and the owner's own uploads have their quota.
+    const real = await startPortalUpload(h.server.apiUrl, player.id, { size: 1000, filename: 'brief.txt', filetype: 'text/plain', name: 'Sam' });
+    expect((await patchUpload(real, 0, Buffer.alloc(1000, 0x61))).status).toBe(204);
+    const own = await ownUpload(owner, player.projectid, 1_100_000);
+    expect(own.error).toBeUndefined();
+    // A declared length over the room left is still refused at creation.
+    const over = await createPortalUpload(h.server.apiUrl, player.id, { size: 200_000, filename: 'over.zip', filetype: 'application/zip', name: 'Mallory' });
+    expect(over.status).toBe(413);
+    expect((await over.json()).type).toBe('/problems/storage-quota-exceeded');
+  });
+
+  it('refuses a PATCH that would overfill, before a byte, and takes one that fits', async () => {
+    const owner = 'overfill@example.com';
+    const player = await makePortal(h, { enabled: true }, owner);
+    expect((await ownUpload(owner, player.projectid, 900_000)).error).toBeUndefined();
+    // Each fits in the 300000 bytes left; both do not.
+    const a = await startPortalUpload(h.server.apiUrl, player.id, { size: 250_000, filename: 'a.txt', filetype: 'text/plain', name: 'Sam' });
+    const b = await startPortalUpload(h.server.apiUrl, player.id, { size: 250_000, filename: 'b.txt', filetype: 'text/plain', name: 'Sam' });
+    expect((await patchUpload(a, 0, Buffer.alloc(250_000, 0x61))).status).toBe(204);
+    const refused = await patchUpload(b, 0, Buffer.alloc(250_000, 0x62));
+    expect(refused.status).toBe(413);
+    expect(refused.headers.get('content-type')).toContain('application/problem+json');
+    expect(await refused.json()).toMatchObject({ type: '/problems/storage-quota-exceeded', quota: 1_200_000, used: 1_150_000 });
+    expect(await serverOffset(b)).toBe(0);
+    // What fits is taken.
+    expect((await patchUpload(b, 0, Buffer.alloc(50_000, 0x62))).status).toBe(204);
+    expect(await serverOffset(b)).toBe(50_000);
+    expect((await patchUpload(b, 50_000, Buffer.alloc(1, 0x62))).status).toBe(413);
+  });
+
+  it('releases what unfinished uploads held when the portal is closed', async () => {
+    const owner = 'closing@example.com';
+    const player = await makePortal(h, { enabled: true }, owner);
+    const url = await startPortalUpload(h.server.apiUrl, player.id, { size: 1_000_000, filename: 'half.txt', filetype: 'text/plain', name: 'Sam' });
+    const uploadId = url.split('/').pop()!;
+    expect((await patchUpload(url, 0, Buffer.alloc(600_000, 0x61))).status).toBe(204);
+    // The 600000 bytes received take room.
+    expect((await ownUpload(owner, player.projectid, 700_000)).response.status).toBe(413);
+
+    const { api } = await h.as(owner);
+    await api.POST('/players/{playerid}', { params: { path: { playerid: player.id } }, body: { upload: { enabled: false } } });
+    expect(await h.server.ctx.store.portal.get(uploadId)).toBeUndefined();
+    expect((await boxes(h, player.projectid, owner)).some((box) => box.name === 'half.txt')).toBe(false);
+    expect(await portalFiles(h)).not.toContain(uploadId);
+    expect((await ownUpload(owner, player.projectid, 700_000)).error).toBeUndefined();
+  });
+
+  it('cuts a PATCH that stops sending, and keeps only the room of the bytes it sent', async () => {
+    const owner = 'stalled@example.com';
+    const player = await makePortal(h, { enabled: true }, owner);
+    const url = await startPortalUpload(h.server.apiUrl, player.id, { size: 1_000_000, filename: 'slow.txt', filetype: 'text/plain', name: 'Mallory' });
+    const patch = streamedPatch(url, 0, 1_000_000);
+    await patch.send(Buffer.alloc(1000, 0x61));
+    // While it streams, the PATCH holds the room it announced.
+    await until(async () => (await h.server.ctx.store.portal.get(url.split('/').pop()!))?.roomBytes === 1_000_000, 'the PATCH to claim its room');
+    expect((await ownUpload(owner, player.projectid, 1_100_000)).response.status).toBe(413);
+    // It sends nothing more: cut after UPLOAD_CLAIM_SECONDS, its 1000 bytes kept, the rest of its room free.
+    const outcome = await Promise.race([patch.outcome, new Promise<'still running'>((resolve) => setTimeout(() => resolve('still running'), 15_000))]);
+    expect(outcome).toHaveProperty('error');
+    await until(async () => (await h.server.ctx.store.portal.get(url.split('/').pop()!))?.roomBytes === 1000, 'the room to be settled');
+    expect(await serverOffset(url)).toBe(1000);
+    expect((await ownUpload(owner, player.projectid, 1_100_000)).error).toBeUndefined();
   });
 });

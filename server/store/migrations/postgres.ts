@@ -11,6 +11,8 @@ import { paymentsSchema } from './payments.ts';
 import { portalSchema } from './portal.ts';
 import { playerOwnersSchema } from './player-owners.ts';
 import { commentPlayersSchema } from './comment-players.ts';
+import { portalRoomSchema } from './portal-room.ts';
+import { portalHeldSchema } from './portal-held.ts';
 
 export const postgresMigrations: Migration[] = [
   { version: 1, name: 'initial schema', sql: initialSchema('BIGINT') },
@@ -25,4 +27,6 @@ export const postgresMigrations: Migration[] = [
   { version: 10, name: 'purchases paid through a payment provider', sql: paymentsSchema('BIGINT') },
   { version: 11, name: 'the player a comment was made on', sql: commentPlayersSchema() },
   { version: 12, name: 'players belong to the owner of their project; who created one is kept', sql: playerOwnersSchema() },
+  { version: 13, name: 'portal uploads take the room of the bytes they have', sql: portalRoomSchema('BIGINT') },
+  { version: 14, name: 'portal folders hold what strangers send', sql: portalHeldSchema() },
 ];

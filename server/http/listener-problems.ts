@@ -3,8 +3,8 @@
  * types and the `lock` extension member of a 401. They extend HttpProblem so
  * the one error handler writes them, headers included.
  */
-import { HttpProblem } from '../../http/problem.ts';
-import type { EntryLock } from '../../auth/policy.ts';
+import { HttpProblem } from './problem.ts';
+import type { EntryLock } from '../auth/policy.ts';
 
 type ListenerProblemType = 'player-locked' | 'player-expired' | 'password-incorrect' | 'invite-invalid';
 
