@@ -121,7 +121,7 @@ export function unknownQueryFault(operation: MockOperation, names: string[]): Ht
 export function tusVersionFault(operation: MockOperation, resumable: string | undefined, diagnostics: PrismDiagnostic[]): HttpProblem | undefined {
   if (!operation.request?.headers?.some((parameter) => parameter.name.toLowerCase() === 'tus-resumable') || resumable === '1.0.0') return undefined;
   if (diagnostics.some((diagnostic) => diagnostic.severity === 0 && diagnostic.path?.[0] === 'path')) return undefined;
-  return new HttpProblem(412, 'precondition-failed', `Send Tus-Resumable: 1.0.0, the version of the tus protocol this server speaks${resumable ? `; got ${resumable}` : ''}.`, {
+  return new HttpProblem('precondition-failed', `Send Tus-Resumable: 1.0.0, the version of the tus protocol this server speaks${resumable ? `; got ${resumable}` : ''}.`, {
     headers: { 'Tus-Version': '1.0.0' },
     errors: [{ header: 'tus-resumable', detail: 'must be 1.0.0' }],
   });

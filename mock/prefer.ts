@@ -47,5 +47,5 @@ export function parsePrefer(header: string | undefined): MockPreferences | HttpP
 }
 
 export function refused(detail: string): HttpProblem {
-  return new HttpProblem(400, 'validation-error', `The Prefer header is not one the mock can follow: ${detail}`, { errors: [{ header: 'prefer', detail }] });
+  return new HttpProblem('validation-error', `The Prefer header is not one the mock can follow: ${detail}`, { errors: [{ header: 'prefer', detail }] });
 }

@@ -96,7 +96,7 @@ export function bearerAuth(
 
 function unauthorized(detail: string, tokenSent: boolean) {
   // RFC 6750 section 3: a 401 carries WWW-Authenticate, with error="invalid_token" when a token was sent.
-  return new HttpProblem(401, 'unauthorized', detail, {
+  return new HttpProblem('unauthorized', detail, {
     headers: { 'WWW-Authenticate': tokenSent ? 'Bearer realm="api", error="invalid_token"' : 'Bearer realm="api"' },
   });
 }

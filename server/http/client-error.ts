@@ -29,10 +29,10 @@ export function clientErrorAnswer(logger: Pick<Logger, 'debug'>) {
     }
     const problem =
       error.code === 'HPE_HEADER_OVERFLOW'
-        ? new HttpProblem(431, 'headers-too-large', `The request's headers are over ${maxHeaderSize / 1024} KiB. Send fewer or shorter headers (a long cookie or token?).`)
+        ? new HttpProblem('headers-too-large', `The request's headers are over ${maxHeaderSize / 1024} KiB. Send fewer or shorter headers (a long cookie or token?).`)
         : error.code === 'ERR_HTTP_REQUEST_TIMEOUT' || error.code === 'HPE_HEADER_TIMEOUT'
-          ? new HttpProblem(408, 'request-timeout', 'The request headers did not arrive in time.')
-          : new HttpProblem(400, 'validation-error', `The request is not valid HTTP/1.1 (${error.code ?? 'parse error'}); a header may hold a character it may not, such as NUL.`);
+          ? new HttpProblem('request-timeout', 'The request headers did not arrive in time.')
+          : new HttpProblem('validation-error', `The request is not valid HTTP/1.1 (${error.code ?? 'parse error'}); a header may hold a character it may not, such as NUL.`);
     const id = nextId();
     logger.debug('request refused by the HTTP parser', { requestId: id, code: error.code, status: problem.status });
     const body = JSON.stringify(problem.body(id));

@@ -6,7 +6,7 @@
  */
 import type { NextFunction, Request, Response } from 'express';
 import { NulCharacterError } from '../store/db.ts';
-import { HttpProblem, type FieldError, type ProblemType } from './problem.ts';
+import { HttpProblem, PROBLEMS, type FieldError, type ProblemType } from './problem.ts';
 import { operations } from '../../generated/client.ts';
 
 interface ValidatorError {
@@ -29,23 +29,23 @@ interface BodyParserError {
 export function toProblem(error: unknown, accepts: string[] = []): HttpProblem | undefined {
   if (error instanceof HttpProblem) return error;
   // Defence in depth: the HTTP layer refuses NUL characters before they reach a query (http/nul-characters.ts).
-  if (error instanceof NulCharacterError) return new HttpProblem(400, 'validation-error', 'The request holds a NUL character (U+0000), which no identifier or text field may hold. Remove it.');
+  if (error instanceof NulCharacterError) return new HttpProblem('validation-error', 'The request holds a NUL character (U+0000), which no identifier or text field may hold. Remove it.');
   const parserError = error as BodyParserError;
   switch (parserError?.type) {
     case 'entity.parse.failed':
-      return new HttpProblem(400, 'malformed-json', 'The request body is not valid JSON. Check for a trailing comma, unquoted keys or single quotes.');
+      return new HttpProblem('malformed-json', 'The request body is not valid JSON. Check for a trailing comma, unquoted keys or single quotes.');
     case 'entity.too.large':
-      return new HttpProblem(413, 'payload-too-large', `The request body is over the limit of ${parserError.limit} bytes.`);
+      return new HttpProblem('payload-too-large', `The request body is over the limit of ${parserError.limit} bytes.`);
     case 'encoding.unsupported':
-      return new HttpProblem(415, 'unsupported-media-type', `Content-Encoding ${parserError.encoding ?? ''} is not supported: send the body as it is, or with gzip, deflate or br.`, {
+      return new HttpProblem('unsupported-media-type', `Content-Encoding ${parserError.encoding ?? ''} is not supported: send the body as it is, or with gzip, deflate or br.`, {
         errors: [{ header: 'content-encoding', detail: 'must be identity, gzip, deflate or br' }],
       });
     case 'charset.unsupported':
-      return new HttpProblem(415, 'unsupported-media-type', 'Send the JSON body in UTF-8.');
+      return new HttpProblem('unsupported-media-type', 'Send the JSON body in UTF-8.');
     case 'request.aborted':
-      return new HttpProblem(400, 'validation-error', 'The request body ended early.');
+      return new HttpProblem('validation-error', 'The request body ended early.');
     case 'request.size.invalid':
-      return new HttpProblem(400, 'validation-error', 'The request body is not as long as its Content-Length says.');
+      return new HttpProblem('validation-error', 'The request body is not as long as its Content-Length says.');
   }
   const validatorError = error as ValidatorError;
   if (typeof validatorError?.status === 'number' && Array.isArray(validatorError.errors) && validatorError.status < 500) {
@@ -53,7 +53,7 @@ export function toProblem(error: unknown, accepts: string[] = []): HttpProblem |
   }
   // Express's router, decoding a route parameter such as /p/%FF, marks the URIError 400.
   if (error instanceof URIError && (error as URIError & { status?: number }).status === 400) {
-    return new HttpProblem(400, 'validation-error', 'The URL holds a malformed percent-encoding (such as %FF or a lone %). Encode the path as UTF-8.', {
+    return new HttpProblem('validation-error', 'The URL holds a malformed percent-encoding (such as %FF or a lone %). Encode the path as UTF-8.', {
       errors: [{ detail: 'the path must be valid percent-encoded UTF-8' }],
     });
   }
@@ -71,7 +71,7 @@ function fromValidator({ status, errors = [] }: ValidatorError, accepts: string[
     415: ['unsupported-media-type', unsupportedTypeDetail(errors, accepts)],
   };
   const [type, detail] = byStatus[status] ?? ['validation-error', summary];
-  return new HttpProblem(status, type, detail, status === 400 ? { errors: fields } : {});
+  return new HttpProblem(type, detail, PROBLEMS[type].status === 400 ? { errors: fields } : {});
 }
 
 /** The validator says "unsupported media type text/plain" (or "… undefined" when none was sent); say what to send instead. */
@@ -115,7 +115,7 @@ export function problemHandler() {
     if (!problem) {
       // The request's log line (http/request-context.ts) is written at error level with this error and its stack.
       res.err = error instanceof Error ? error : new Error(`A non-Error was thrown: ${JSON.stringify(error)}`);
-      problem = new HttpProblem(500, 'internal-error', `Something went wrong on our side. Quote request id ${req.id} when reporting it.`);
+      problem = new HttpProblem('internal-error', `Something went wrong on our side. Quote request id ${req.id} when reporting it.`);
     }
     if (res.headersSent) {
       // The response had begun (a download); all we can do is cut it off.

@@ -59,7 +59,7 @@ function isUndecodable(error: unknown, req: Request): boolean {
 
 function undecodable(req: Request): HttpProblem {
   const encoding = req.get('content-encoding') ?? 'identity';
-  return new HttpProblem(400, 'validation-error', `The body does not decode as its Content-Encoding (${encoding}) says. Send it compressed as declared, or without Content-Encoding.`, {
+  return new HttpProblem('validation-error', `The body does not decode as its Content-Encoding (${encoding}) says. Send it compressed as declared, or without Content-Encoding.`, {
     errors: [{ header: 'content-encoding', detail: `the body is not valid ${encoding} data` }],
   });
 }

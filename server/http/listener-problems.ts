@@ -12,13 +12,12 @@ export class ListenerProblem extends HttpProblem {
   readonly listenerType: ListenerProblemType;
 
   constructor(
-    status: number,
     listenerType: ListenerProblemType,
     detail: string,
     members: Record<string, string> = {},
     headers?: Record<string, string>,
   ) {
-    super(status, listenerType, detail, { members, ...(headers ? { headers } : {}) });
+    super(listenerType, detail, { members, ...(headers ? { headers } : {}) });
     this.listenerType = listenerType;
   }
 }
@@ -32,20 +31,18 @@ export type Lock = 'collaborators' | 'password';
  * credential is a player session, not a bearer token.
  */
 export function playerLocked(playerId: string, lock: Lock, detail: string): ListenerProblem {
-  return new ListenerProblem(401, 'player-locked', detail, { lock }, { 'WWW-Authenticate': `PlayerSession realm="${playerId}"` });
+  return new ListenerProblem('player-locked', detail, { lock }, { 'WWW-Authenticate': `PlayerSession realm="${playerId}"` });
 }
 
 export function playerExpired(expires: number): ListenerProblem {
   const day = new Date(expires).toISOString().slice(0, 10);
-  return new ListenerProblem(410, 'player-expired', `This player's link expired on ${day}. Ask its owner for a new one.`);
+  return new ListenerProblem('player-expired', `This player's link expired on ${day}. Ask its owner for a new one.`);
 }
 
-export const passwordIncorrect = (detail = "That is not this player's password. Check it and try again.") => new ListenerProblem(403, 'password-incorrect', detail);
+export const passwordIncorrect = (detail = "That is not this player's password. Check it and try again.") => new ListenerProblem('password-incorrect', detail);
 
 export const inviteInvalid = () =>
-  new ListenerProblem(
-    403,
-    'invite-invalid',
+  new ListenerProblem('invite-invalid',
     "This invite link does not open this player: it was used already, replaced by a newer one, or revoked. Ask the player's owner for a new link.",
   );
 

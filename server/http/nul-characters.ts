@@ -21,7 +21,7 @@ export function refuseNulInUrl(req: Request, _res: Response, next: NextFunction)
   const query = url.indexOf('?');
   const where = query >= 0 && encodedNul.test(url.slice(query)) ? 'query' : 'path';
   next(
-    new HttpProblem(400, 'validation-error', `The URL's ${where} holds an encoded NUL character (%00), which no identifier or parameter may hold. Remove it.`, {
+    new HttpProblem('validation-error', `The URL's ${where} holds an encoded NUL character (%00), which no identifier or parameter may hold. Remove it.`, {
       errors: [{ detail: `the ${where} must not hold %00` }],
     }),
   );
@@ -50,7 +50,7 @@ export function refuseNulInBody(req: Request, _res: Response, next: NextFunction
     }
     if (value === null || typeof value !== 'object') continue;
     if (depth >= maxBodyDepth) {
-      return next(new HttpProblem(400, 'validation-error', `The body nests deeper than ${maxBodyDepth} levels, which no operation takes.`, { errors: [{ pointer, detail: 'is nested too deep' }] }));
+      return next(new HttpProblem('validation-error', `The body nests deeper than ${maxBodyDepth} levels, which no operation takes.`, { errors: [{ pointer, detail: 'is nested too deep' }] }));
     }
     const entries: Array<[string, unknown]> = Array.isArray(value) ? value.map((item, index) => [String(index), item]) : Object.entries(value);
     for (const [key, item] of entries) {
@@ -62,5 +62,5 @@ export function refuseNulInBody(req: Request, _res: Response, next: NextFunction
   }
   if (found.length === 0) return next();
   found.sort((a, b) => (a.pointer! < b.pointer! ? -1 : 1));
-  next(new HttpProblem(400, 'validation-error', `The body holds a NUL character (U+0000) at ${found.map((field) => field.pointer).join(', ')}. Remove it.`, { errors: found }));
+  next(new HttpProblem('validation-error', `The body holds a NUL character (U+0000) at ${found.map((field) => field.pointer).join(', ')}. Remove it.`, { errors: found }));
 }

@@ -71,9 +71,7 @@ export function ifMatchHolds(ifMatch: IfMatch | undefined, version: number): boo
  */
 export function requireIfMatch(ifMatch: IfMatch | undefined, version: number, what: string, readAgain: string): void {
   if (ifMatchHolds(ifMatch, version)) return;
-  throw new HttpProblem(
-    412,
-    'precondition-failed',
+  throw new HttpProblem('precondition-failed',
     `${what} has changed since the version your If-Match names; it is now at ETag ${etagOf(version)}. Nothing was changed. ${readAgain} again, apply your change to what it returns, and retry with its ETag in If-Match.`,
   );
 }

@@ -11,40 +11,45 @@ export interface FieldError {
   header?: string;
 }
 
-const titles: Record<string, string> = {
-  'validation-error': 'Your request is not valid',
-  'malformed-json': 'The body is not valid JSON',
-  unauthorized: 'Authentication required',
-  forbidden: 'Not allowed',
-  'signature-invalid': 'Signed URL refused',
-  'not-found': 'Not found',
-  conflict: 'Conflict with the stored state',
-  'payment-provider-required': 'Connect a payment provider first',
-  'payments-not-configured': 'This server takes no payments',
-  'payment-provider-error': 'The payment provider failed',
-  'upload-already-used': 'Upload URL already used',
-  'precondition-failed': 'Precondition failed',
-  'payload-too-large': 'Too large',
-  'storage-quota-exceeded': 'Storage quota exceeded',
-  'unsupported-media-type': 'Unsupported media type',
-  'range-not-satisfiable': 'Range not satisfiable',
-  'rate-limited': 'Too many requests',
-  'request-timeout': 'Request timeout',
-  'headers-too-large': 'Request headers too large',
+/**
+ * The catalogue of problem types: each slug with its one status and its
+ * title, as the spec's introduction ("Errors") lists them (a test holds the
+ * two together). A problem is raised by naming its slug; the status follows,
+ * so a slug cannot be sent with another status, and a misspelt slug does not
+ * compile.
+ */
+export const PROBLEMS = {
+  'validation-error': { status: 400, title: 'Your request is not valid' },
+  'malformed-json': { status: 400, title: 'The body is not valid JSON' },
+  unauthorized: { status: 401, title: 'Authentication required' },
+  forbidden: { status: 403, title: 'Not allowed' },
+  'signature-invalid': { status: 403, title: 'Signed URL refused' },
+  'not-found': { status: 404, title: 'Not found' },
+  conflict: { status: 409, title: 'Conflict with the stored state' },
+  'payment-provider-required': { status: 409, title: 'Connect a payment provider first' },
+  'payments-not-configured': { status: 409, title: 'This server takes no payments' },
+  'payment-provider-error': { status: 502, title: 'The payment provider failed' },
+  'upload-already-used': { status: 409, title: 'Upload URL already used' },
+  'precondition-failed': { status: 412, title: 'Precondition failed' },
+  'payload-too-large': { status: 413, title: 'Too large' },
+  'storage-quota-exceeded': { status: 413, title: 'Storage quota exceeded' },
+  'unsupported-media-type': { status: 415, title: 'Unsupported media type' },
+  'range-not-satisfiable': { status: 416, title: 'Range not satisfiable' },
+  'rate-limited': { status: 429, title: 'Too many requests' },
+  'request-timeout': { status: 408, title: 'Request timeout' },
+  'headers-too-large': { status: 431, title: 'Request headers too large' },
   // Listener operations (a player page's view, session and comments).
-  'player-locked': 'This player is locked',
-  'player-expired': 'This link has expired',
-  'password-incorrect': 'Wrong password',
-  'invite-invalid': 'This invite link does not work',
-  'name-required': 'A display name is needed',
-  'method-not-allowed': 'Method not allowed',
-  'service-unavailable': 'Service unavailable',
-  'internal-error': 'Internal server error',
-  // Only while an operation of the spec is being built (never in a release: the contract suite covers every operation).
-  'not-implemented': 'Not implemented yet',
-};
+  'player-locked': { status: 401, title: 'This player is locked' },
+  'player-expired': { status: 410, title: 'This link has expired' },
+  'password-incorrect': { status: 403, title: 'Wrong password' },
+  'invite-invalid': { status: 403, title: 'This invite link does not work' },
+  'name-required': { status: 401, title: 'A display name is needed' },
+  'method-not-allowed': { status: 405, title: 'Method not allowed' },
+  'service-unavailable': { status: 503, title: 'Service unavailable' },
+  'internal-error': { status: 500, title: 'Internal server error' },
+} as const satisfies Record<string, { status: number; title: string }>;
 
-export type ProblemType = keyof typeof titles;
+export type ProblemType = keyof typeof PROBLEMS;
 
 export class HttpProblem extends Error {
   readonly status: number;
@@ -58,7 +63,6 @@ export class HttpProblem extends Error {
     };
 
   constructor(
-    status: number,
     type: ProblemType,
     detail: string,
     extra: {
@@ -69,7 +73,7 @@ export class HttpProblem extends Error {
     } = {},
   ) {
     super(detail);
-    this.status = status;
+    this.status = PROBLEMS[type].status;
     this.type = type;
     this.detail = detail;
     this.extra = extra;
@@ -79,7 +83,7 @@ export class HttpProblem extends Error {
   body(instance: string) {
     return {
       type: `/problems/${this.type}`,
-      title: titles[this.type],
+      title: PROBLEMS[this.type].title,
       status: this.status,
       detail: this.detail,
       instance,
@@ -89,10 +93,10 @@ export class HttpProblem extends Error {
   }
 }
 
-export const badRequest = (detail: string, errors?: FieldError[]) => new HttpProblem(400, 'validation-error', detail, { errors });
-export const forbidden = (detail: string) => new HttpProblem(403, 'forbidden', detail);
-export const notFound = (detail: string) => new HttpProblem(404, 'not-found', detail);
-export const conflict = (detail: string) => new HttpProblem(409, 'conflict', detail);
-export const tooLarge = (detail: string) => new HttpProblem(413, 'payload-too-large', detail);
-export const unsupportedMediaType = (detail: string) => new HttpProblem(415, 'unsupported-media-type', detail);
-export const signatureRefused = (detail: string) => new HttpProblem(403, 'signature-invalid', detail);
+export const badRequest = (detail: string, errors?: FieldError[]) => new HttpProblem('validation-error', detail, { errors });
+export const forbidden = (detail: string) => new HttpProblem('forbidden', detail);
+export const notFound = (detail: string) => new HttpProblem('not-found', detail);
+export const conflict = (detail: string) => new HttpProblem('conflict', detail);
+export const tooLarge = (detail: string) => new HttpProblem('payload-too-large', detail);
+export const unsupportedMediaType = (detail: string) => new HttpProblem('unsupported-media-type', detail);
+export const signatureRefused = (detail: string) => new HttpProblem('signature-invalid', detail);

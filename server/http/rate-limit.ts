@@ -61,7 +61,7 @@ export async function consumeOrRefuse(counters: RateLimiterAbstract, key: string
   } catch (outcome) {
     if (!(outcome instanceof RateLimiterRes)) throw outcome;
     const retryAfter = Math.max(1, Math.ceil(outcome.msBeforeNext / 1000));
-    throw new HttpProblem(429, 'rate-limited', explain(retryAfter), { headers: { 'Retry-After': String(retryAfter) } });
+    throw new HttpProblem('rate-limited', explain(retryAfter), { headers: { 'Retry-After': String(retryAfter) } });
   }
 }
 

@@ -74,6 +74,6 @@ export function readinessHandler(ports: ReadinessPorts) {
       ...(blobStore === 'ok' ? [] : ['the blob store cannot be used']),
     ];
     // `checks` names each check's outcome, for a prober or a person to read; the one problem writer sends it.
-    next(new HttpProblem(503, 'service-unavailable', `Not ready: ${failures.join('; ')}.`, { headers: noStore, members: { checks: { database, blobStore, draining } } }));
+    next(new HttpProblem('service-unavailable', `Not ready: ${failures.join('; ')}.`, { headers: noStore, members: { checks: { database, blobStore, draining } } }));
   };
 }

@@ -9,9 +9,7 @@ import { HttpProblem } from '../http/problem.ts';
 import { PaymentProviderError, type PaymentProvider } from './payment-provider.ts';
 
 export function paymentsNotConfigured(): HttpProblem {
-  return new HttpProblem(
-    409,
-    'payments-not-configured',
+  return new HttpProblem('payments-not-configured',
     "This server is not set up to take payments. Its operator must set STRIPE_SECRET_KEY and STRIPE_WEBHOOK_SECRET (see the README's configuration).",
   );
 }
@@ -34,6 +32,6 @@ export async function viaProvider<T>(ctx: { logger: Logger }, what: string, call
     if (!(error instanceof PaymentProviderError)) throw error;
     ctx.logger.warn(`payment provider: ${what} failed`, { err: error });
     if (error.refused && refused) throw refused(error);
-    throw new HttpProblem(502, 'payment-provider-error', `${error.message} Nothing was charged; try again in a minute.`);
+    throw new HttpProblem('payment-provider-error', `${error.message} Nothing was charged; try again in a minute.`);
   }
 }

@@ -10,7 +10,7 @@ export class NameRequiredProblem extends HttpProblem {
   constructor(playerId: string, detail: string) {
     // RFC 9110 §15.5.2: "The server generating a 401 response MUST send a WWW-Authenticate header field containing at
     // least one challenge applicable to the target resource." The credential is a player session, as for a locked player.
-    super(401, 'name-required', detail, { headers: { 'WWW-Authenticate': `PlayerSession realm="${playerId}"` } });
+    super('name-required', detail, { headers: { 'WWW-Authenticate': `PlayerSession realm="${playerId}"` } });
   }
 }
 

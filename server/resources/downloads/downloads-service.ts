@@ -126,7 +126,7 @@ export async function fetchSignedDownload(ctx: Ports, get: SignedGet): Promise<D
   const range = byteRange(get.range, size);
   if (range === 'unsatisfiable') {
     // RFC 9110 section 15.5.17: a 416 "SHOULD generate a Content-Range header field ... bytes */<complete-length>".
-    throw new HttpProblem(416, 'range-not-satisfiable', `The range ${get.range} does not overlap this ${size}-byte file.`, {
+    throw new HttpProblem('range-not-satisfiable', `The range ${get.range} does not overlap this ${size}-byte file.`, {
       headers: { 'Content-Range': `bytes */${size}` },
     });
   }

@@ -159,7 +159,7 @@ async function bearerCaller(ctx: Context, req: Request): Promise<Caller | undefi
   const user = match ? await ctx.store.tokens.findActiveUser(match[1]) : undefined;
   if (!user) {
     // RFC 6750 section 3: a 401 carries WWW-Authenticate, with error="invalid_token" when a token was sent.
-    throw new HttpProblem(401, 'unauthorized', 'The bearer token is unknown or revoked; send a valid one, or none to open the player as a listener.', {
+    throw new HttpProblem('unauthorized', 'The bearer token is unknown or revoked; send a valid one, or none to open the player as a listener.', {
       headers: { 'WWW-Authenticate': 'Bearer realm="api", error="invalid_token"' },
     });
   }

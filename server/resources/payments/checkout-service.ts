@@ -56,7 +56,7 @@ export async function createPlayerCheckout(ctx: Context, req: Request, res: Resp
   const project = await ctx.store.projects.get(player.projectId);
   const owner = project && (await ctx.store.users.get(project.ownerId));
   const notReady = () =>
-    new HttpProblem(409, 'payment-provider-required', "This player's owner has not finished setting up payments, so it cannot be bought yet. Try again later.");
+    new HttpProblem('payment-provider-required', "This player's owner has not finished setting up payments, so it cannot be bought yet. Try again later.");
   if (!owner?.paymentProvider) throw notReady();
   await consumeOrRefuse(
     checkoutLimiter(ctx.store.db),

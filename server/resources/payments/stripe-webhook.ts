@@ -19,7 +19,7 @@ export async function receiveStripeEvent(ctx: Pick<Context, 'store' | 'clock' | 
     event = payments.parseWebhook(rawBody ?? Buffer.alloc(0), signature);
   } catch (error) {
     if (!(error instanceof WebhookSignatureError)) throw error;
-    throw new HttpProblem(400, 'validation-error', `The event's signature does not verify: ${error.message}`, {
+    throw new HttpProblem('validation-error', `The event's signature does not verify: ${error.message}`, {
       errors: [{ header: 'stripe-signature', detail: 'does not match the body under the endpoint\'s signing secret, or is too old' }],
     });
   }

@@ -83,16 +83,14 @@ export function playerJson(ctx: Ports, player: PlayerRecord): Schemas['Player'] 
 async function requirePaymentProvider(payments: Context['payments'], store: Store, caller: Caller) {
   // A paywall on a server that takes no payments could never be bought: it would only lock listeners out.
   if (!payments) {
-    throw new HttpProblem(
-      409,
-      'payment-provider-required',
+    throw new HttpProblem('payment-provider-required',
       "A paywall needs payments, and this server takes none: its operator must set STRIPE_SECRET_KEY and STRIPE_WEBHOOK_SECRET (see the README's configuration). Then connect your account with POST /me/payment-provider.",
     );
   }
   const user = await store.users.get(caller.id);
   if (!user?.paymentProvider) {
     // The interface on the players operations: payment "requires that the payment-provider integration of the caller is set up first".
-    throw new HttpProblem(409, 'payment-provider-required', 'A paywall needs a connected payment provider. Connect one with POST /me/payment-provider, then set payment again.');
+    throw new HttpProblem('payment-provider-required', 'A paywall needs a connected payment provider. Connect one with POST /me/payment-provider, then set payment again.');
   }
 }
 

@@ -108,9 +108,7 @@ export async function createUpload(ctx: Ports, player: PortalPlayer, request: Ne
     // while it streams them) take room, so that declarations without bytes cannot fill a portal or its owner's quota.
     const received = await store.portal.bytesTakenBy(player.id);
     if (received + request.size! > portal.maxTotalBytes) {
-      throw new HttpProblem(
-        413,
-        'payload-too-large',
+      throw new HttpProblem('payload-too-large',
         `This portal has room for ${Math.max(0, portal.maxTotalBytes - received)} more bytes, and ${name} is ${request.size} bytes. Ask the portal's owner to make room.`,
       );
     }
@@ -169,9 +167,7 @@ export async function claimRoom(ctx: Ports, player: PortalPlayer, upload: Portal
     if (more <= 0) return;
     const taken = await store.portal.bytesTakenBy(player.id);
     if (taken + more > ctx.config.portal.maxTotalBytes) {
-      throw new HttpProblem(
-        413,
-        'payload-too-large',
+      throw new HttpProblem('payload-too-large',
         `This portal has room for ${Math.max(0, ctx.config.portal.maxTotalBytes - taken)} more bytes, and these would take ${more}. Ask the portal's owner to make room.`,
       );
     }

@@ -92,10 +92,10 @@ export function portalRoutes(ctx: Context): Router {
       // Every refusal is a problem (RFC 9457), tus's own ones too (409 on an Upload-Offset that is not the server's…), with tus's status.
       let problem: HttpProblem;
       if (error instanceof HttpProblem) problem = error;
-      else if ('status_code' in error && error.status_code < 500) problem = new HttpProblem(error.status_code, TUS_PROBLEM_TYPES[error.status_code] ?? 'validation-error', error.body.trim());
+      else if ('status_code' in error && error.status_code < 500) problem = new HttpProblem(TUS_PROBLEM_TYPES[error.status_code] ?? 'validation-error', error.body.trim());
       else {
         ctx.logger.error('a portal upload failed', { err: error });
-        problem = new HttpProblem(500, 'internal-error', 'The upload could not be stored. Try again later; the bytes received so far are kept.');
+        problem = new HttpProblem('internal-error', 'The upload could not be stored. Try again later; the bytes received so far are kept.');
       }
       const node = (req as { runtime?: { node?: { req: Request; res: Response } } }).runtime?.node;
       for (const [name, value] of Object.entries(problem.extra.headers ?? {})) node?.res.setHeader(name, value);
@@ -221,8 +221,8 @@ async function asProblem(req: TusRequest, res: globalThis.Response): Promise<glo
   const text = (await res.text()).trim();
   const problem =
     res.status < 500
-      ? new HttpProblem(res.status, TUS_PROBLEM_TYPES[res.status] ?? 'validation-error', text || 'The tus request is not valid.')
-      : new HttpProblem(500, 'internal-error', 'The upload could not be stored. Try again later; the bytes received so far are kept.');
+      ? new HttpProblem(TUS_PROBLEM_TYPES[res.status] ?? 'validation-error', text || 'The tus request is not valid.')
+      : new HttpProblem('internal-error', 'The upload could not be stored. Try again later; the bytes received so far are kept.');
   const node = (req as { runtime?: { node?: { req: Request } } }).runtime?.node;
   const body = JSON.stringify(problem.body(String(node?.req.id)));
   const headers = new Headers(res.headers);
@@ -237,7 +237,11 @@ const TUS_EXTENSIONS = ['creation', 'creation-with-upload', 'termination'] as co
 /** The locker of requests that only read: every lock is granted at once. */
 const NO_LOCK = { newLock: () => ({ lock: async () => {}, unlock: async () => {} }) };
 
-const TUS_PROBLEM_TYPES: Record<number, ProblemType> = { 400: 'validation-error', 403: 'validation-error', 404: 'not-found', 409: 'conflict', 410: 'not-found', 413: 'payload-too-large' };
+/**
+ * The problem type of each status @tus/server refuses with; the status then follows the type. tus 1.0.0 lets an
+ * upload that is gone be either ("the Server SHOULD respond with the 404 Not Found or 410 Gone status"): 404 here.
+ */
+const TUS_PROBLEM_TYPES: Record<number, ProblemType> = { 400: 'validation-error', 403: 'forbidden', 404: 'not-found', 409: 'conflict', 410: 'not-found', 412: 'precondition-failed', 413: 'payload-too-large', 415: 'unsupported-media-type' };
 
 /**
  * tus 1.0.0, creation-with-upload: "the Client MAY include parts of the upload in the initial Creation request … the Client MUST include
@@ -265,7 +269,7 @@ function checkPathIds(req: Request<{ playerid: string; uploadid?: string }>): vo
   const errors: FieldError[] = [];
   if (req.params.playerid.length > 64) errors.push({ parameter: 'playerid', detail: 'must be at most 64 characters' });
   if (req.params.uploadid !== undefined && !UPLOAD_ID.test(req.params.uploadid)) errors.push({ parameter: 'portaluploadid', detail: 'must be an upload id this portal gave (pup_ and 16 characters)' });
-  if (errors.length > 0) throw new HttpProblem(400, 'validation-error', `The request's path is not valid: ${errors.map((error) => `${error.parameter} ${error.detail}`).join('; ')}.`, { errors });
+  if (errors.length > 0) throw new HttpProblem('validation-error', `The request's path is not valid: ${errors.map((error) => `${error.parameter} ${error.detail}`).join('; ')}.`, { errors });
 }
 
 /**
@@ -279,7 +283,7 @@ function checkQuery(req: Request): void {
   const names = [...new Set(new URLSearchParams(req.originalUrl.slice(at + 1)).keys())];
   // In the shape of the validator's refusal, so that the answer is the one every other operation gives (http/errors.ts).
   const errors = (names.length > 0 ? names : ['']).map((name) => ({ path: `/query/${name}`, message: `Unknown query parameter '${name}': this operation takes none; remove it` }));
-  throw toProblem({ status: 400, message: 'unknown query parameter', errors }) ?? new HttpProblem(400, 'validation-error', 'This operation takes no query parameters.');
+  throw toProblem({ status: 400, message: 'unknown query parameter', errors }) ?? new HttpProblem('validation-error', 'This operation takes no query parameters.');
 }
 
 /**
@@ -318,7 +322,7 @@ function checkTusHeaders(req: Request): void {
   // tus 1.0.0: "If the version specified by the Client is not supported by the Server, it MUST respond with the 412 Precondition Failed
   // status and MUST include the Tus-Version header into the response."
   if (resumable !== TUS_VERSION) {
-    throw new HttpProblem(412, 'precondition-failed', `Send Tus-Resumable: ${TUS_VERSION}, the version of the tus protocol this server speaks${resumable ? `; got ${resumable}` : ''}.`, {
+    throw new HttpProblem('precondition-failed', `Send Tus-Resumable: ${TUS_VERSION}, the version of the tus protocol this server speaks${resumable ? `; got ${resumable}` : ''}.`, {
       headers: { 'Tus-Version': TUS_VERSION },
       errors: [{ header: 'tus-resumable', detail: `must be ${TUS_VERSION}` }],
     });
@@ -356,7 +360,7 @@ function checkTusHeaders(req: Request): void {
   if (proto !== undefined && proto !== 'http' && proto !== 'https') errors.push({ header: 'x-forwarded-proto', detail: 'must be http or https' });
   const version = req.get('tus-version');
   if (version !== undefined && version !== TUS_VERSION) errors.push({ header: 'tus-version', detail: `is a response header; if sent, it must be ${TUS_VERSION}` });
-  if (errors.length > 0) throw new HttpProblem(400, 'validation-error', `The tus request is not valid: ${errors.map((error) => `${error.header} ${error.detail}`).join('; ')}.`, { errors });
+  if (errors.length > 0) throw new HttpProblem('validation-error', `The tus request is not valid: ${errors.map((error) => `${error.header} ${error.detail}`).join('; ')}.`, { errors });
 }
 
 /**

@@ -22,9 +22,7 @@ export const seconds = (ms: number) => {
 };
 
 export const claimLost = () =>
-  new HttpProblem(
-    409,
-    'upload-already-used',
+  new HttpProblem('upload-already-used',
     'This PUT lost its claim on the upload URL: it went past its deadline without renewing it, and another PUT or the sweep took the upload. Check the file\'s status before sending it again.',
   );
 
@@ -72,7 +70,7 @@ export class UploadClaim {
   private tick() {
     if (this.renewing || this.signal.aborted) return;
     if (this.receiving && this.ctx.clock.now() - this.lastByteAt > this.ctx.config.uploadClaimMs) {
-      this.aborter.abort(new HttpProblem(408, 'request-timeout', `No bytes arrived for ${seconds(this.ctx.config.uploadClaimMs)}, so the upload was given up. PUT the whole file again.`));
+      this.aborter.abort(new HttpProblem('request-timeout', `No bytes arrived for ${seconds(this.ctx.config.uploadClaimMs)}, so the upload was given up. PUT the whole file again.`));
       return;
     }
     this.renewing = this.renew()

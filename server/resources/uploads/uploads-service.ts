@@ -48,9 +48,7 @@ export async function requireRoomFor(ctx: Ports, store: Store, ownerId: string, 
   await store.users.getForUpdate(ownerId);
   const used = await store.uploads.bytesOwnedBy(ownerId);
   if (used + size <= quota) return;
-  throw new HttpProblem(
-    413,
-    'storage-quota-exceeded',
+  throw new HttpProblem('storage-quota-exceeded',
     `This upload of ${size} bytes would take the account that owns project ${projectId} to ${used + size} bytes of its quota of ${quota} bytes (${used} used). Delete files of its projects, or ask the operator for a larger quota.`,
     { members: { quota, used } },
   );
@@ -244,16 +242,14 @@ async function admit(ctx: Ports, put: PutRequest): Promise<{ upload: UploadRecor
     if (!current) throw notFound(`There is no upload ${put.uploadId}. Request a new upload URL.`);
     if (current.timeCompleted !== null) throw alreadyUsed();
     const wait = Math.max(1000, (current.claimExpires ?? 0) - ctx.clock.now());
-    throw new HttpProblem(
-      409,
-      'upload-already-used',
+    throw new HttpProblem('upload-already-used',
       `Another PUT to this upload URL is under way; each upload URL stores one file. If that PUT was cut off, its claim lapses within ${seconds(wait)}; then send the whole file again.`,
     );
   }
   return { upload, claim };
 }
 
-const alreadyUsed = () => new HttpProblem(409, 'upload-already-used', 'This upload URL was already used to store the bytes. Request a new upload URL to upload again.');
+const alreadyUsed = () => new HttpProblem('upload-already-used', 'This upload URL was already used to store the bytes. Request a new upload URL to upload again.');
 
 /**
  * Streams the body to the blob store under the PUT's claim. On any failure
