@@ -79,7 +79,13 @@ describe('the upload portal page', () => {
         ]);
         await page.getByRole('button', { name: 'Upload', exact: true }).click();
 
+        // Whose portal it is, said before anything is sent.
+        expect(await page.locator('.recipient').textContent()).toBe(`Files sent here go to its owner, for “${player.name}”. Only they see them.`);
         await page.getByRole('heading', { name: 'Thank you' }).waitFor({ timeout: 60_000 });
+        // The thanks replace the form: no Upload button to press again, nothing else to fill in.
+        expect(await page.getByRole('button', { name: 'Upload', exact: true }).isVisible()).toBe(false);
+        expect(await page.getByRole('textbox', { name: 'Your name', exact: true }).isVisible()).toBe(false);
+        await page.screenshot({ path: '/tmp/portal-thanks-1280.png', fullPage: true });
         for (const name of ['mix-v3.wav', 'notes.txt']) {
           expect(await page.getByRole('progressbar', { name, exact: true }).evaluate((bar) => (bar as HTMLProgressElement).value)).toBe(100);
         }
@@ -114,7 +120,19 @@ describe('the upload portal page', () => {
       const { page } = watched;
       try {
         await page.goto(`${h.server.address}/p/${player.id}`);
-        await page.getByRole('link', { name: "Send files to this player's owner" }).click();
+        const portalLink = page.getByRole('link', { name: "Send files to this player's owner" });
+        await page.locator('main#app[data-state="ready"], main#app[data-state="empty"]').first().waitFor();
+        // A button-like link in a bar above the player, aligned with it at the right, not loose in the corner.
+        for (const width of [1280, 360]) {
+          await page.setViewportSize({ width, height: 700 });
+          const link = (await portalLink.boundingBox())!;
+          const app = (await page.locator('main#app').boundingBox())!;
+          expect(link.x + link.width, `at ${width} px`).toBeGreaterThan(app.x + app.width - 40);
+          expect(link.x, `at ${width} px`).toBeGreaterThan(app.x);
+          expect(await portalLink.evaluate((a) => getComputedStyle(a).borderTopStyle)).toBe('solid');
+          await page.screenshot({ path: `/tmp/player-portal-link-${width}.png` });
+        }
+        await portalLink.click();
         await page.waitForURL(`${h.server.address}/u/${player.id}`);
         await page.getByRole('textbox', { name: 'Your name', exact: true }).fill('Client');
         await page.getByLabel('Choose files', { exact: true }).setInputFiles([{ name: 'brief.pdf', mimeType: 'application/pdf', buffer: Buffer.from('%PDF-1.7\n%%EOF\n') }]);

@@ -41,7 +41,8 @@ export function playerPageRoutes(ctx: Pick<Context, 'store' | 'clock' | 'config'
     const playerId = req.params.playerid;
     try {
       const player = await openPortal(ctx, playerId);
-      sendPage(res, 200, renderPortal({ basePath, playerId, open: player.upload ?? {} }));
+      const owner = await ctx.store.users.get(player.ownerId);
+      sendPage(res, 200, renderPortal({ basePath, playerId, open: player.upload ?? {}, recipient: { playerName: player.name, ownerName: owner?.name } }));
     } catch (error) {
       if (!(error instanceof HttpProblem)) throw error;
       const closedReason = error.status === 410 ? `${error.detail}` : undefined;

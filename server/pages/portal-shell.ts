@@ -15,6 +15,8 @@ export interface PortalPage {
   playerId: string;
   /** The portal's options when it is open; undefined renders the closed page. */
   open?: { header?: string; greeting?: string; redirect?: string };
+  /** Whose portal it is: the player's name, and its owner's display name (never their email) when they set one. */
+  recipient?: { playerName: string; ownerName?: string | null };
   /** Why it is closed: gone for good (expired) or not there. */
   closedReason?: string;
 }
@@ -38,7 +40,7 @@ ${body}
 `;
 }
 
-export function renderPortal({ basePath, playerId, open, closedReason }: PortalPage): string {
+export function renderPortal({ basePath, playerId, open, recipient, closedReason }: PortalPage): string {
   if (!open) {
     return page(
       basePath,
@@ -57,7 +59,7 @@ export function renderPortal({ basePath, playerId, open, closedReason }: PortalP
     header,
     `    <main id="portal" data-state="loading" data-endpoint="${escapeHtml(endpoint)}"${open.redirect ? ` data-redirect="${escapeHtml(open.redirect)}"` : ''}>
       <h1>${escapeHtml(header)}</h1>
-${open.greeting ? `      <p class="greeting">${escapeHtml(open.greeting)}</p>\n` : ''}      <form id="portal-form" novalidate>
+${recipient ? `      <p class="recipient">${recipientLine(recipient)}</p>\n` : ''}${open.greeting ? `      <p class="greeting">${escapeHtml(open.greeting)}</p>\n` : ''}      <form id="portal-form" novalidate>
         <label for="uploader-name">Your name</label>
         <input id="uploader-name" name="name" type="text" required maxlength="200" autocomplete="name">
         <label for="uploader-email">Your email</label>
@@ -66,10 +68,10 @@ ${open.greeting ? `      <p class="greeting">${escapeHtml(open.greeting)}</p>\n`
           <p>Drop your files here, or choose them:</p>
           <input id="files" type="file" multiple aria-label="Choose files">
         </div>
-        <ul id="file-list" aria-label="Files to upload"></ul>
         <p id="form-error" role="alert"></p>
         <button id="upload-button" type="submit">Upload</button>
       </form>
+      <ul id="file-list" aria-label="Files to upload"></ul>
       <section id="thanks" hidden>
         <h2 tabindex="-1">Thank you</h2>
         <p>Your files are in. You can close this page.</p>
@@ -78,4 +80,10 @@ ${open.greeting ? `      <p class="greeting">${escapeHtml(open.greeting)}</p>\n`
     </main>`,
     true,
   );
+}
+
+/** Whose portal this is, so that a stranger knows where their files go before sending them. */
+function recipientLine({ playerName, ownerName }: NonNullable<PortalPage['recipient']>): string {
+  const owner = ownerName?.trim() ? escapeHtml(ownerName.trim()) : 'its owner';
+  return `Files sent here go to ${owner}, for “${escapeHtml(playerName)}”. Only they see them.`;
 }
