@@ -93,17 +93,31 @@ process.on('exit', () => {
   for (const child of running) child.kill('SIGKILL');
 });
 
+/**
+ * The runtime the servers run on: this process's Node, or BENCH_SERVER_NODE
+ * from the tree BENCH_SERVER_ROOT (bench/runtimes.ts sets both to run the same
+ * servers on Node 20). A Node that strips types itself (22.18 and newer) runs
+ * the TypeScript as production does; an older one through tsx.
+ */
+const serverNode = process.env.BENCH_SERVER_NODE ?? process.execPath;
+const serverRoot = process.env.BENCH_SERVER_ROOT ?? root;
+const serverStripsTypes = (() => {
+  const [major, minor] = spawnSync(serverNode, ['-p', 'process.versions.node'], { encoding: 'utf8' }).stdout.trim().split('.').map(Number);
+  return major > 22 || (major === 22 && minor >= 18);
+})();
+const serverArgs = (script: string) => (serverStripsTypes ? [script] : ['--import', 'tsx', script]);
+
 /** `pinned`: on core 1 (true), on the cores named (such as '0'), or anywhere (false). */
 async function start(script: string, env: Record<string, string> = {}, pinned: boolean | string = true): Promise<Started> {
   const port = await freePort();
   const dataDir = mkdtempSync(join(tmpdir(), 'bench-'));
   // Each server gets core 1 to itself and the load generator (this process) core 0,
   // so that the two never compete and runs are comparable.
-  const command = pinned ? ['taskset', '-c', pinned === true ? '1' : pinned, process.execPath] : [process.execPath];
+  const command = pinned ? ['taskset', '-c', pinned === true ? '1' : pinned, serverNode] : [serverNode];
   // BENCH_NODE_ARGS reach every server started here, for example `--cpu-prof --cpu-prof-dir=/tmp/prof` to profile them.
   const nodeArgs = (process.env.BENCH_NODE_ARGS ?? '').split(' ').filter(Boolean);
-  const child = spawn(command[0], [...command.slice(1), ...nodeArgs, '--import', 'tsx', script], {
-    cwd: root,
+  const child = spawn(command[0], [...command.slice(1), ...nodeArgs, ...serverArgs(script)], {
+    cwd: serverRoot,
     env: { ...process.env, PORT: String(port), HOST: '127.0.0.1', DATA_DIR: dataDir, PUBLIC_URL: `http://127.0.0.1:${port}`, RATE_LIMIT_PER_SECOND: '0', LOG_LEVEL: 'info', DATABASE_URL: '', ...env },
     stdio: ['ignore', 'ignore', 'inherit'],
   });
@@ -177,7 +191,7 @@ function put(url: string, headers: Record<string, string>, pid: number, bytes = 
 /** A token for the bench user, minted by the admin CLI in the server's data folder, as a newcomer would. */
 function benchToken(server: Started): Promise<string> {
   return new Promise<string>((done, fail) => {
-    const admin = spawn(process.execPath, ['--import', 'tsx', 'server/admin/cli.ts', 'token', 'create', '--email', 'bench@example.com'], { cwd: root, env: { ...process.env, DATA_DIR: server.dataDir, DATABASE_URL: server.databaseUrl } });
+    const admin = spawn(serverNode, [...serverArgs('server/admin/cli.ts'), 'token', 'create', '--email', 'bench@example.com'], { cwd: serverRoot, env: { ...process.env, DATA_DIR: server.dataDir, DATABASE_URL: server.databaseUrl } });
     let out = '';
     admin.stdout.on('data', (d) => (out += d));
     admin.on('exit', (code) => (code === 0 ? done(out.trim()) : fail(new Error('admin failed'))));
