@@ -240,14 +240,17 @@ describe('docs page', () => {
     }
   });
 
-  it('names the servers by absolute URL, without Markdown marks', async () => {
+  it('names the servers by absolute URL, this server first, without Markdown marks', async () => {
     const page = await chromium.browser.newPage({ viewport: { width: 1280, height: 900 } });
     try {
       await page.goto(`${t.server.address}/docs`);
       const servers = page.locator('[data-component-name="Panel/Panel"]').filter({ hasText: 'Servers' });
       await servers.waitFor();
       const text = (await servers.textContent()) ?? '';
-      expect(text).toContain('http://localhost:8080/api/v1');
+      // The server that serves the docs comes first, under its own address (its PUBLIC_URL), not the default one.
+      expect(text).toContain(`${t.server.address}/api/v1`);
+      expect(text).toContain('This server');
+      expect(text).not.toContain('localhost:8080');
       expect(text).toContain('http://127.0.0.1:4010/api/v1');
       expect(text).not.toContain('`');
     } finally {

@@ -8,12 +8,9 @@
 import type { NextFunction, Request, RequestHandler, Response } from 'express';
 import { operations, type OperationId } from '../../generated/client.ts';
 import type { operations as OperationTypes } from '../../generated/schema.d.ts';
+import type { Caller } from '../auth/access.ts';
 
-/** Who calls: the account of the bearer token. */
-export interface Caller {
-  id: string;
-  email: string;
-}
+export type { Caller };
 
 // No parameters: reading any is a type error.
 type Nothing = Record<never, never>;
