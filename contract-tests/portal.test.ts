@@ -13,7 +13,7 @@
  */
 import { beforeAll, describe, expect, it } from 'vitest';
 import type { FileBox, Schemas } from '../generated/client.ts';
-import { uploadMetadata } from '../server/resources/portal/portal-test-helpers.ts';
+import { uploadMetadata } from '../server/testing/portal.ts';
 import { baseUrl, checkedFetch, client, fetchSigned, onMock, raw } from './support/context.ts';
 
 const api = client();

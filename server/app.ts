@@ -89,7 +89,7 @@ export function createApp(ctx: Context, lifecycle: Lifecycle = { isDraining: () 
     }),
   );
   app.use(rateLimitByAddress(ctx.store.db, ctx.config.addressRateLimit));
-  const docsPage = servedDocsPage(docsPath, ctx.config.publicUrl);
+  const docsPage = servedDocsPage(docsPath, ctx.config);
   app.get(['/docs', '/docs/'], (req, res, next) => {
     if (!existsSync(docsPath)) return next(notFound('The docs site has not been built. Run npm run generate.'));
     docsPage(req, res, next);
@@ -97,7 +97,7 @@ export function createApp(ctx: Context, lifecycle: Lifecycle = { isDraining: () 
   // Browsers ask every origin for /favicon.ico by themselves. Its URL carries no version, so it is kept
   // for 30 days, not for ever: a changed icon reaches browsers within that.
   app.get('/favicon.ico', (_req, res) => res.sendFile(faviconPath, { maxAge: '30d' }));
-  app.get('/openapi.json', servedSpec(specPath, ctx.config.publicUrl));
+  app.get('/openapi.json', servedSpec(specPath, ctx.config));
   // Problem `type` URIs (/problems/<slug>) resolve to the table of problem types in the docs.
   app.get('/problems/:slug', (_req, res) => res.redirect(302, '/docs#/section/errors'));
   app.use(playerPageRoutes(ctx));

@@ -31,15 +31,19 @@ export function namingThisServer(text: string, publicUrl: string): string {
     .replaceAll(BUILT_SERVER_URL, publicUrl);
 }
 
-/** Serves `file` rewritten for `publicUrl`, remade when the file changes, with the headers `extra` gives for the text. */
-function servedCopy(file: string, publicUrl: string, type: string, extra: (text: string) => Record<string, string> = () => ({})) {
-  let cached: { mtimeMs: number; text: string; headers: Record<string, string> } | undefined;
+/** The server's address, read per request: a server that listens on port 0 learns its PUBLIC_URL once it listens. */
+type PublicUrl = { publicUrl: string };
+
+/** Serves `file` rewritten for the server's PUBLIC_URL, remade when the file or the address changes, with the headers `extra` gives for the text. */
+function servedCopy(file: string, config: PublicUrl, type: string, extra: (text: string) => Record<string, string> = () => ({})) {
+  let cached: { mtimeMs: number; publicUrl: string; text: string; headers: Record<string, string> } | undefined;
   return (_req: Request, res: Response, next: NextFunction) => {
     try {
       const { mtimeMs } = statSync(file);
-      if (cached?.mtimeMs !== mtimeMs) {
+      const { publicUrl } = config;
+      if (cached?.mtimeMs !== mtimeMs || cached.publicUrl !== publicUrl) {
         const text = namingThisServer(readFileSync(file, 'utf8'), publicUrl);
-        cached = { mtimeMs, text, headers: extra(text) };
+        cached = { mtimeMs, publicUrl, text, headers: extra(text) };
       }
       res.type(type).set(cached.headers).send(cached.text);
     } catch (error) {
@@ -49,7 +53,7 @@ function servedCopy(file: string, publicUrl: string, type: string, extra: (text:
 }
 
 /** The docs page, under a CSP that allows its inline scripts (as served, rewritten) by their hashes. */
-export const servedDocsPage = (file: string, publicUrl: string) => servedCopy(file, publicUrl, 'html', (html) => ({ 'Content-Security-Policy': docsPolicy(html) }));
+export const servedDocsPage = (file: string, config: PublicUrl) => servedCopy(file, config, 'html', (html) => ({ 'Content-Security-Policy': docsPolicy(html) }));
 
 /** The bundled spec. */
-export const servedSpec = (file: string, publicUrl: string) => servedCopy(file, publicUrl, 'json');
+export const servedSpec = (file: string, config: PublicUrl) => servedCopy(file, config, 'json');

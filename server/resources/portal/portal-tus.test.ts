@@ -13,7 +13,7 @@ import type { Schemas } from '../../lib/api-types.ts';
 import { until } from '../../testing/until.ts';
 import { portalUploadDir } from './portal-tus.ts';
 import { EventLocker } from './portal-locker.ts';
-import { createPortalUpload, headUpload, patchUpload, startPortalUpload, streamedPatch, tusEndpoint, uploadMetadata } from './portal-test-helpers.ts';
+import { createPortalUpload, headUpload, patchUpload, startPortalUpload, streamedPatch, tusEndpoint, uploadMetadata } from '../../testing/portal.ts';
 
 const OWNER = 'artist@example.com';
 

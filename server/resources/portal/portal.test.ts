@@ -20,7 +20,7 @@ import { until } from '../../testing/until.ts';
 import { portalUploadDir } from './portal-tus.ts';
 import { PORTAL_FOLDER_NAME } from './portal-service.ts';
 import { PORTAL_UPLOAD_IDLE_MS, sweepAbandonedPortalUploads } from './portal-sweeper.ts';
-import { createPortalUpload, headUpload, patchUpload, serverOffset, startPortalUpload, streamedCreation, streamedPatch } from './portal-test-helpers.ts';
+import { createPortalUpload, headUpload, patchUpload, serverOffset, startPortalUpload, streamedCreation, streamedPatch } from '../../testing/portal.ts';
 
 const OWNER = 'artist@example.com';
 const sha256 = (bytes: Buffer) => createHash('sha256').update(bytes).digest('hex');

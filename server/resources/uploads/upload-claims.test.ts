@@ -15,7 +15,7 @@ import { uploadHeaders } from '../../../generated/client.ts';
 import { artworkBlobKey, fileBlobKey, renditionBlobKey } from '../../blobs/keys.ts';
 import type { Store } from '../../repositories.ts';
 import { sweepUploads } from './upload-sweeper.ts';
-import { recordingLogger, streamedPut, temporaryFiles } from './upload-test-helpers.ts';
+import { recordingLogger, streamedPut, temporaryFiles } from '../../testing/uploads.ts';
 import { until } from '../../testing/until.ts';
 
 const CLAIM_MS = 1000;

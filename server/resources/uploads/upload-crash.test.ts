@@ -15,7 +15,7 @@ import { describe, expect, it } from 'vitest';
 import { uploadHeaders } from '../../../generated/client.ts';
 import { fileBlobKey } from '../../blobs/keys.ts';
 import { backends, createTestDatabase } from '../../testing/databases.ts';
-import { streamedPut, temporaryFiles } from './upload-test-helpers.ts';
+import { streamedPut, temporaryFiles } from '../../testing/uploads.ts';
 import { until } from '../../testing/until.ts';
 
 const MiB = 1024 * 1024;

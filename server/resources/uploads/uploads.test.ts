@@ -6,7 +6,7 @@ import { onePixelPng } from '../../testing/fixtures.ts';
 import { sweepAbandonedUploads } from './uploads-service.ts';
 import { uploadHeaders } from '../../../generated/client.ts';
 import { fileBlobKey } from '../../blobs/keys.ts';
-import { streamedPut, temporaryFiles } from './upload-test-helpers.ts';
+import { streamedPut, temporaryFiles } from '../../testing/uploads.ts';
 import { until } from '../../testing/until.ts';
 
 describe.each(backends)('uploads on %s', (backend) => {

@@ -2,8 +2,8 @@
 import { request } from 'node:http';
 import { readdir } from 'node:fs/promises';
 import { sep } from 'node:path';
-import type { Logger } from '../../lib/logger.ts';
-import { TEMPORARY_PREFIX } from '../../blobs/local-disk-blob-store.ts';
+import type { Logger } from '../lib/logger.ts';
+import { TEMPORARY_PREFIX } from '../blobs/local-disk-blob-store.ts';
 
 export type PutOutcome = { status: number; body: { type?: string; detail?: string; status?: string } & Record<string, unknown> } | { error: Error };
 
