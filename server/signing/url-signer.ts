@@ -5,7 +5,7 @@
  * declared size and the metadata headers). A changed byte of any of them
  * makes the signature fail.
  */
-import { createHmac, timingSafeEqual } from 'node:crypto';
+import { createHmac, createSecretKey, timingSafeEqual, type KeyObject } from 'node:crypto';
 
 export interface SignedFields {
   method: 'GET' | 'PUT';
@@ -18,10 +18,16 @@ export interface SignedFields {
 }
 
 export class UrlSigner {
-  private secret: Buffer;
+  /**
+   * The secret as a key object, imported once. Handed a Buffer, createHmac
+   * imports the key anew for every signature, which on Node 24's OpenSSL 3.5
+   * costs about 12 µs, against 2 µs with a key object (bench/README.md: the
+   * view of 200 tracks signs 2,400 URLs).
+   */
+  private secret: KeyObject;
 
   constructor(secret: Buffer) {
-    this.secret = secret;
+    this.secret = createSecretKey(secret);
   }
 
   sign(fields: SignedFields): string {

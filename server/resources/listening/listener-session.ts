@@ -12,7 +12,7 @@
  * anew), a tag of the player's password hash (a changed or removed password
  * ends password sessions), a display name, a purchase (it must still exist).
  */
-import { createHash, createHmac, randomBytes, timingSafeEqual } from 'node:crypto';
+import { createHash, createHmac, createSecretKey, randomBytes, timingSafeEqual, type KeyObject } from 'node:crypto';
 import { serialize as serializeCookie } from 'cookie';
 import { apiRoot } from '../../context.ts';
 import type { Config } from '../../config.ts';
@@ -75,11 +75,12 @@ export function renewedSession(session: ListenerSession, id: string = newSession
 export const passwordTag = (passwordHash: string) => createHash('sha256').update(passwordHash).digest('base64url').slice(0, 22);
 
 export class ListenerSessionSigner {
-  private readonly key: Buffer;
+  /** A key object, imported once: every request with a session cookie verifies one (see UrlSigner on why). */
+  private readonly key: KeyObject;
 
   constructor(signingSecret: Buffer) {
     // A key of its own, so no signature made for a URL, an invite or the old page's session passes as one of these.
-    this.key = createHmac('sha256', signingSecret).update('audio-share listener session v1').digest();
+    this.key = createSecretKey(createHmac('sha256', signingSecret).update('audio-share listener session v1').digest());
   }
 
   issue(playerId: string, session: ListenerSession): string {
