@@ -24,7 +24,8 @@
  * 2^32", far more cursors than a server makes in the life of its signing
  * secret.
  */
-import { createCipheriv, createDecipheriv, createHmac, randomBytes } from 'node:crypto';
+import { createCipheriv, createDecipheriv, randomBytes } from 'node:crypto';
+import { derivedKey } from '../signing/derived-keys.ts';
 import type { Response } from 'express';
 import type { Config } from '../config.ts';
 import { apiRoot } from './api-root.ts';
@@ -52,16 +53,8 @@ const IV_BYTES = 12;
 /** GCM's full tag length, 128 bits. */
 const TAG_BYTES = 16;
 
-const keys = new WeakMap<Buffer, Buffer>();
-/** The cursor key of a signing secret, derived once: a key of its own, so no other use of the secret (URL signatures, sessions) shares it. */
-function cursorKey(secret: Buffer): Buffer {
-  let key = keys.get(secret);
-  if (!key) {
-    key = createHmac('sha256', secret).update('audio-share paging cursor v2').digest();
-    keys.set(secret, key);
-  }
-  return key;
-}
+/** The cursor key of a signing secret: a key of its own, so no other use of the secret (URL signatures, sessions) shares it. */
+const cursorKey = (secret: Buffer) => derivedKey(secret, 'audio-share paging cursor v2');
 
 /** The list a cursor belongs to, as GCM's additional authenticated data. */
 const aadOf = (list: string) => Buffer.from(`paging\n${list}`, 'utf8');

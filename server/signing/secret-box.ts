@@ -5,7 +5,8 @@
  * AES-256-GCM under a key derived from the server's signing secret; each
  * sealed value has its own random nonce, and a changed byte fails to open.
  */
-import { createCipheriv, createDecipheriv, createHmac, randomBytes } from 'node:crypto';
+import { createCipheriv, createDecipheriv, randomBytes } from 'node:crypto';
+import { derivedKey } from './derived-keys.ts';
 
 const VERSION = 'v1';
 
@@ -14,7 +15,7 @@ export class SecretBox {
 
   constructor(signingSecret: Buffer) {
     // A key of its own, so that the URL signatures and this cipher never share one.
-    this.key = createHmac('sha256', signingSecret).update('audio-share secret box v1').digest();
+    this.key = derivedKey(signingSecret, 'audio-share secret box v1');
   }
 
   seal(plain: string): string {

@@ -29,6 +29,13 @@ import type { Config } from '../config.ts';
  * provider (a paywall needs one). Artwork, the
  * only user of the signer, is not set in these tests.
  */
+/** A test database with only the migrations before `version` applied: a database of an older server, to migrate. */
+function openBefore(backend: Backend, database: { dataDir: string; databaseUrl?: string }, version: number) {
+  return backend === 'sqlite'
+    ? openSqlite(join(database.dataDir, 'audio-share.sqlite'), sqliteMigrations.filter((migration) => migration.version < version))
+    : openPostgres(database.databaseUrl!, postgresMigrations.filter((migration) => migration.version < version));
+}
+
 function serviceContext(store: Store): Context {
   return {
     store,
@@ -65,11 +72,7 @@ export function storeConformance(backend: Backend) {
     it('gives the rows of a database made before migration 3 version 1, which the next update bumps', async () => {
       const database = await createTestDatabase(backend);
       try {
-        const [migrations, open] =
-          backend === 'sqlite'
-            ? [sqliteMigrations, (list: typeof sqliteMigrations) => openSqlite(join(database.dataDir, 'audio-share.sqlite'), list)]
-            : [postgresMigrations, (list: typeof postgresMigrations) => openPostgres(database.databaseUrl!, list)];
-        const before = await open(migrations.filter((migration) => migration.version < 3));
+        const before = await openBefore(backend, database, 3);
         await before.execute(`INSERT INTO users (id, email, time_created) VALUES ('usr_old', 'old@example.com', 1)`);
         await before.execute(`INSERT INTO projects (id, owner_id, name, color, time_created, time_modified) VALUES ('prj_old', 'usr_old', 'Old', '#000000', 1, 1)`);
         await before.close();
@@ -89,11 +92,7 @@ export function storeConformance(backend: Backend) {
     it('gives every player to the owner of its project (migration 12), keeping who created it, and lists it as theirs alone', async () => {
       const database = await createTestDatabase(backend);
       try {
-        const [migrations, open] =
-          backend === 'sqlite'
-            ? [sqliteMigrations, (list: typeof sqliteMigrations) => openSqlite(join(database.dataDir, 'audio-share.sqlite'), list)]
-            : [postgresMigrations, (list: typeof postgresMigrations) => openPostgres(database.databaseUrl!, list)];
-        const before = await open(migrations.filter((migration) => migration.version < 12));
+        const before = await openBefore(backend, database, 12);
         await before.execute(`INSERT INTO users (id, email, time_created) VALUES ('usr_owner', 'owner@example.com', 1), ('usr_editor', 'editor@example.com', 1)`);
         await before.execute(`INSERT INTO projects (id, owner_id, name, color, time_created, time_modified) VALUES ('prj_sold', 'usr_owner', 'Sold', '#000000', 1, 1)`);
         // An editor's paywalled player in the owner's project, as the server made it before: owned by the editor.

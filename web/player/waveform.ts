@@ -95,10 +95,8 @@ export class Waveform {
   private markers: Marker[] = [];
   private resize?: ResizeObserver;
   private rangeId?: string;
-  /** The peaks' sample rate, samples per pixel and length in seconds, once drawn. */
-  private sampleRate = 1;
-  private samplesPerPixel = 1;
-  private seconds = 0;
+  /** The header of the peaks drawn (as spread for any width), once drawn. */
+  private drawn?: DatHeader;
 
   readonly container: HTMLElement;
   private readonly host: WaveformHost;
@@ -124,9 +122,7 @@ export class Waveform {
     const answer = await fetch(datUrl);
     if (!answer.ok) throw new Error(`The waveform data could not be read (${answer.status}).`);
     const { dat, header } = peaksForAnyWidth(await answer.arrayBuffer());
-    this.sampleRate = header.sampleRate;
-    this.samplesPerPixel = header.samplesPerPixel;
-    this.seconds = (header.length * header.samplesPerPixel) / header.sampleRate;
+    this.drawn = header;
     const adapter: PlayerAdapter = {
       init: async (emitter) => {
         this.emitter = emitter;
@@ -197,10 +193,12 @@ export class Waveform {
   /** The whole track across the width; on a screen wider than MAX_DRAWN_WIDTH_PX, as wide as its peaks allow. */
   private fitToWidth(): void {
     const zoomview = this.peaks?.views.getView('zoomview');
-    if (!zoomview) return;
-    const fitting = Math.floor((this.seconds * this.sampleRate) / Math.max(1, this.container.clientWidth));
-    if (fitting >= this.samplesPerPixel) zoomview.setZoom({ seconds: 'auto' });
-    else zoomview.setZoom({ scale: this.samplesPerPixel });
+    if (!zoomview || !this.drawn) return;
+    const { length, samplesPerPixel } = this.drawn;
+    // The samples per pixel that fit the whole track in the width; Peaks draws no finer than the peaks' own.
+    const fitting = Math.floor((length * samplesPerPixel) / Math.max(1, this.container.clientWidth));
+    if (fitting >= samplesPerPixel) zoomview.setZoom({ seconds: 'auto' });
+    else zoomview.setZoom({ scale: samplesPerPixel });
   }
 
   /** Moves the playhead: the page calls this on the audio element's events while this track is current. */

@@ -12,6 +12,7 @@
  * anew), a tag of the player's password hash (a changed or removed password
  * ends password sessions), a display name, a purchase (it must still exist).
  */
+import { derivedKey } from '../../signing/derived-keys.ts';
 import { createHash, createHmac, createSecretKey, randomBytes, timingSafeEqual, type KeyObject } from 'node:crypto';
 import { serialize as serializeCookie } from 'cookie';
 import { apiRoot } from '../../context.ts';
@@ -80,7 +81,7 @@ export class ListenerSessionSigner {
 
   constructor(signingSecret: Buffer) {
     // A key of its own, so no signature made for a URL, an invite or the old page's session passes as one of these.
-    this.key = createSecretKey(createHmac('sha256', signingSecret).update('audio-share listener session v1').digest());
+    this.key = createSecretKey(derivedKey(signingSecret, 'audio-share listener session v1'));
   }
 
   issue(playerId: string, session: ListenerSession): string {

@@ -8,17 +8,10 @@
  */
 import { createHmac, randomBytes, timingSafeEqual } from 'node:crypto';
 import type { Context } from '../../context.ts';
+import { derivedKey } from '../../signing/derived-keys.ts';
 
-const keys = new WeakMap<Buffer, Buffer>();
-function keyOf(secret: Buffer): Buffer {
-  let key = keys.get(secret);
-  if (!key) {
-    // A key of its own, so no signature made for a URL or a session can pass as an invite, or the reverse.
-    key = createHmac('sha256', secret).update('audio-share invite link v1').digest();
-    keys.set(secret, key);
-  }
-  return key;
-}
+// A key of its own, so no signature made for a URL or a session can pass as an invite, or the reverse.
+const keyOf = (secret: Buffer) => derivedKey(secret, 'audio-share invite link v1');
 
 export const newInviteNonce = () => randomBytes(16).toString('base64url');
 

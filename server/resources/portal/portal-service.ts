@@ -14,9 +14,6 @@ import { join } from 'node:path';
 import type { Context } from '../../context.ts';
 import type { Schemas } from '../../lib/api-types.ts';
 import type { Store } from '../../repositories.ts';
-
-/** A player as the store reads it: the portal reads players only through the store, and players depend on the portal (closing it), not the reverse. */
-export type PortalPlayer = NonNullable<Awaited<ReturnType<Store['players']['get']>>>;
 import { badRequest, HttpProblem, notFound, tooLarge, unsupportedMediaType } from '../../http/problem.ts';
 import { playerExpired } from '../../http/listener-problems.ts';
 import type { BoxRecord } from '../boxes/box-repository.ts';
@@ -29,6 +26,12 @@ import { settleStoredFile } from '../uploads/stored-file.ts';
 import { SNIFF_HEAD_BYTES } from '../../lib/content-sniffing.ts';
 import { acceptFile, checkFileName, checkUploader } from './portal-rules.ts';
 import type { PortalUploadRecord } from './portal-repository.ts';
+
+/** A player as the store reads it: the portal reads players only through the store, and players depend on the portal (closing it), not the reverse. */
+export type PortalPlayer = NonNullable<Awaited<ReturnType<Store['players']['get']>>>;
+
+/** Why an unfinished upload is given up when its portal closes, as upload.failed says it. */
+export const CLOSED_BEFORE_COMPLETE = 'The portal was closed before the upload was complete; its bytes were removed.';
 
 /** The ports this service uses, and nothing more. */
 type Ports = Pick<Context, 'store' | 'blobs' | 'clock' | 'config' | 'signer' | 'logger' | 'jobQueued'>;
@@ -191,7 +194,7 @@ export async function settleRoom(ctx: Pick<Ports, 'store'>, uploadId: string, st
  */
 export async function releasePortal(ctx: Pick<Ports, 'store' | 'clock' | 'jobQueued' | 'config'> & Partial<Pick<Ports, 'logger'>>, playerId: string): Promise<void> {
   for (const upload of await ctx.store.portal.listUnfinishedOf(playerId)) {
-    await abandon(ctx, upload, 'The portal was closed before the upload was complete; its bytes were removed.');
+    await abandon(ctx, upload, CLOSED_BEFORE_COMPLETE);
     await removePartialBytes(ctx, upload.id).catch((error: unknown) => ctx.logger?.error('removing the bytes of a closed portal\'s upload failed', { err: error, uploadId: upload.id }));
   }
 }

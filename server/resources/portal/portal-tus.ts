@@ -28,7 +28,7 @@ import { newId } from '../../lib/ids.ts';
 import { HttpProblem, notFound, unsupportedMediaType, type FieldError, type ProblemType } from '../../http/problem.ts';
 import { addressKey, consumeOrRefuse } from '../../http/rate-limit.ts';
 import { toProblem } from '../../http/errors.ts';
-import { abandon, claimRoom, createUpload, finishUpload, openPortal, portalUploadDir, removePartialBytes, requireOpenUpload, settleRoom, type PortalPlayer } from './portal-service.ts';
+import { abandon, claimRoom, CLOSED_BEFORE_COMPLETE, createUpload, finishUpload, openPortal, portalUploadDir, removePartialBytes, requireOpenUpload, settleRoom, type PortalPlayer } from './portal-service.ts';
 import { EventLocker } from './portal-locker.ts';
 
 /** How often a PATCH under way reads the portal again, so that closing it stops the PATCH within about this long. */
@@ -51,8 +51,10 @@ export function portalRoutes(ctx: Context): Router {
   // The upload a creation request made, by its Node request: a creation that carries bytes has its room settled when it ends.
   const created = new WeakMap<IncomingMessage, string>();
   const locker = new EventLocker();
+  /** The bytes tus has stored so far for an upload under way (0 when its file is gone). */
+  const storedBytes = (uploadId: string) => stat(join(directory, uploadId)).then((file) => file.size, () => 0);
   const playerOf = (req: Parameters<NonNullable<ServerOptions['onUploadCreate']>>[0]): PortalPlayer => {
-    const node = (req as { runtime?: { node?: { req: IncomingMessage } } }).runtime?.node?.req;
+    const node = nodeOf(req)?.req;
     const player = node && admitted.get(node);
     if (!player) throw new Error('a tus request reached its hooks without being admitted');
     return player;
@@ -72,7 +74,7 @@ export function portalRoutes(ctx: Context): Router {
     // No CORS (http/cors.ts says why): tus answers Access-Control-Allow-Origin: * unless told which origins to allow; none are.
     allowedOrigins: () => false,
     async onUploadCreate(req, upload) {
-      const node = (req as { runtime?: { node?: { req: Request } } }).runtime?.node?.req;
+      const node = nodeOf(req)?.req;
       const bodyBytes = node && carriesBytes(node) ? announcedBytes(node, upload.size ?? 0) : 0;
       await createUpload(ctx, playerOf(req), { uploadId: upload.id, size: upload.size, metadata: upload.metadata ?? {}, bodyBytes });
       if (node) created.set(node, upload.id);
@@ -97,7 +99,7 @@ export function portalRoutes(ctx: Context): Router {
         ctx.logger.error('a portal upload failed', { err: error });
         problem = new HttpProblem('internal-error', 'The upload could not be stored. Try again later; the bytes received so far are kept.');
       }
-      const node = (req as { runtime?: { node?: { req: Request; res: Response } } }).runtime?.node;
+      const node = nodeOf(req);
       for (const [name, value] of Object.entries(problem.extra.headers ?? {})) node?.res.setHeader(name, value);
       // The request id, as every other problem of the API gives it.
       return { status_code: problem.status, body: JSON.stringify(problem.body(String(node?.req.id))) };
@@ -117,13 +119,12 @@ export function portalRoutes(ctx: Context): Router {
     if (upload && upload.timeCompleted !== null) return;
     // A creation whose upload was recorded as its portal closed escaped releasePortal's listing: it is given up here.
     const closed = await openPortal(ctx, upload?.playerId ?? '').then(() => false, (error: unknown) => error instanceof HttpProblem && error.status === 404);
-    if (upload && closed) await abandon(ctx, upload, 'The portal was closed before the upload was complete; its bytes were removed.');
+    if (upload && closed) await abandon(ctx, upload, CLOSED_BEFORE_COMPLETE);
     if (!upload || closed) {
       await datastore.remove(uploadId).catch(() => removePartialBytes(ctx, uploadId));
       return;
     }
-    const stored = await stat(join(directory, uploadId)).then((file) => file.size, () => 0);
-    await settleRoom(ctx, uploadId, stored);
+    await settleRoom(ctx, uploadId, await storedBytes(uploadId));
   };
 
   const handle = async (req: Request<{ playerid: string; uploadid?: string }>, res: Response, next: NextFunction) => {
@@ -161,7 +162,7 @@ export function portalRoutes(ctx: Context): Router {
       if (sendsBytes) {
         watch = watchPortal(ctx, player.id, req, async () => {
           const id = req.params.uploadid ?? created.get(req);
-          return id === undefined ? 0 : stat(join(directory, id)).then((file) => file.size, () => 0);
+          return id === undefined ? 0 : storedBytes(id);
         });
       }
     } catch (error) {
@@ -214,6 +215,9 @@ class PortalTusServer extends Server {
 
 type TusRequest = Parameters<NonNullable<ServerOptions['onResponseError']>>[0];
 
+/** The Node request and response a tus request wraps (@tus/server hands its hooks a Fetch-style request with them under `runtime`). */
+const nodeOf = (req: TusRequest) => (req as { runtime?: { node?: { req: Request; res: Response } } }).runtime?.node;
+
 /** tus's answer without CORS headers, and as a problem (RFC 9457) when it is a refusal tus wrote as plain text. */
 async function asProblem(req: TusRequest, res: globalThis.Response): Promise<globalThis.Response> {
   for (const name of [...res.headers.keys()]) if (name.startsWith('access-control-')) res.headers.delete(name);
@@ -223,7 +227,7 @@ async function asProblem(req: TusRequest, res: globalThis.Response): Promise<glo
     res.status < 500
       ? new HttpProblem(TUS_PROBLEM_TYPES[res.status] ?? 'validation-error', text || 'The tus request is not valid.')
       : new HttpProblem('internal-error', 'The upload could not be stored. Try again later; the bytes received so far are kept.');
-  const node = (req as { runtime?: { node?: { req: Request } } }).runtime?.node;
+  const node = nodeOf(req);
   const body = JSON.stringify(problem.body(String(node?.req.id)));
   const headers = new Headers(res.headers);
   headers.set('Content-Type', 'application/problem+json');
