@@ -13,6 +13,7 @@ import { playerOwnersSchema } from './player-owners.ts';
 import { commentPlayersSchema } from './comment-players.ts';
 import { portalRoomSchema } from './portal-room.ts';
 import { portalHeldSchema } from './portal-held.ts';
+import { accountsSchema } from './accounts.ts';
 
 export const sqliteMigrations: Migration[] = [
   { version: 1, name: 'initial schema', sql: initialSchema('INTEGER') },
@@ -29,4 +30,5 @@ export const sqliteMigrations: Migration[] = [
   { version: 12, name: 'players belong to the owner of their project; who created one is kept', sql: playerOwnersSchema() },
   { version: 13, name: 'portal uploads take the room of the bytes they have', sql: portalRoomSchema('INTEGER') },
   { version: 14, name: 'portal folders hold what strangers send', sql: portalHeldSchema() },
+  { version: 15, name: 'accounts: passwords, sessions, scoped tokens, passkeys, single sign-on, one-time links, security events', sql: accountsSchema('INTEGER') },
 ];
