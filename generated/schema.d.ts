@@ -693,7 +693,19 @@ export interface paths {
          *     shown in its place.
          */
         post: operations["updateCurrentUser"];
-        delete?: never;
+        /**
+         * Delete the current account
+         * @description **Extension.** Deletes the account for good, with everything it owns:
+         *     its projects with their files (the stored bytes too), folders,
+         *     stacks, artwork, players and their comments, and its tokens,
+         *     sessions, passkeys, webhooks and security events. Comments it wrote
+         *     on other people's projects stay, without their author; those
+         *     projects are untouched. Confirm with the account's `password`, or
+         *     leave it out within five minutes of signing in with a passkey. Needs
+         *     the session of a signed-in browser: a bearer token is refused with
+         *     403, so that a leaked token cannot remove the account.
+         */
+        delete: operations["deleteCurrentUser"];
         options?: never;
         head?: never;
         patch?: never;
@@ -767,6 +779,166 @@ export interface paths {
          * @description **Extension.** Disconnects the payment provider. Existing paywalls stay stored, but new ones are refused until a provider is connected again.
          */
         delete: operations["disconnectPaymentProvider"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/me/tokens": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List tokens
+         * @description **Extension.** The account's tokens that are not revoked (expired ones
+         *     included, until revoked), newest first, without their secrets. Needs
+         *     the session of a signed-in browser: a bearer token is refused with 403.
+         */
+        get: operations["listTokens"];
+        put?: never;
+        /**
+         * Create a token
+         * @description **Extension.** Makes a token with a name, the scopes it may use and,
+         *     if given, when it expires. The answer holds its `secret` **once**:
+         *     the server keeps only its hash. Every token starts with the fixed
+         *     prefix `as_`, so that secret scanners can recognise a leaked one.
+         *     Needs the session of a signed-in browser: a bearer token is refused
+         *     with 403, so that a leaked token cannot mint more.
+         */
+        post: operations["createToken"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/me/tokens/{tokenid}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The token's id (never its secret).
+                 * @example tok_4k8m2q6w9z
+                 */
+                tokenid: components["schemas"]["Id"];
+            };
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        post?: never;
+        /**
+         * Revoke a token
+         * @description **Extension.** Revokes one of the account's tokens: from now on it
+         *     answers 401, on every process of the server. Needs the session of a
+         *     signed-in browser.
+         */
+        delete: operations["revokeToken"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/me/security-events": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List security events
+         * @description **Extension.** What happened to the account's security (sign-ins,
+         *     failed attempts, sign-outs, new and revoked tokens and passkeys,
+         *     password changes and resets, sessions ended), newest first, with when
+         *     and from which address and browser. The last 1000 events, at most.
+         */
+        get: operations["listSecurityEvents"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/admin/users": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List accounts
+         * @description **Extension.** Every account of the server, oldest first, with what
+         *     its administrators manage: administrator, disabled, storage quota and
+         *     the bytes used. Administrators only.
+         */
+        get: operations["listUsers"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/admin/users/{userid}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The account's id.
+                 * @example usr_2b7x9c4v1n
+                 */
+                userid: components["schemas"]["Id"];
+            };
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Update an account
+         * @description **Extension.** Disables or enables an account, makes it an
+         *     administrator or not, or sets its storage quota. Disabling ends all
+         *     its sessions at once, and its tokens answer 401 until it is enabled
+         *     again; nothing of it is deleted. Its own quota takes the place of the
+         *     server's (`STORAGE_QUOTA_BYTES`) for uploads into its projects.
+         *     The server keeps at least one administrator who is not disabled: a
+         *     change that would leave none answers 409. Administrators only.
+         */
+        post: operations["updateUser"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/admin/invitations": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Invite someone
+         * @description **Extension.** Makes an invitation to open an account on this server
+         *     with the given address, whatever `REGISTRATION` says: a link to the
+         *     sign-up page that works once, for seven days. Send it to them; the
+         *     server keeps only its hash. An address that already has an account
+         *     answers 409. Administrators only.
+         */
+        post: operations["createInvitation"];
+        delete?: never;
         options?: never;
         head?: never;
         patch?: never;
@@ -1765,6 +1937,263 @@ export interface webhooks {
 }
 export interface components {
     schemas: {
+        /**
+         * @description What a token may do. `projects:*`: projects, files, folders, stacks,
+         *     uploads, downloads and artwork; `players:*`: players, collaborators,
+         *     paywalls and portals; `comments:*`, `webhooks:*`; `account:*`: the
+         *     account itself (`account:write` also the administration, for an
+         *     administrator's token). `:write` does not imply `:read`.
+         * @example projects:read
+         * @enum {string}
+         */
+        TokenScope: "projects:read" | "projects:write" | "players:read" | "players:write" | "comments:read" | "comments:write" | "webhooks:read" | "webhooks:write" | "account:read" | "account:write";
+        /**
+         * @description **Extension.** An API token of the account, without its secret (shown
+         *     once, when it is made). A token made before scopes existed lists every
+         *     scope.
+         * @example {
+         *       "id": "tok_4k8m2q6w9z",
+         *       "object": "token",
+         *       "name": "Mastering queue",
+         *       "scopes": [
+         *         "projects:read",
+         *         "comments:read"
+         *       ],
+         *       "expiresAt": 1803091200000,
+         *       "lastUsedAt": 1795318200000,
+         *       "timeCreated": 1795315200000
+         *     }
+         */
+        Token: {
+            /** @example tok_4k8m2q6w9z */
+            id: components["schemas"]["Id"];
+            /**
+             * @description Always `token`.
+             * @constant
+             */
+            object: "token";
+            /** @description What the token is for, as its maker named it. */
+            name: components["schemas"]["TokenName"];
+            /** @description What the token may do; an operation needing any other scope answers it 403. */
+            scopes: components["schemas"]["TokenScope"][];
+            /** @description When the token stops working; absent for a token that does not expire. An expired token answers 401. */
+            expiresAt?: components["schemas"]["Timestamp"];
+            /** @description When the token was last used, to the minute; absent until it is. */
+            lastUsedAt?: components["schemas"]["Timestamp"];
+            timeCreated: components["schemas"]["Timestamp"];
+        };
+        /**
+         * @description A name for the token, for its owner to tell it apart.
+         * @example Mastering queue
+         */
+        TokenName: string;
+        /**
+         * @description **Extension.** A token just made, with its `secret`: the bearer token
+         *     to send as `Authorization: Bearer <secret>`. It is shown **once**; the
+         *     server keeps only its hash.
+         * @example {
+         *       "id": "tok_4k8m2q6w9z",
+         *       "object": "token",
+         *       "name": "Mastering queue",
+         *       "scopes": [
+         *         "projects:read",
+         *         "comments:read"
+         *       ],
+         *       "expiresAt": 1803091200000,
+         *       "timeCreated": 1795315200000,
+         *       "secret": "as_6b55sAPjmDvjFK6oURz59I9RiqHd2eWpXrCFiaj5DqQ"
+         *     }
+         */
+        TokenWithSecret: components["schemas"]["Token"] & {
+            /**
+             * @description The token. It starts with the fixed prefix `as_`, so that secret
+             *     scanners (GitHub's, GitGuardian, trufflehog) can be taught to
+             *     recognise a leaked one; the rest is 256 random bits, base64url.
+             * @example as_6b55sAPjmDvjFK6oURz59I9RiqHd2eWpXrCFiaj5DqQ
+             */
+            secret: string;
+        };
+        /**
+         * @description **Extension.** A new token: its name, its scopes, and when it expires, if it should.
+         * @example {
+         *       "name": "Mastering queue",
+         *       "scopes": [
+         *         "projects:read",
+         *         "comments:read"
+         *       ],
+         *       "expiresAt": 1803091200000
+         *     }
+         */
+        CreateTokenRequest: {
+            name: components["schemas"]["TokenName"];
+            /** @description What the token may do; at least one scope. Give it no more than it needs. */
+            scopes: components["schemas"]["TokenScope"][];
+            /** @description When it stops working; in the future. Without it the token works until it is revoked. */
+            expiresAt?: components["schemas"]["Timestamp"];
+        };
+        /**
+         * @description What happened to the account's security.
+         * @example signin
+         * @enum {string}
+         */
+        SecurityEventKind: "signin" | "signin-failed" | "signout" | "password-changed" | "password-reset" | "token-created" | "token-revoked" | "passkey-added" | "passkey-removed" | "session-ended" | "email-verified" | "account-created";
+        /**
+         * @description **Extension.** Something that happened to the account's security, with when and from where.
+         * @example {
+         *       "id": "sev_7q2w9e4r1t",
+         *       "object": "security_event",
+         *       "kind": "signin",
+         *       "timeCreated": 1795315200000,
+         *       "address": "203.0.113.7",
+         *       "userAgent": "Mozilla/5.0 (X11; Linux x86_64; rv:140.0) Gecko/20100101 Firefox/140.0"
+         *     }
+         */
+        SecurityEvent: {
+            /** @example sev_7q2w9e4r1t */
+            id: components["schemas"]["Id"];
+            /**
+             * @description Always `security_event`.
+             * @constant
+             */
+            object: "security_event";
+            kind: components["schemas"]["SecurityEventKind"];
+            /** @description When it happened. */
+            timeCreated: components["schemas"]["Timestamp"];
+            /**
+             * @description The client address it came from, as the server saw it; null when it did not come through the API (the admin CLI).
+             * @example 203.0.113.7
+             */
+            address: string | null;
+            /**
+             * @description The `User-Agent` the client sent; null when it sent none.
+             * @example Mozilla/5.0 (X11; Linux x86_64; rv:140.0) Gecko/20100101 Firefox/140.0
+             */
+            userAgent: string | null;
+        };
+        /**
+         * @description **Extension.** The account's password, to confirm the deletion. It may
+         *     be left out only within five minutes of signing in with a passkey.
+         * @example {
+         *       "password": "correct horse battery staple"
+         *     }
+         */
+        DeleteCurrentUserRequest: {
+            /**
+             * @description The account's current password.
+             * @example correct horse battery staple
+             */
+            password?: string;
+        };
+        /**
+         * @description **Extension.** An account, as its server's administrators see it.
+         * @example {
+         *       "id": "usr_2b7x9c4v1n",
+         *       "object": "user",
+         *       "email": "you@example.com",
+         *       "name": "Sam Rivera",
+         *       "admin": false,
+         *       "disabled": false,
+         *       "emailVerified": true,
+         *       "storageQuota": null,
+         *       "storageUsed": 48213504,
+         *       "timeCreated": 1795315200000
+         *     }
+         */
+        AdminUser: {
+            /** @example usr_2b7x9c4v1n */
+            id: components["schemas"]["Id"];
+            /**
+             * @description Always `user`.
+             * @constant
+             */
+            object: "user";
+            /**
+             * Format: email
+             * @description The account's email address.
+             */
+            email: string;
+            /** @description The account's display name; absent until set. */
+            name?: components["schemas"]["DisplayName"];
+            /** @description Whether the account is an administrator of the server. */
+            admin: boolean;
+            /** @description A disabled account cannot sign in, and its tokens are refused (401). */
+            disabled: boolean;
+            /** @description Whether the account's email address is verified. */
+            emailVerified: boolean;
+            /**
+             * @description The account's own storage quota in bytes; null when the server's (`STORAGE_QUOTA_BYTES`, if set) applies.
+             * @example 10737418240
+             */
+            storageQuota: number | null;
+            /**
+             * @description The bytes its projects' files and artwork take, counted as the quota counts them.
+             * @example 48213504
+             */
+            storageUsed: number;
+            timeCreated: components["schemas"]["Timestamp"];
+        };
+        /**
+         * @description **Extension.** Changes the fields given: `disabled` disables or enables
+         *     the account, `admin` makes it an administrator or not, `storageQuota`
+         *     sets its own quota in bytes, or with `null` gives it the server's.
+         * @example {
+         *       "storageQuota": 10737418240
+         *     }
+         */
+        UpdateUserRequest: {
+            disabled?: boolean;
+            admin?: boolean;
+            storageQuota?: number | null;
+        };
+        /**
+         * @description **Extension.** Whom to invite, and whether their account will be an administrator.
+         * @example {
+         *       "email": "alex@example.com"
+         *     }
+         */
+        CreateInvitationRequest: {
+            /**
+             * Format: email
+             * @description The address the invitation is for; the account made with it has this address, verified.
+             */
+            email: string;
+            /**
+             * @description Whether the account made with it is an administrator.
+             * @default false
+             */
+            admin: boolean;
+        };
+        /**
+         * @description **Extension.** An invitation to make an account on this server, at
+         *     `url`: it works once, for seven days.
+         * @example {
+         *       "id": "lnk_8r3t6y9u2i",
+         *       "object": "invitation",
+         *       "email": "alex@example.com",
+         *       "admin": false,
+         *       "url": "http://localhost:8080/signup?invite=Zm9yIHRoZSBleGFtcGxlIG9ubHkgbm90IGEgcmVhbCBsaW5r",
+         *       "expiresAt": 1795920000000
+         *     }
+         */
+        Invitation: {
+            /** @example lnk_8r3t6y9u2i */
+            id: components["schemas"]["Id"];
+            /**
+             * @description Always `invitation`.
+             * @constant
+             */
+            object: "invitation";
+            /** Format: email */
+            email: string;
+            admin: boolean;
+            /**
+             * Format: uri
+             * @description The sign-up page with the invitation in it. Send it to the person invited; whoever holds it can use it, once.
+             * @example http://localhost:8080/signup?invite=Zm9yIHRoZSBleGFtcGxlIG9ubHkgbm90IGEgcmVhbCBsaW5r
+             */
+            url: string;
+            expiresAt: components["schemas"]["Timestamp"];
+        };
         /**
          * @description What happened. `upload.*` events are about uploads of files into a
          *     project; `file.*` events about the analysis of an uploaded audio file.
@@ -3994,6 +4423,46 @@ export interface components {
                  *       "title": "Not allowed",
                  *       "status": 403,
                  *       "detail": "Your role on this project is viewer, which can only read. Ask the project owner for the editor or admin role.",
+                 *       "instance": "req_5f1c2a9d"
+                 *     }
+                 */
+                "application/problem+json": components["schemas"]["Problem"];
+            };
+        };
+        /**
+         * @description **Extension.** The request carried a bearer token, and this operation
+         *     takes only the session of a signed-in browser (so that a leaked token
+         *     cannot make more, nor remove the account).
+         */
+        SessionRequired: {
+            headers: {
+                [name: string]: unknown;
+            };
+            content: {
+                /**
+                 * @example {
+                 *       "type": "/problems/forbidden",
+                 *       "title": "Not allowed",
+                 *       "status": 403,
+                 *       "detail": "Tokens are managed only from a signed-in session, never with a token, so that a leaked token cannot make more. Sign in at /signin and manage them in Settings, Security.",
+                 *       "instance": "req_5f1c2a9d"
+                 *     }
+                 */
+                "application/problem+json": components["schemas"]["Problem"];
+            };
+        };
+        /** @description **Extension.** Only the server's administrators may do this. */
+        AdminRequired: {
+            headers: {
+                [name: string]: unknown;
+            };
+            content: {
+                /**
+                 * @example {
+                 *       "type": "/problems/forbidden",
+                 *       "title": "Not allowed",
+                 *       "status": 403,
+                 *       "detail": "Only administrators of this server may list, change or invite accounts.",
                  *       "instance": "req_5f1c2a9d"
                  *     }
                  */
@@ -6376,6 +6845,40 @@ export interface operations {
             default: components["responses"]["DefaultProblem"];
         };
     };
+    deleteCurrentUser: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "password": "correct horse battery staple"
+                 *     }
+                 */
+                "application/json": components["schemas"]["DeleteCurrentUserRequest"];
+            };
+        };
+        responses: {
+            /** @description The account and all it owned are gone; the session cookie is cleared. */
+            204: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["SessionRequired"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            429: components["responses"]["TooManyRequests"];
+            default: components["responses"]["DefaultProblem"];
+        };
+    };
     getPlayerPreferences: {
         parameters: {
             query?: never;
@@ -6571,6 +7074,376 @@ export interface operations {
             };
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
+            429: components["responses"]["TooManyRequests"];
+            default: components["responses"]["DefaultProblem"];
+        };
+    };
+    listTokens: {
+        parameters: {
+            query?: {
+                /**
+                 * @description **Extension.** At most this many items. Without `limit` and `cursor`
+                 *     the whole list is answered, as always. With it, the list is cut into
+                 *     pages: when more items follow, the answer has a `Link` header
+                 *     (RFC 8288) with `rel="next"`, the URL of the next page. With `cursor`
+                 *     alone, pages are 100 items.
+                 * @example 50
+                 */
+                limit?: components["parameters"]["Limit"];
+                /**
+                 * @description **Extension.** Where the next page starts: copy it from the `rel="next"`
+                 *     link, never make one. It is opaque (encrypted and authenticated: it
+                 *     shows nothing of the items), and valid only on the list that gave it;
+                 *     anything else answers 400. It marks the last item sent, not a
+                 *     position, so items added or removed between pages neither repeat nor
+                 *     hide others.
+                 * @example Cpj3k2PaSoH-Ej8idded0XeeovurRZdVamQfKALOckpa7JcNV-xrL0I-bX-HslqgVS90psi7ufZavDVjWw
+                 */
+                cursor?: components["parameters"]["Cursor"];
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The tokens. */
+            200: {
+                headers: {
+                    Link: components["headers"]["Link"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example [
+                     *       {
+                     *         "id": "tok_4k8m2q6w9z",
+                     *         "object": "token",
+                     *         "name": "Mastering queue",
+                     *         "scopes": [
+                     *           "projects:read",
+                     *           "comments:read"
+                     *         ],
+                     *         "expiresAt": 1803091200000,
+                     *         "lastUsedAt": 1795318200000,
+                     *         "timeCreated": 1795315200000
+                     *       }
+                     *     ]
+                     */
+                    "application/json": components["schemas"]["Token"][];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["SessionRequired"];
+            429: components["responses"]["TooManyRequests"];
+            default: components["responses"]["DefaultProblem"];
+        };
+    };
+    createToken: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "name": "Mastering queue",
+                 *       "scopes": [
+                 *         "projects:read",
+                 *         "comments:read"
+                 *       ],
+                 *       "expiresAt": 1803091200000
+                 *     }
+                 */
+                "application/json": components["schemas"]["CreateTokenRequest"];
+            };
+        };
+        responses: {
+            /** @description The token, with its secret. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "id": "tok_4k8m2q6w9z",
+                     *       "object": "token",
+                     *       "name": "Mastering queue",
+                     *       "scopes": [
+                     *         "projects:read",
+                     *         "comments:read"
+                     *       ],
+                     *       "expiresAt": 1803091200000,
+                     *       "timeCreated": 1795315200000,
+                     *       "secret": "as_6b55sAPjmDvjFK6oURz59I9RiqHd2eWpXrCFiaj5DqQ"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["TokenWithSecret"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["SessionRequired"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            429: components["responses"]["TooManyRequests"];
+            default: components["responses"]["DefaultProblem"];
+        };
+    };
+    revokeToken: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The token's id (never its secret).
+                 * @example tok_4k8m2q6w9z
+                 */
+                tokenid: components["schemas"]["Id"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Revoked. */
+            204: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["SessionRequired"];
+            404: components["responses"]["NotFound"];
+            429: components["responses"]["TooManyRequests"];
+            default: components["responses"]["DefaultProblem"];
+        };
+    };
+    listSecurityEvents: {
+        parameters: {
+            query?: {
+                /**
+                 * @description **Extension.** At most this many items. Without `limit` and `cursor`
+                 *     the whole list is answered, as always. With it, the list is cut into
+                 *     pages: when more items follow, the answer has a `Link` header
+                 *     (RFC 8288) with `rel="next"`, the URL of the next page. With `cursor`
+                 *     alone, pages are 100 items.
+                 * @example 50
+                 */
+                limit?: components["parameters"]["Limit"];
+                /**
+                 * @description **Extension.** Where the next page starts: copy it from the `rel="next"`
+                 *     link, never make one. It is opaque (encrypted and authenticated: it
+                 *     shows nothing of the items), and valid only on the list that gave it;
+                 *     anything else answers 400. It marks the last item sent, not a
+                 *     position, so items added or removed between pages neither repeat nor
+                 *     hide others.
+                 * @example Cpj3k2PaSoH-Ej8idded0XeeovurRZdVamQfKALOckpa7JcNV-xrL0I-bX-HslqgVS90psi7ufZavDVjWw
+                 */
+                cursor?: components["parameters"]["Cursor"];
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The events, newest first. */
+            200: {
+                headers: {
+                    Link: components["headers"]["Link"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example [
+                     *       {
+                     *         "id": "sev_7q2w9e4r1t",
+                     *         "object": "security_event",
+                     *         "kind": "signin",
+                     *         "timeCreated": 1795315200000,
+                     *         "address": "203.0.113.7",
+                     *         "userAgent": "Mozilla/5.0 (X11; Linux x86_64; rv:140.0) Gecko/20100101 Firefox/140.0"
+                     *       }
+                     *     ]
+                     */
+                    "application/json": components["schemas"]["SecurityEvent"][];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            429: components["responses"]["TooManyRequests"];
+            default: components["responses"]["DefaultProblem"];
+        };
+    };
+    listUsers: {
+        parameters: {
+            query?: {
+                /**
+                 * @description **Extension.** At most this many items. Without `limit` and `cursor`
+                 *     the whole list is answered, as always. With it, the list is cut into
+                 *     pages: when more items follow, the answer has a `Link` header
+                 *     (RFC 8288) with `rel="next"`, the URL of the next page. With `cursor`
+                 *     alone, pages are 100 items.
+                 * @example 50
+                 */
+                limit?: components["parameters"]["Limit"];
+                /**
+                 * @description **Extension.** Where the next page starts: copy it from the `rel="next"`
+                 *     link, never make one. It is opaque (encrypted and authenticated: it
+                 *     shows nothing of the items), and valid only on the list that gave it;
+                 *     anything else answers 400. It marks the last item sent, not a
+                 *     position, so items added or removed between pages neither repeat nor
+                 *     hide others.
+                 * @example Cpj3k2PaSoH-Ej8idded0XeeovurRZdVamQfKALOckpa7JcNV-xrL0I-bX-HslqgVS90psi7ufZavDVjWw
+                 */
+                cursor?: components["parameters"]["Cursor"];
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The accounts. */
+            200: {
+                headers: {
+                    Link: components["headers"]["Link"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example [
+                     *       {
+                     *         "id": "usr_2b7x9c4v1n",
+                     *         "object": "user",
+                     *         "email": "you@example.com",
+                     *         "name": "Sam Rivera",
+                     *         "admin": true,
+                     *         "disabled": false,
+                     *         "emailVerified": true,
+                     *         "storageQuota": null,
+                     *         "storageUsed": 48213504,
+                     *         "timeCreated": 1795315200000
+                     *       }
+                     *     ]
+                     */
+                    "application/json": components["schemas"]["AdminUser"][];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["AdminRequired"];
+            429: components["responses"]["TooManyRequests"];
+            default: components["responses"]["DefaultProblem"];
+        };
+    };
+    updateUser: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The account's id.
+                 * @example usr_2b7x9c4v1n
+                 */
+                userid: components["schemas"]["Id"];
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "disabled": true
+                 *     }
+                 */
+                "application/json": components["schemas"]["UpdateUserRequest"];
+            };
+        };
+        responses: {
+            /** @description The account, as it is now. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "id": "usr_2b7x9c4v1n",
+                     *       "object": "user",
+                     *       "email": "you@example.com",
+                     *       "admin": false,
+                     *       "disabled": true,
+                     *       "emailVerified": true,
+                     *       "storageQuota": null,
+                     *       "storageUsed": 48213504,
+                     *       "timeCreated": 1795315200000
+                     *     }
+                     */
+                    "application/json": components["schemas"]["AdminUser"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["AdminRequired"];
+            404: components["responses"]["NotFound"];
+            409: components["responses"]["Conflict"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            429: components["responses"]["TooManyRequests"];
+            default: components["responses"]["DefaultProblem"];
+        };
+    };
+    createInvitation: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "email": "alex@example.com"
+                 *     }
+                 */
+                "application/json": components["schemas"]["CreateInvitationRequest"];
+            };
+        };
+        responses: {
+            /** @description The invitation, with its link. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "id": "lnk_8r3t6y9u2i",
+                     *       "object": "invitation",
+                     *       "email": "alex@example.com",
+                     *       "admin": false,
+                     *       "url": "http://localhost:8080/signup?invite=Zm9yIHRoZSBleGFtcGxlIG9ubHkgbm90IGEgcmVhbCBsaW5r",
+                     *       "expiresAt": 1795920000000
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Invitation"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["AdminRequired"];
+            409: components["responses"]["Conflict"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
             429: components["responses"]["TooManyRequests"];
             default: components["responses"]["DefaultProblem"];
         };

@@ -7,7 +7,10 @@
 import type { Db } from './store/db.ts';
 import { openDatabase, storeOver, type DatabaseOptions, type StoreOf } from './store/store.ts';
 import { UserRepository } from './resources/account/user-repository.ts';
-import { TokenRepository } from './resources/account/token-repository.ts';
+import { OwnTokenRepository, TokenRepository } from './resources/account/token-repository.ts';
+import { AccountDeletionRepository } from './resources/account/account-deletion-repository.ts';
+import { SecurityEventLog } from './resources/account/security-event-log.ts';
+import { UserAdminRepository } from './resources/admin/user-admin-repository.ts';
 import { ProjectRepository } from './resources/projects/project-repository.ts';
 import { BoxRepository } from './resources/boxes/box-repository.ts';
 import { PlayerRepository } from './resources/players/player-repository.ts';
@@ -33,6 +36,10 @@ export function registerRepositories(db: Db) {
     sandbox: new SandboxRepository(db),
     webhooks: new WebhookRepository(db),
     portal: new PortalRepository(db),
+    ownTokens: new OwnTokenRepository(db),
+    securityEventLog: new SecurityEventLog(db),
+    accountDeletion: new AccountDeletionRepository(db),
+    userAdmin: new UserAdminRepository(db),
   };
 }
 

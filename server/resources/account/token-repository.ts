@@ -77,3 +77,73 @@ export class TokenRepository {
     return (await this.db.execute('UPDATE tokens SET time_revoked = $2 WHERE id = $1 AND time_revoked IS NULL', [id, now])) === 1;
   }
 }
+
+/** A token as its owner sees it: what it may do, when it expires, when it was last used. */
+export interface OwnTokenRecord {
+  id: string;
+  label: string | null;
+  /** Null for every scope: tokens made before scopes existed. */
+  scopes: string[] | null;
+  timeExpires: number | null;
+  timeLastUsed: number | null;
+  timeCreated: number;
+}
+
+type OwnTokenRow = { id: string; label: string | null; scopes: string | null; time_expires: number | null; time_last_used: number | null; time_created: number };
+
+const ownFromRow = (row: OwnTokenRow): OwnTokenRecord => ({
+  id: row.id,
+  label: row.label,
+  scopes: row.scopes === null ? null : (JSON.parse(row.scopes) as string[]),
+  timeExpires: row.time_expires === null ? null : Number(row.time_expires),
+  timeLastUsed: row.time_last_used === null ? null : Number(row.time_last_used),
+  timeCreated: Number(row.time_created),
+});
+
+/**
+ * The tokens an account manages itself (GET/POST/DELETE /me/tokens) and
+ * those the admin CLI mints with an expiry: scoped, perhaps expiring. Over
+ * the same table as TokenRepository, whose lookup by secret authenticates
+ * them all.
+ */
+export class OwnTokenRepository {
+  private db: Db;
+
+  constructor(db: Db) {
+    this.db = db;
+  }
+
+  /** Makes a token and answers its secret, shown once: only its hash is stored. The fixed `as_` prefix lets secret scanners recognise a leaked one. */
+  async mint(userId: string, fields: { label: string | null; scopes: string[] | null; timeExpires: number | null }, now: number): Promise<OwnTokenRecord & { secret: string }> {
+    const id = newId('tok');
+    const secret = 'as_' + randomBytes(32).toString('base64url');
+    await this.db.execute('INSERT INTO tokens (id, user_id, token_hash, label, scopes, time_expires, time_created) VALUES ($1, $2, $3, $4, $5, $6, $7)', [
+      id,
+      userId,
+      hashToken(secret),
+      fields.label,
+      fields.scopes && JSON.stringify(fields.scopes),
+      fields.timeExpires,
+      now,
+    ]);
+    return { id, label: fields.label, scopes: fields.scopes, timeExpires: fields.timeExpires, timeLastUsed: null, timeCreated: now, secret };
+  }
+
+  /** The account's tokens that are not revoked, expired ones included. */
+  async listOf(userId: string): Promise<OwnTokenRecord[]> {
+    const rows = await this.db.query<OwnTokenRow>(
+      'SELECT id, label, scopes, time_expires, time_last_used, time_created FROM tokens WHERE user_id = $1 AND time_revoked IS NULL ORDER BY time_created DESC, id',
+      [userId],
+    );
+    return rows.map(ownFromRow);
+  }
+
+  /** Revokes one of the account's own tokens, and answers it; undefined when it has no such token, or it is revoked already. */
+  async revokeOwn(userId: string, id: string, now: number): Promise<OwnTokenRecord | undefined> {
+    const [row] = await this.db.query<OwnTokenRow>(
+      'UPDATE tokens SET time_revoked = $3 WHERE id = $1 AND user_id = $2 AND time_revoked IS NULL RETURNING id, label, scopes, time_expires, time_last_used, time_created',
+      [id, userId, now],
+    );
+    return row && ownFromRow(row);
+  }
+}

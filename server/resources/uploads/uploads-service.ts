@@ -37,13 +37,16 @@ function declaredSize(size: number | string, limit: number, what: string): numbe
 
 /**
  * Refuses an upload URL whose declared `size` would take the account that
- * owns the project over its storage quota (STORAGE_QUOTA_BYTES), before any
- * URL is issued. Call it in the transaction that reserves the bytes (the
- * box or the upload row): the owner's row is locked until that commits, so
- * two uploads into the account's projects cannot both take the last room.
+ * owns the project over its storage quota, before any URL is issued. The
+ * quota is the account's own when an administrator set one (POST
+ * /admin/users/{userid}, `storageQuota`), else the server's
+ * (STORAGE_QUOTA_BYTES). Call it in the transaction that reserves the bytes
+ * (the box or the upload row): the owner's row is locked until that
+ * commits, so two uploads into the account's projects cannot both take the
+ * last room.
  */
 export async function requireRoomFor(ctx: Ports, store: Store, ownerId: string, projectId: string, size: number): Promise<void> {
-  const quota = ctx.config.storageQuotaBytes;
+  const quota = (await store.userAdmin.storageQuotaOf(ownerId)) ?? ctx.config.storageQuotaBytes;
   if (quota === undefined) return;
   await store.users.getForUpdate(ownerId);
   const used = await store.uploads.bytesOwnedBy(ownerId);

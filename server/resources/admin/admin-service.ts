@@ -1,0 +1,121 @@
+/**
+ * The administration of accounts: `GET /admin/users`, `POST
+ * /admin/users/{userid}`, `POST /admin/invitations`, for the server's
+ * administrators only; the admin CLI does the same from the shell, through
+ * the same functions.
+ */
+import type { Context } from '../../context.ts';
+import type { Store } from '../../repositories.ts';
+import type { Schemas } from '../../lib/api-types.ts';
+import type { Caller } from '../../auth/access.ts';
+import { conflict, forbidden, notFound } from '../../http/problem.ts';
+import { normalizeEmail } from '../account/user-repository.ts';
+import type { AdminUserRecord } from './user-admin-repository.ts';
+
+type Ports = Pick<Context, 'store' | 'clock' | 'config'>;
+
+/** How long an invitation works. */
+export const INVITATION_MS = 7 * 24 * 3_600_000;
+
+export function adminUserJson(user: AdminUserRecord, storageUsed: number): Schemas['AdminUser'] {
+  return {
+    id: user.id,
+    object: 'user',
+    email: user.email,
+    ...(user.name !== null ? { name: user.name } : {}),
+    admin: user.admin,
+    disabled: user.disabled,
+    emailVerified: user.emailVerified,
+    storageQuota: user.storageQuota,
+    storageUsed,
+    timeCreated: user.timeCreated,
+  };
+}
+
+const withUsage = async (store: Store, user: AdminUserRecord) => adminUserJson(user, await store.uploads.bytesOwnedBy(user.id));
+
+/** Refuses anyone but an administrator whose account is not disabled. */
+export async function requireAdmin(ctx: Pick<Context, 'store'>, caller: Caller): Promise<void> {
+  const user = await ctx.store.userAdmin.get(caller.id);
+  if (!user?.admin || user.disabled) throw forbidden('Only administrators of this server may list, change or invite accounts.');
+}
+
+export async function listUsers(ctx: Ports, caller: Caller): Promise<Schemas['AdminUser'][]> {
+  await requireAdmin(ctx, caller);
+  const users = await ctx.store.userAdmin.list();
+  const listed: Schemas['AdminUser'][] = [];
+  for (const user of users) listed.push(await withUsage(ctx.store, user));
+  return listed;
+}
+
+export type UserChange = Schemas['UpdateUserRequest'];
+
+/**
+ * Applies the change to the account, in one transaction: the server keeps
+ * at least one administrator who is not disabled (so that someone can
+ * still administer it), and a disabled account's sessions end at once
+ * (its tokens are refused while it is disabled, by the authentication).
+ * `endSessions` is how sessions end (the session service's, which records
+ * it). Answers the account as it is now; throws 404 when there is none, 409
+ * when the change would leave no administrator.
+ */
+export async function changeUser(
+  store: Store,
+  userId: string,
+  change: UserChange,
+  endSessions: (store: Store, userId: string) => Promise<unknown>,
+): Promise<AdminUserRecord> {
+  return store.transaction(async (tx) => {
+    const admins = await tx.userAdmin.lockActiveAdmins();
+    const user = await tx.userAdmin.get(userId);
+    if (!user) throw notFound(`There is no account ${userId}.`);
+    const staysActiveAdmin = (change.admin ?? user.admin) && !(change.disabled ?? user.disabled);
+    if (admins.includes(userId) && !staysActiveAdmin && admins.length === 1) {
+      throw conflict(
+        `${user.email} is the last administrator who is not disabled; the server must keep one. Make another account an administrator first.`,
+      );
+    }
+    const changed = (await tx.userAdmin.update(userId, change))!;
+    if (change.disabled === true) await endSessions(tx, userId);
+    return changed;
+  });
+}
+
+export async function updateUser(
+  ctx: Ports,
+  caller: Caller,
+  userId: string,
+  change: UserChange,
+  endSessions: (store: Store, userId: string) => Promise<unknown>,
+): Promise<Schemas['AdminUser']> {
+  await requireAdmin(ctx, caller);
+  return withUsage(ctx.store, await changeUser(ctx.store, userId, change, endSessions));
+}
+
+/** An invitation's link: the sign-up page with its secret. */
+const invitationUrl = (publicUrl: string, secret: string) => `${publicUrl}/signup?invite=${secret}`;
+
+/**
+ * Makes an invitation to open an account with `email`, as an administrator
+ * or not: a one-time link (kind `invitation`) that works for seven days.
+ * `createdBy` is the administrator who made it; null from the admin CLI.
+ */
+export async function invite(
+  ctx: Ports,
+  invitation: { email: string; admin: boolean; createdBy: string | null },
+): Promise<Schemas['Invitation']> {
+  const email = normalizeEmail(invitation.email);
+  if (await ctx.store.users.findByEmail(email)) throw conflict(`There is already an account with the address ${email}; it needs no invitation.`);
+  const now = ctx.clock.now();
+  const expiresAt = now + INVITATION_MS;
+  const link = await ctx.store.userAdmin.createLink(
+    { kind: 'invitation', email, userId: null, data: { admin: invitation.admin }, createdBy: invitation.createdBy, timeExpires: expiresAt },
+    now,
+  );
+  return { id: link.id, object: 'invitation', email, admin: invitation.admin, url: invitationUrl(ctx.config.publicUrl, link.secret), expiresAt };
+}
+
+export async function createInvitation(ctx: Ports, caller: Caller, body: Schemas['CreateInvitationRequest']): Promise<Schemas['Invitation']> {
+  await requireAdmin(ctx, caller);
+  return invite(ctx, { email: body.email, admin: body.admin ?? false, createdBy: caller.id });
+}
