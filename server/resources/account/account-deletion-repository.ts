@@ -22,9 +22,10 @@
  *   the person;
  * - the links it made for others (one_time_links.created_by) forget their
  *   maker (ON DELETE SET NULL), and still work;
- * - the jobs that name it or its projects (analyses of its files, mails
- *   to its address), whatever their state: a worker running one finds its
- *   lease gone and its file deleted, as when a file is deleted meanwhile;
+ * - the jobs that name it, its projects or its webhooks' deliveries
+ *   (analyses of its files, deliveries, mails to its address), whatever
+ *   their state: a worker running one finds its lease gone and its file
+ *   deleted, as when a file is deleted meanwhile;
  * - its rate-limit counters go.
  */
 import type { Db } from '../../store/db.ts';
@@ -67,14 +68,20 @@ export class AccountDeletionRepository {
     await this.db.execute('DELETE FROM player_collaborators WHERE email = $1', [user.email]);
     await this.db.execute('DELETE FROM one_time_links WHERE email = $1 AND time_used IS NULL', [user.email]);
 
+    // The jobs that name it, its projects (their files' analyses) or its webhooks' deliveries, before those go.
+    // (An id's `_` is a LIKE wildcard that also matches itself; ids are 80 random bits, so nothing else matches.)
+    await this.db.execute(`DELETE FROM jobs WHERE payload LIKE $1 ESCAPE '\\' OR payload LIKE $2 ESCAPE '\\'`, [containing(userId), containing(user.email)]);
+    await this.db.execute(
+      `DELETE FROM jobs WHERE EXISTS (SELECT 1 FROM projects p WHERE p.owner_id = $1 AND jobs.payload LIKE '%' || p.id || '%')
+          OR EXISTS (SELECT 1 FROM webhook_deliveries d JOIN webhooks w ON w.id = d.webhook_id WHERE w.user_id = $1 AND jobs.payload LIKE '%' || d.id || '%')`,
+      [userId],
+    );
+
     // What it owns.
     await this.db.execute('DELETE FROM players WHERE owner_id = $1', [userId]);
     await this.db.execute('DELETE FROM projects WHERE owner_id = $1', [userId]);
     await this.db.execute('DELETE FROM users WHERE id = $1', [userId]);
 
-    for (const reference of [userId, user.email, ...projectIds]) {
-      await this.db.execute(`DELETE FROM jobs WHERE payload LIKE $1 ESCAPE '\\'`, [containing(reference)]);
-    }
     // Throwaway counters, keyed by the account's id or its address (the per-user rate limit, the sign-in attempt limits).
     await this.db.execute(`DELETE FROM ${rateLimitTable} WHERE key LIKE $1 ESCAPE '\\' OR key LIKE $2 ESCAPE '\\'`, [containing(userId), containing(user.email)]);
     return { projectIds };
