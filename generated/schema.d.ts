@@ -2157,11 +2157,8 @@ export interface components {
              * @description The address the invitation is for; the account made with it has this address, verified.
              */
             email: string;
-            /**
-             * @description Whether the account made with it is an administrator.
-             * @default false
-             */
-            admin: boolean;
+            /** @description Whether the account made with it is an administrator; not when left out. */
+            admin?: boolean;
         };
         /**
          * @description **Extension.** An invitation to make an account on this server, at
