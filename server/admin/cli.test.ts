@@ -7,6 +7,9 @@ import { afterAll, describe, expect, it } from 'vitest';
 import { type Backend, backends, createTestDatabase, type TestDatabase } from '../testing/databases.ts';
 import { useTestServer } from '../testing/harness.ts';
 import { adminTokenCommand, shellQuote, sqliteFile } from './admin-command.ts';
+import { hashToken } from '../resources/account/token-repository.ts';
+import { ALL_SCOPES } from '../resources/account/token-service.ts';
+import { parseDuration } from './cli.ts';
 
 const run = promisify(execFile);
 const root = resolve(import.meta.dirname, '../..');
@@ -32,6 +35,17 @@ describe.each(backends)('admin CLI on %s, while the server runs', (backend) => {
   const admin = (...args: string[]) =>
     run('npm', ['run', '--silent', 'admin', '--', ...args], { cwd: root, env: { ...bareEnv(), DATA_DIR: t.server.ctx.config.dataDir, DATABASE_URL: databaseUrl() } });
 
+  it('prints a setup link while the database has no account, and refuses once it has one', async () => {
+    const { stdout, stderr } = await admin('setup-link');
+    expect(stdout).toMatch(/^http\S+\/setup\?token=[A-Za-z0-9_-]{43}\n$/);
+    expect(stderr).toContain('first account');
+    const secret = /token=(\S+)/.exec(stdout)![1];
+    const rows = await t.server.ctx.store.db.query<{ kind: string }>('SELECT kind FROM one_time_links WHERE secret_hash = $1', [hashToken(secret)]);
+    expect(rows).toEqual([{ kind: 'setup' }]);
+    await t.server.ctx.store.users.findOrCreate('first@example.com', Date.now());
+    await expect(admin('setup-link')).rejects.toMatchObject({ code: 1, stderr: expect.stringContaining('has accounts already') });
+  });
+
   it('creates a user and prints a token, alone, that the running server accepts; lists and revokes it', async () => {
     const { stdout } = await admin('token', 'create', '--email', 'Cli@Example.com', '--label', 'ci');
     expect(stdout).toMatch(/^as_[A-Za-z0-9_-]{43}\n$/);
@@ -47,6 +61,49 @@ describe.each(backends)('admin CLI on %s, while the server runs', (backend) => {
     await admin('token', 'revoke', id);
     expect((await t.fetch('/me', { token })).status).toBe(401);
     await expect(admin('token', 'revoke', id)).rejects.toMatchObject({ code: 1, stderr: expect.stringContaining('no active token') });
+  });
+
+  it('mints tokens with every scope, and with --expires-in an expiry', async () => {
+    const started = Date.now();
+    const { stdout, stderr } = await admin('token', 'create', '--email', 'expiring@example.com', '--expires-in', '2d');
+    expect(stderr).toMatch(/valid until \d{4}-/);
+    const token = stdout.trim();
+    expect((await t.fetch('/me', { token })).status).toBe(200);
+    const user = (await t.server.ctx.store.users.findByEmail('expiring@example.com'))!;
+    const [made] = await t.server.ctx.store.ownTokens.listOf(user.id);
+    expect(made.scopes).toEqual([...ALL_SCOPES]);
+    expect(made.timeExpires! - started).toBeGreaterThanOrEqual(2 * 86_400_000);
+    expect(made.timeExpires! - Date.now()).toBeLessThanOrEqual(2 * 86_400_000);
+    await admin('token', 'create', '--email', 'expiring@example.com');
+    expect((await t.server.ctx.store.ownTokens.listOf(user.id)).map((item) => item.timeExpires)).toContain(null);
+    await expect(admin('token', 'create', '--email', 'expiring@example.com', '--expires-in', 'soon')).rejects.toMatchObject({ code: 2, stderr: expect.stringContaining('--expires-in') });
+  });
+
+  it('prints an invitation link, as an administrator with --admin, and refuses an address that has an account', async () => {
+    const { stdout, stderr } = await admin('invite', '--email', 'Invited@Example.com', '--admin');
+    expect(stdout).toMatch(/^http\S+\/signup\?invite=[A-Za-z0-9_-]{43}\n$/);
+    expect(stderr).toContain('Invited invited@example.com as an administrator');
+    const secret = /invite=(\S+)/.exec(stdout)![1];
+    const [row] = await t.server.ctx.store.db.query<{ kind: string; email: string; data: string }>('SELECT kind, email, data FROM one_time_links WHERE secret_hash = $1', [hashToken(secret)]);
+    expect({ ...row, data: JSON.parse(row.data) }).toEqual({ kind: 'invitation', email: 'invited@example.com', data: { admin: true } });
+    await t.server.ctx.store.users.findOrCreate('member@example.com', Date.now());
+    await expect(admin('invite', '--email', 'member@example.com')).rejects.toMatchObject({ code: 1, stderr: expect.stringContaining('already an account') });
+    await expect(admin('invite')).rejects.toMatchObject({ code: 2, stderr: expect.stringContaining('needs --email') });
+  });
+
+  it('disables an account (ending its sessions), enables it, and makes it an administrator', async () => {
+    const store = t.server.ctx.store;
+    const user = await store.users.findOrCreate('managed@example.com', Date.now());
+    await store.db.execute("INSERT INTO sessions (id, user_id, secret_hash, method, time_created, time_last_seen) VALUES ('ses_cli', $1, 'hash-cli', 'password', 1, 1)", [user.id]);
+    const disabled = await admin('user', 'disable', '--email', 'Managed@example.com');
+    expect(disabled.stderr).toContain('Disabled managed@example.com');
+    expect(await store.userAdmin.get(user.id)).toMatchObject({ disabled: true, admin: false });
+    expect(await store.db.query('SELECT id FROM sessions WHERE user_id = $1', [user.id])).toEqual([]);
+    await admin('user', 'enable', '--email', 'managed@example.com');
+    await admin('user', 'make-admin', '--email', 'managed@example.com');
+    expect(await store.userAdmin.get(user.id)).toMatchObject({ disabled: false, admin: true });
+    await expect(admin('user', 'disable', '--email', 'nobody@example.com')).rejects.toMatchObject({ code: 1, stderr: expect.stringContaining('no account nobody@example.com') });
+    await expect(admin('user', 'promote', '--email', 'managed@example.com')).rejects.toMatchObject({ code: 2, stderr: expect.stringContaining('Usage') });
   });
 
   it('says on stderr which database it wrote to, without the password of DATABASE_URL', async () => {
@@ -177,6 +234,13 @@ describe('start banner with logs on, on sqlite', () => {
     expect(JSON.parse(logged)).toMatchObject({ level: 'info', message: 'audio worker started' });
     const address = /listening at (\S+) /.exec(lines[0])![1];
     expect((await fetch(`${address}/healthz`)).status).toBe(200);
+  });
+});
+
+describe('the admin CLI\'s durations', () => {
+  it('takes whole minutes, hours and days, and nothing else', () => {
+    expect([parseDuration('90m'), parseDuration('12h'), parseDuration('30d')]).toEqual([90 * 60_000, 12 * 3_600_000, 30 * 86_400_000]);
+    for (const text of ['', '0d', '1.5d', '30', 'd', '30 d', '-1d', '1w', '10000000d']) expect(parseDuration(text), text).toBeUndefined();
   });
 });
 
