@@ -22,6 +22,8 @@ declare module 'vitest' {
     propertiesToken: string;
     /** The signing secret of the real servers' Stripe webhook endpoint, to sign the events the tests send. */
     stripeWebhookSecret: string;
+    /** The token of an administrator of the server; on the sandbox, whose accounts are never administrators, an account's token like any other. */
+    adminToken: string;
   }
 }
 
@@ -29,6 +31,7 @@ export const baseUrl = inject('baseUrl');
 export const token = inject('token');
 export const target = inject('target');
 export const stripeWebhookSecret = inject('stripeWebhookSecret');
+export const adminToken = inject('adminToken');
 /** The mock answers with the spec's examples and keeps no state. */
 export const onMock = target === 'mock';
 export const checkedFetch = validatingFetch(baseUrl, inject('coverageFile'));

@@ -52,12 +52,14 @@ export default async function setup(project: TestProject) {
     project.provide('baseUrl', process.env.CONTRACT_BASE_URL.replace(/\/$/, ''));
     project.provide('token', process.env.CONTRACT_TOKEN ?? '');
     project.provide('propertiesToken', process.env.CONTRACT_TOKEN ?? '');
+    project.provide('adminToken', process.env.CONTRACT_ADMIN_TOKEN ?? process.env.CONTRACT_TOKEN ?? '');
   } else if (target === 'mock') {
     const mock = await startContractMock();
     project.provide('baseUrl', mock.apiUrl);
     // The mock checks that a bearer token is present and well-formed, not what it is.
     project.provide('token', 'mock-token');
     project.provide('propertiesToken', 'mock-token');
+    project.provide('adminToken', 'mock-token');
     stop = mock.stop;
   } else if (target === 'sqlite' || target === 'postgres') {
     const s3 = target === 'postgres' ? await openRunS3() : undefined;
@@ -69,6 +71,10 @@ export default async function setup(project: TestProject) {
     project.provide('baseUrl', server.apiUrl);
     project.provide('token', await server.token('contract@example.com'));
     project.provide('propertiesToken', await server.token('contract-properties@example.com'));
+    // An administrator, as the setup page or `npm run admin -- user make-admin` makes one.
+    const adminToken = await server.token('contract-admin@example.com');
+    await server.ctx.store.db.execute("UPDATE users SET is_admin = 1 WHERE email = 'contract-admin@example.com'");
+    project.provide('adminToken', adminToken);
     stop = async () => {
       await server.stop();
       await s3?.close();
@@ -81,6 +87,7 @@ export default async function setup(project: TestProject) {
     project.provide('token', `contract-partner-${Date.now()}`);
     // A token the sandbox has not seen is an account of its own.
     project.provide('propertiesToken', `contract-properties-${Date.now()}`);
+    project.provide('adminToken', `contract-admin-${Date.now()}`);
     stop = async () => {
       await server.stop();
       await payments.stop();

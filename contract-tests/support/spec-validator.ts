@@ -60,6 +60,11 @@ export const sandboxOnlyOperationIds = routes
   .filter((route) => (spec.paths[route.template][route.method] as unknown as Record<string, unknown>)['x-sandbox-only'] === true)
   .map((route) => route.operationId);
 
+/** Operations for the server's administrators only (`x-administrators-only` in the spec): a sandbox's accounts are none, and are refused them. */
+export const administratorsOnlyOperationIds = routes
+  .filter((route) => (spec.paths[route.template][route.method] as unknown as Record<string, unknown>)['x-administrators-only'] === true)
+  .map((route) => route.operationId);
+
 export function findRoute(method: string, path: string): Route | undefined {
   return routes.find((route) => route.method === method.toLowerCase() && route.pattern.test(path));
 }
