@@ -6849,7 +6849,8 @@ export interface operations {
             path?: never;
             cookie?: never;
         };
-        requestBody: {
+        /** @description The password; no body at all is the same as `{}`, for the passkey case. */
+        requestBody?: {
             content: {
                 /**
                  * @example {

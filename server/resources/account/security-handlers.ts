@@ -23,7 +23,7 @@ export function accountSecurityHandlers(ctx: Context): OperationHandlers {
       res.json(pageOf(ctx, req, res, await tokens.listSecurityEvents(ctx, req.user), newestFirst));
     },
     deleteCurrentUser: async (req, res) => {
-      await confirmDeletion(ctx, req.user.id, { password: req.body.password, session: undefined }, verify);
+      await confirmDeletion(ctx, req.user.id, { password: req.body?.password, session: undefined }, verify);
       await deleteAccount(ctx, req.user.id);
       res.status(204).end();
     },
