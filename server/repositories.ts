@@ -7,9 +7,8 @@
 import type { Db } from './store/db.ts';
 import { openDatabase, storeOver, type DatabaseOptions, type StoreOf } from './store/store.ts';
 import { UserRepository } from './resources/account/user-repository.ts';
-import { OwnTokenRepository, TokenRepository } from './resources/account/token-repository.ts';
+import { TokenRepository } from './resources/account/token-repository.ts';
 import { AccountDeletionRepository } from './resources/account/account-deletion-repository.ts';
-import { SecurityEventLog } from './resources/account/security-event-log.ts';
 import { UserAdminRepository } from './resources/admin/user-admin-repository.ts';
 import { ProjectRepository } from './resources/projects/project-repository.ts';
 import { BoxRepository } from './resources/boxes/box-repository.ts';
@@ -21,6 +20,9 @@ import { PurchaseRepository } from './resources/listening/purchase-repository.ts
 import { SandboxRepository } from './resources/sandbox/sandbox-repository.ts';
 import { WebhookRepository } from './resources/webhooks/webhook-repository.ts';
 import { PortalRepository } from './resources/portal/portal-repository.ts';
+import { SessionRepository } from './resources/sessions/session-repository.ts';
+import { OneTimeLinkRepository } from './resources/account/one-time-link-repository.ts';
+import { SecurityEventRepository } from './resources/account/security-events.ts';
 
 export function registerRepositories(db: Db) {
   return {
@@ -36,8 +38,9 @@ export function registerRepositories(db: Db) {
     sandbox: new SandboxRepository(db),
     webhooks: new WebhookRepository(db),
     portal: new PortalRepository(db),
-    ownTokens: new OwnTokenRepository(db),
-    securityEventLog: new SecurityEventLog(db),
+    sessions: new SessionRepository(db),
+    oneTimeLinks: new OneTimeLinkRepository(db),
+    securityEvents: new SecurityEventRepository(db),
     accountDeletion: new AccountDeletionRepository(db),
     userAdmin: new UserAdminRepository(db),
   };

@@ -8,7 +8,7 @@ import { type Backend, backends, createTestDatabase, type TestDatabase } from '.
 import { useTestServer } from '../testing/harness.ts';
 import { adminTokenCommand, shellQuote, sqliteFile } from './admin-command.ts';
 import { hashToken } from '../resources/account/token-repository.ts';
-import { ALL_SCOPES } from '../resources/account/token-service.ts';
+import { ALL_SCOPES, tokenJson } from '../resources/account/token-service.ts';
 import { parseDuration } from './cli.ts';
 
 const run = promisify(execFile);
@@ -40,8 +40,7 @@ describe.each(backends)('admin CLI on %s, while the server runs', (backend) => {
     expect(stdout).toMatch(/^http\S+\/setup\?token=[A-Za-z0-9_-]{43}\n$/);
     expect(stderr).toContain('first account');
     const secret = /token=(\S+)/.exec(stdout)![1];
-    const rows = await t.server.ctx.store.db.query<{ kind: string }>('SELECT kind FROM one_time_links WHERE secret_hash = $1', [hashToken(secret)]);
-    expect(rows).toEqual([{ kind: 'setup' }]);
+    expect(await t.server.ctx.store.oneTimeLinks.peek('setup', secret, Date.now())).toMatchObject({ kind: 'setup' });
     await t.server.ctx.store.users.findOrCreate('first@example.com', Date.now());
     await expect(admin('setup-link')).rejects.toMatchObject({ code: 1, stderr: expect.stringContaining('has accounts already') });
   });
@@ -70,12 +69,12 @@ describe.each(backends)('admin CLI on %s, while the server runs', (backend) => {
     const token = stdout.trim();
     expect((await t.fetch('/me', { token })).status).toBe(200);
     const user = (await t.server.ctx.store.users.findByEmail('expiring@example.com'))!;
-    const [made] = await t.server.ctx.store.ownTokens.listOf(user.id);
-    expect(made.scopes).toEqual([...ALL_SCOPES]);
+    const [made] = await t.server.ctx.store.tokens.listActiveOf(user.id);
+    expect(tokenJson(made).scopes).toEqual([...ALL_SCOPES]);
     expect(made.timeExpires! - started).toBeGreaterThanOrEqual(2 * 86_400_000);
     expect(made.timeExpires! - Date.now()).toBeLessThanOrEqual(2 * 86_400_000);
     await admin('token', 'create', '--email', 'expiring@example.com');
-    expect((await t.server.ctx.store.ownTokens.listOf(user.id)).map((item) => item.timeExpires)).toContain(null);
+    expect((await t.server.ctx.store.tokens.listActiveOf(user.id)).map((item) => item.timeExpires)).toContain(null);
     await expect(admin('token', 'create', '--email', 'expiring@example.com', '--expires-in', 'soon')).rejects.toMatchObject({ code: 2, stderr: expect.stringContaining('--expires-in') });
   });
 
@@ -94,7 +93,7 @@ describe.each(backends)('admin CLI on %s, while the server runs', (backend) => {
   it('disables an account (ending its sessions), enables it, and makes it an administrator', async () => {
     const store = t.server.ctx.store;
     const user = await store.users.findOrCreate('managed@example.com', Date.now());
-    await store.db.execute("INSERT INTO sessions (id, user_id, secret_hash, method, time_created, time_last_seen) VALUES ('ses_cli', $1, 'hash-cli', 'password', 1, 1)", [user.id]);
+    await store.sessions.create(user.id, 'password', { userAgent: null, address: null }, Date.now());
     const disabled = await admin('user', 'disable', '--email', 'Managed@example.com');
     expect(disabled.stderr).toContain('Disabled managed@example.com');
     expect(await store.userAdmin.get(user.id)).toMatchObject({ disabled: true, admin: false });
@@ -193,10 +192,12 @@ describe.each(backends)('start banner on %s', (backend: Backend) => {
     }
     const started = await startMain({ ...env, PORT: '0', LOG_LEVEL: 'silent', PROCESSING: 'external' });
     child = started.child;
-    const [first, tokenLine, ...rest] = started.banner;
+    const [first, setupLine, tokenLine, ...rest] = started.banner;
 
     const address = /^Audio Share is listening at (http:\/\/127\.0\.0\.1:\d+) /.exec(first)?.[1];
     expect(address, `first line: ${first}`).toBeDefined();
+    // Issue 20: on a database with no account, "right after its address, a one-time link".
+    expect(setupLine).toMatch(/^Create the first account: http:\/\/[^ ]+\/setup\?token=[\w-]{43}$/);
     const command = /^ {2}Token: (.+)$/.exec(tokenLine)?.[1];
     expect(command, `second line: ${tokenLine}`).toBeDefined();
     expect(command).toContain(`DATA_DIR=${shellQuote(env.DATA_DIR!)} `);

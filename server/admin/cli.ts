@@ -22,9 +22,8 @@ import { type Config, ConfigError, loadConfig } from '../config.ts';
 import { openStore, type Store } from '../repositories.ts';
 import { systemClock } from '../lib/clock.ts';
 import { HttpProblem } from '../http/problem.ts';
-import { ALL_SCOPES } from '../resources/account/token-service.ts';
 import { changeUser, invite } from '../resources/admin/admin-service.ts';
-import { createSetupLink } from '../resources/admin/setup-link.ts';
+import { createSetupLink } from '../resources/account/setup-link.ts';
 import { describeDatabase } from './admin-command.ts';
 
 const usage = `Usage:
@@ -116,8 +115,8 @@ async function run(positionals: string[], values: ReturnType<typeof parseCommand
   if (group === 'token' && command === 'create' && email) {
     const user = await store.users.findOrCreate(email, now);
     const lasts = values['expires-in'] === undefined ? undefined : parseDuration(values['expires-in'])!;
-    // The issue: "Tokens minted by the admin CLI get every scope (with `--expires-in` optional)".
-    const token = await store.ownTokens.mint(user.id, { label: label ?? null, scopes: [...ALL_SCOPES], timeExpires: lasts === undefined ? null : now + lasts }, now);
+    // The issue: "Tokens minted by the admin CLI get every scope (with `--expires-in` optional)": scopes null, every one there is.
+    const token = await store.tokens.create(user.id, label ?? null, now, { expires: lasts === undefined ? null : now + lasts });
     const until = lasts === undefined ? '' : `, valid until ${new Date(now + lasts).toISOString()}`;
     return { code: 0, stdout: `${token.secret}\n`, stderr: `Created a token for ${user.email} in ${database}${until}.\n` };
   }
@@ -144,15 +143,15 @@ async function run(positionals: string[], values: ReturnType<typeof parseCommand
     };
   }
   if (group === 'setup-link') {
-    const link = await createSetupLink(store, systemClock, config.publicUrl);
+    const link = await createSetupLink({ store, clock: systemClock, config });
     if (!link) return { code: 1, stdout: '', stderr: `${database} has accounts already; the setup link makes only the first. Use invite --email to add one.\n` };
-    return { code: 0, stdout: `${link.url}\n`, stderr: `Open it to create the first account (an administrator); it works once, until ${new Date(link.expiresAt).toISOString()}.\n` };
+    return { code: 0, stdout: `${link}\n`, stderr: `Open it to create the first account (an administrator); it works once, and ends the links printed before it.\n` };
   }
   if (group === 'user' && email) {
     const user = await store.users.findByEmail(email);
     if (!user) return { code: 1, stdout: '', stderr: `There is no account ${email.trim().toLowerCase()} in ${database}.\n` };
     const change = command === 'disable' ? { disabled: true } : command === 'enable' ? { disabled: false } : { admin: true };
-    await changeUser(store, user.id, change, (tx, userId) => tx.db.execute('DELETE FROM sessions WHERE user_id = $1', [userId]));
+    await changeUser(store, user.id, change);
     const done = command === 'disable' ? 'Disabled' : command === 'enable' ? 'Enabled' : 'Made an administrator:';
     return { code: 0, stdout: '', stderr: `${done} ${user.email} in ${database}.\n` };
   }

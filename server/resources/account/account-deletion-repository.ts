@@ -41,12 +41,6 @@ export class AccountDeletionRepository {
     this.db = db;
   }
 
-  /** The account's password hash (argon2id, PHC string); null for an account without a password (made by the admin CLI, or by single sign-on). */
-  async passwordHashOf(userId: string): Promise<string | null> {
-    const [row] = await this.db.query<{ password_hash: string | null }>('SELECT password_hash FROM users WHERE id = $1', [userId]);
-    return row?.password_hash ?? null;
-  }
-
   /**
    * Deletes the account and all it owns; answers the ids of its projects,
    * whose blobs the caller removes once this has committed. Call it inside a

@@ -9,6 +9,7 @@ import { backends } from '../../testing/databases.ts';
 import { json, useTestServer } from '../../testing/harness.ts';
 import { ALL_PROJECTS_PREFIX, projectBlobPrefix } from '../../blobs/keys.ts';
 import { deleteAccount } from './account-deletion.ts';
+import { signIn, TEST_PASSWORD } from '../../testing/sessions.ts';
 import { onePixelPng } from '../../testing/fixtures.ts';
 
 const bytes = (text: string) => new TextEncoder().encode(text);
@@ -58,10 +59,10 @@ describe.each(backends)('deleting an account on %s', (backend) => {
     expect((await t.fetch(commentsAt, { ...json({ message: 'Yes' }), token: other.token })).status).toBe(200);
     expect((await t.fetch(`${commentsAt}/${comment.id}`, { ...json({ react: '👍' }), token: other.token })).status).toBe(200);
     expect((await leaving.api.POST('/webhooks', { body: { label: 'hook', url: 'http://127.0.0.1:9/hook', events: ['comment.created', 'player.created'] } })).error).toBeUndefined();
-    await leaving.api.POST('/me/tokens', { body: { name: 'ci', scopes: ['projects:read'] } });
+    const session = await signIn(t.server, 'leaving@example.com');
+    const { data: minted } = await session.api.POST('/me/tokens', { body: { name: 'ci', scopes: ['projects:read'] } });
     await leaving.api.POST('/me', { body: { name: 'Leaving Person' } });
-    await store.db.execute("INSERT INTO sessions (id, user_id, secret_hash, method, time_created, time_last_seen) VALUES ('ses_gone', $1, 'hash-of-gone', 'password', 1, 1)", [leaver.id]);
-    await store.db.execute("INSERT INTO security_events (id, user_id, kind, time_created) VALUES ('sev_gone', $1, 'signin', 1)", [leaver.id]);
+    await signIn(t.server, 'leaving@example.com');
     await store.db.execute("INSERT INTO passkeys (id, user_id, credential_id, public_key, name, time_created) VALUES ('pk_gone', $1, 'cred-gone', 'key', 'Laptop', 1)", [leaver.id]);
     await store.db.execute("INSERT INTO identities (issuer, subject, user_id, time_created) VALUES ('https://id.example.com', 'sub-gone', $1, 1)", [leaver.id]);
 
@@ -86,14 +87,18 @@ describe.each(backends)('deleting an account on %s', (backend) => {
     const references = [leaver.id, 'leaving@example.com', 'Leaving Person', projectid, file.box.id, player!.id];
     expect((await everyRow()).filter(({ row }) => references.some((reference) => row.includes(reference))).length).toBeGreaterThan(10);
 
-    expect(await deleteAccount(t.server.ctx, leaver.id)).toBe(true);
+    const deleted = await session.fetch('/me', { ...json({ password: TEST_PASSWORD }), method: 'DELETE' });
+    expect(deleted.status).toBe(200);
+    expect(deleted.headers.getSetCookie().join()).toMatch(/as_session=;/);
 
     const left = (await everyRow()).filter(({ row }) => references.some((reference) => row.includes(reference)));
     expect(left).toEqual([]);
     expect(await blobKeys(projectBlobPrefix(projectid))).toEqual([]);
     expect((await blobKeys(ALL_PROJECTS_PREFIX)).filter((key) => ownBlobs.includes(key))).toEqual([]);
-    // Its tokens no longer work.
+    // Its tokens and sessions no longer work.
     expect((await t.fetch('/me', { token: leaving.token })).status).toBe(401);
+    expect((await t.fetch('/me', { token: minted!.secret })).status).toBe(401);
+    expect((await session.fetch('/me')).status).toBe(401);
 
     // The other project is whole: its files (the contribution too) and their bytes, the player made there, the comments.
     const { data: boxes } = await other.api.GET('/projects/{projectid}/all', { params: { path: { projectid: theirProject } } });
@@ -106,16 +111,45 @@ describe.each(backends)('deleting an account on %s', (backend) => {
     expect(comments!.find((item) => item.id === theirComment.id)!.reactions).toEqual({});
     // The invitation it made still works: it forgot its maker only.
     expect(await store.db.query("SELECT created_by FROM one_time_links WHERE id = 'lnk_made'")).toEqual([{ created_by: null }]);
-
-    // A second deletion finds nothing.
-    expect(await deleteAccount(t.server.ctx, leaver.id)).toBe(false);
   });
 
-  it('is refused to a bearer token, and deletes nothing', async () => {
-    const { token } = await t.as('token-only@example.com');
-    const response = await t.fetch('/me', { ...json({ password: 'whatever it is' }), method: 'DELETE', token });
-    expect(response.status).toBe(403);
-    expect(await response.json()).toMatchObject({ type: '/problems/forbidden', detail: expect.stringContaining('signed-in session') });
+  it('is refused to a bearer token, to a wrong password, and without one to a password session, and deletes nothing', async () => {
+    const { token } = await t.as('careful@example.com');
+    const byToken = await t.fetch('/me', { ...json({ password: TEST_PASSWORD }), method: 'DELETE', token });
+    expect(byToken.status).toBe(403);
+    expect(await byToken.json()).toMatchObject({ type: '/problems/forbidden', detail: expect.stringContaining('signed-in session') });
+    const session = await signIn(t.server, 'careful@example.com');
+    const wrong = await session.fetch('/me', { ...json({ password: 'not the password at all' }), method: 'DELETE' });
+    expect(wrong.status).toBe(403);
+    expect(await wrong.json()).toMatchObject({ detail: expect.stringContaining('password is not right') });
+    for (const init of [json({}), {}]) {
+      const without = await session.fetch('/me', { ...init, method: 'DELETE' });
+      expect(without.status).toBe(400);
+    }
     expect((await t.fetch('/me', { token })).status).toBe(200);
+    expect((await session.fetch('/me')).status).toBe(200);
+  });
+
+  it('takes no password within five minutes of a passkey sign-in, and asks for it after', async () => {
+    const store = t.server.ctx.store;
+    const passkeySession = async (email: string) => {
+      const user = await store.users.findOrCreate(email, Date.now());
+      const { secret } = await store.sessions.create(user.id, 'passkey', { userAgent: null, address: null }, t.server.clock.now());
+      const origin = new URL(t.server.apiUrl).origin;
+      return (init: RequestInit = {}) => t.fetch('/me', { ...init, headers: { Cookie: `as_session=${secret}`, Origin: origin, 'Sec-Fetch-Site': 'same-origin' } });
+    };
+    const late = await passkeySession('late-passkey@example.com');
+    const soon = await passkeySession('recent-passkey@example.com');
+    expect((await soon({ method: 'DELETE' })).status).toBe(200);
+    expect(await store.users.findByEmail('recent-passkey@example.com')).toBeUndefined();
+    t.server.clock.advance(5 * 60_000 + 1);
+    expect((await late({ method: 'DELETE' })).status).toBe(400);
+    expect(await store.users.findByEmail('late-passkey@example.com')).toBeDefined();
+  });
+
+  it('deletes through the service too, once (the second time there is no account)', async () => {
+    const user = await t.server.ctx.store.users.findOrCreate('service@example.com', Date.now());
+    expect(await deleteAccount(t.server.ctx, user.id)).toBe(true);
+    expect(await deleteAccount(t.server.ctx, user.id)).toBe(false);
   });
 });

@@ -13,6 +13,10 @@
 import type { Context } from '../../context.ts';
 import { projectBlobPrefix } from '../../blobs/keys.ts';
 import { badRequest, forbidden } from '../../http/problem.ts';
+import type { Caller } from '../../auth/access.ts';
+import { attemptLimitsOf } from '../../auth/attempt-limits.ts';
+import { verifyPassword } from '../../auth/passwords.ts';
+import { normalizeEmail } from './user-repository.ts';
 
 type Ports = Pick<Context, 'store' | 'blobs' | 'logger'>;
 
@@ -33,12 +37,13 @@ async function removeBlobsOf(ctx: Ports, projectId: string): Promise<void> {
   }
 }
 
-/** How the request proved who it is, as far as deleting the account is concerned. */
+/** How the request proved who it is, as far as deleting the account is concerned (the request's `auth`). */
 export interface DeletionProof {
-  /** The password in the request, if any. */
-  password: string | undefined;
-  /** The session's sign-in method and when it began; undefined for a bearer token. */
-  session: { method: string; timeCreated: number } | undefined;
+  kind: 'session' | 'token';
+  /** How the session's person signed in (password, passkey…). */
+  method?: string;
+  /** When the session's person signed in. */
+  timeAuthenticated: number;
 }
 
 /** How long after a passkey sign-in the account may be deleted without its password. */
@@ -49,25 +54,31 @@ export const PASSKEY_GRACE_MS = 5 * 60_000;
  * token, which may have leaked, never deletes an account), and either the
  * account's password or a passkey sign-in less than five minutes old. The
  * issue: "`DELETE /me` with `{"password": …}` (or within five minutes of a
- * passkey sign-in)". Throws the problem to answer otherwise.
+ * passkey sign-in)". Wrong passwords count against the account's and the
+ * address's failed attempts, as at sign-in, so that a session left open
+ * cannot be used to guess the password. Throws the problem to answer.
  */
 export async function confirmDeletion(
   ctx: Pick<Context, 'store' | 'clock'>,
-  userId: string,
-  proof: DeletionProof,
-  verifyPassword: (hash: string, password: string) => Promise<boolean>,
+  caller: Caller,
+  proof: DeletionProof | undefined,
+  password: string | undefined,
+  address: string,
 ): Promise<void> {
-  if (!proof.session) {
+  if (proof?.kind !== 'session') {
     throw forbidden('An account is deleted only from a signed-in session, never with a token, so that a leaked token cannot remove it. Sign in at /signin and delete it in Settings.');
   }
-  if (proof.password === undefined) {
-    if (proof.session.method === 'passkey' && ctx.clock.now() - proof.session.timeCreated <= PASSKEY_GRACE_MS) return;
+  if (password === undefined) {
+    if (proof.method === 'passkey' && ctx.clock.now() - proof.timeAuthenticated <= PASSKEY_GRACE_MS) return;
     throw badRequest('Give your password to delete your account (or sign in with a passkey again, and delete it within five minutes).', [
       { pointer: '#/password', detail: 'is required, unless you signed in with a passkey less than five minutes ago' },
     ]);
   }
-  const hash = await ctx.store.accountDeletion.passwordHashOf(userId);
-  if (!hash || !(await verifyPassword(hash, proof.password))) {
+  const limits = attemptLimitsOf(ctx.store.db);
+  const attempt = { account: normalizeEmail(caller.email), address };
+  await limits.guard(attempt);
+  if (!(await verifyPassword((await ctx.store.users.get(caller.id))?.passwordHash ?? null, password))) {
+    await limits.failed(attempt);
     throw forbidden('The password is not right, so the account was not deleted.');
   }
 }

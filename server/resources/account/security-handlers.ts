@@ -4,7 +4,7 @@ import { pageOf } from '../../http/paging.ts';
 import { newestFirst } from '../../lib/sort-keys.ts';
 import * as tokens from './token-service.ts';
 import { confirmDeletion, deleteAccount } from './account-deletion.ts';
-import { verify } from '@node-rs/argon2';
+import { clearedSessionCookie } from '../../auth/session-cookie.ts';
 
 /** The account's own security: its tokens, its security events, and deleting it. */
 export function accountSecurityHandlers(ctx: Context): OperationHandlers {
@@ -13,19 +13,21 @@ export function accountSecurityHandlers(ctx: Context): OperationHandlers {
       res.json(pageOf(ctx, req, res, await tokens.listTokens(ctx, req.user), newestFirst));
     },
     createToken: async (req, res) => {
-      res.json((await tokens.createToken(ctx, req.user, req.body)).token);
+      res.json(await tokens.createToken(ctx, req.user, req, req.body));
     },
     revokeToken: async (req, res) => {
-      await tokens.revokeToken(ctx, req.user, req.params.tokenid);
-      res.status(204).end();
+      await tokens.revokeToken(ctx, req.user, req, req.params.tokenid);
+      res.json({});
     },
     listSecurityEvents: async (req, res) => {
       res.json(pageOf(ctx, req, res, await tokens.listSecurityEvents(ctx, req.user), newestFirst));
     },
     deleteCurrentUser: async (req, res) => {
-      await confirmDeletion(ctx, req.user.id, { password: req.body?.password, session: undefined }, verify);
+      await confirmDeletion(ctx, req.user, req.auth, req.body?.password, req.ip ?? 'unknown');
       await deleteAccount(ctx, req.user.id);
-      res.status(204).end();
+      // Its sessions are gone with it; the browser's cookie goes too.
+      res.append('Set-Cookie', clearedSessionCookie(ctx.config.publicUrl));
+      res.json({});
     },
   };
 }

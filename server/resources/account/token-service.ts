@@ -3,12 +3,13 @@
  * events (GET /me/security-events). The issue: "a token has a name, scopes,
  * an optional expiry, `lastUsedAt`, and its secret shown once."
  */
+import type { Request } from 'express';
 import type { Context } from '../../context.ts';
 import type { Schemas } from '../../lib/api-types.ts';
 import type { Caller } from '../../auth/access.ts';
 import { badRequest, notFound } from '../../http/problem.ts';
-import type { OwnTokenRecord } from './token-repository.ts';
-import type { SecurityEventRecord } from './security-event-log.ts';
+import type { TokenRecord } from './token-repository.ts';
+import { recordSecurityEvent, type SecurityEventRecord } from './security-events.ts';
 
 type Ports = Pick<Context, 'store' | 'clock'>;
 
@@ -29,25 +30,25 @@ export const ALL_SCOPES: readonly Schemas['TokenScope'][] = [
 /** The name a token made without one shows (the admin CLI's, before it took --label, and the sandbox's). */
 export const UNNAMED_TOKEN = 'Unnamed token';
 
-export function tokenJson(token: OwnTokenRecord): Schemas['Token'] {
+export function tokenJson(token: TokenRecord): Schemas['Token'] {
   return {
     id: token.id,
     object: 'token',
     name: token.label ?? UNNAMED_TOKEN,
     // Tokens made before scopes existed (scopes NULL) keep every scope: "tokens that exist today keep working with every scope".
     scopes: token.scopes === null ? [...ALL_SCOPES] : ALL_SCOPES.filter((scope) => token.scopes!.includes(scope)),
-    ...(token.timeExpires !== null ? { expiresAt: token.timeExpires } : {}),
-    ...(token.timeLastUsed !== null ? { lastUsedAt: token.timeLastUsed } : {}),
-    timeCreated: token.timeCreated,
+    ...(token.timeExpires !== null ? { expiresAt: Number(token.timeExpires) } : {}),
+    ...(token.timeLastUsed !== null ? { lastUsedAt: Number(token.timeLastUsed) } : {}),
+    timeCreated: Number(token.timeCreated),
   };
 }
 
 export async function listTokens(ctx: Ports, caller: Caller): Promise<Schemas['Token'][]> {
-  return (await ctx.store.ownTokens.listOf(caller.id)).map(tokenJson);
+  return (await ctx.store.tokens.listActiveOf(caller.id)).map(tokenJson);
 }
 
 /** Makes a token; its secret is in this answer and nowhere else. */
-export async function createToken(ctx: Ports, caller: Caller, body: Schemas['CreateTokenRequest']): Promise<{ token: Schemas['TokenWithSecret']; id: string }> {
+export async function createToken(ctx: Ports, caller: Caller, req: Request, body: Schemas['CreateTokenRequest']): Promise<Schemas['TokenWithSecret']> {
   const now = ctx.clock.now();
   if (body.expiresAt !== undefined && body.expiresAt <= now) {
     throw badRequest(`expiresAt ${body.expiresAt} is not in the future (the server's time is ${now}). Give a later time, or leave it out for a token that does not expire.`, [
@@ -55,15 +56,20 @@ export async function createToken(ctx: Ports, caller: Caller, body: Schemas['Cre
     ]);
   }
   const scopes = ALL_SCOPES.filter((scope) => body.scopes.includes(scope));
-  const made = await ctx.store.ownTokens.mint(caller.id, { label: body.name.trim(), scopes, timeExpires: body.expiresAt ?? null }, now);
-  return { token: { ...tokenJson(made), secret: made.secret }, id: made.id };
+  const name = body.name.trim();
+  const { id, secret } = await ctx.store.tokens.create(caller.id, name, now, { scopes, expires: body.expiresAt ?? null });
+  await recordSecurityEvent(ctx, { userId: caller.id, kind: 'token-created', req, detail: name });
+  return {
+    ...tokenJson({ id, userId: caller.id, email: caller.email, label: name, scopes, timeExpires: body.expiresAt ?? null, timeLastUsed: null, timeCreated: now, timeRevoked: null }),
+    secret,
+  };
 }
 
 /** Revokes one of the caller's tokens; a token of anyone else's is not found, as if it did not exist. */
-export async function revokeToken(ctx: Ports, caller: Caller, tokenId: string): Promise<Schemas['Token']> {
-  const revoked = await ctx.store.ownTokens.revokeOwn(caller.id, tokenId, ctx.clock.now());
+export async function revokeToken(ctx: Ports, caller: Caller, req: Request, tokenId: string): Promise<void> {
+  const revoked = await ctx.store.tokens.revokeOwn(caller.id, tokenId, ctx.clock.now());
   if (!revoked) throw notFound(`You have no token ${tokenId} that is not revoked yet. GET /me/tokens lists yours.`);
-  return tokenJson(revoked);
+  await recordSecurityEvent(ctx, { userId: caller.id, kind: 'token-revoked', req, detail: revoked.label ?? UNNAMED_TOKEN });
 }
 
 const KINDS: ReadonlySet<string> = new Set<Schemas['SecurityEventKind']>([
@@ -100,6 +106,6 @@ export function securityEventJson(event: SecurityEventRecord & { kind: Schemas['
  * against.
  */
 export async function listSecurityEvents(ctx: Ports, caller: Caller): Promise<Schemas['SecurityEvent'][]> {
-  const events = await ctx.store.securityEventLog.latestOf(caller.id);
+  const events = await ctx.store.securityEvents.listOf(caller.id);
   return events.filter((event): event is SecurityEventRecord & { kind: Schemas['SecurityEventKind'] } => KINDS.has(event.kind)).map(securityEventJson);
 }

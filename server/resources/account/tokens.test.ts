@@ -2,19 +2,22 @@
  * The account's own tokens and security events, through the API, on each
  * store: a token made with scopes and an expiry is listed without its
  * secret, works, and stops working when revoked; legacy tokens list with
- * every scope; nobody reaches another account's tokens.
+ * every scope; nobody reaches another account's tokens; only a signed-in
+ * session manages tokens, never a token.
  */
 import { describe, expect, it } from 'vitest';
 import { backends } from '../../testing/databases.ts';
 import { json, useTestServer } from '../../testing/harness.ts';
 import { newId } from '../../lib/ids.ts';
 import { ALL_SCOPES } from './token-service.ts';
+import { signIn } from '../../testing/sessions.ts';
+import { until } from '../../testing/until.ts';
 
 describe.each(backends)('tokens of one\'s own on %s', (backend) => {
   const t = useTestServer(backend);
 
   it('makes a token with a name, scopes and an expiry, shows its secret once, lists it without, and revokes it', async () => {
-    const { api, token } = await t.as('maker@example.com');
+    const { api, fetch } = await signIn(t.server, 'maker@example.com');
     const expiresAt = t.server.clock.now() + 30 * 24 * 3_600_000;
     const { data: made, error } = await api.POST('/me/tokens', { body: { name: '  Mastering queue ', scopes: ['comments:read', 'projects:read'], expiresAt } });
     expect(error).toBeUndefined();
@@ -27,23 +30,27 @@ describe.each(backends)('tokens of one\'s own on %s', (backend) => {
     expect(me.status).toBe(200);
     expect(await me.json()).toMatchObject({ email: 'maker@example.com' });
 
-    const { data: listed } = await api.GET('/me/tokens');
-    const mine = listed!.find((item) => item.id === made!.id);
-    expect(mine).toEqual({ id: made!.id, object: 'token', name: 'Mastering queue', scopes: ['projects:read', 'comments:read'], expiresAt, timeCreated: made!.timeCreated });
+    // Used once above (GET /me): lastUsedAt says when, once the authentication's bookkeeping (not awaited by the request) has written it.
+    const listed = await until(async () => {
+      const { data } = await api.GET('/me/tokens');
+      return data!.find((item) => item.id === made!.id)?.lastUsedAt !== undefined && data;
+    }, 'the token\'s last use recorded');
+    const mine = listed.find((item) => item.id === made!.id);
+    expect(mine).toEqual({ id: made!.id, object: 'token', name: 'Mastering queue', scopes: ['projects:read', 'comments:read'], expiresAt, lastUsedAt: expect.any(Number), timeCreated: made!.timeCreated });
+    expect(mine!.lastUsedAt).toBeGreaterThanOrEqual(made!.timeCreated);
     expect(JSON.stringify(listed)).not.toContain(made!.secret);
-    expect(JSON.stringify(listed)).not.toContain(token);
 
-    const revoked = await t.fetch(`/me/tokens/${made!.id}`, { method: 'DELETE', token });
-    expect(revoked.status).toBe(204);
+    const revoked = await fetch(`/me/tokens/${made!.id}`, { method: 'DELETE' });
+    expect(revoked.status).toBe(200);
     expect((await t.fetch('/me', { token: made!.secret })).status).toBe(401);
     expect((await api.GET('/me/tokens')).data!.map((item) => item.id)).not.toContain(made!.id);
     // Revoking it again: there is no such token any more.
-    const again = await t.fetch(`/me/tokens/${made!.id}`, { method: 'DELETE', token });
+    const again = await fetch(`/me/tokens/${made!.id}`, { method: 'DELETE' });
     expect(again.status).toBe(404);
   });
 
   it('lists a token made before scopes (scopes NULL) with every scope, and one without a name under a name', async () => {
-    const { api } = await t.as('legacy@example.com');
+    const { api } = await signIn(t.server, 'legacy@example.com');
     const user = (await t.server.ctx.store.users.findByEmail('legacy@example.com'))!;
     const legacy = await t.server.ctx.store.tokens.create(user.id, null, Date.now());
     const { data } = await api.GET('/me/tokens');
@@ -51,9 +58,9 @@ describe.each(backends)('tokens of one\'s own on %s', (backend) => {
   });
 
   it('refuses an expiry in the past, no scope, an unknown scope, and a name of spaces, and makes nothing', async () => {
-    const { api, token } = await t.as('refused@example.com');
+    const { api, fetch } = await signIn(t.server, 'refused@example.com');
     const before = (await api.GET('/me/tokens')).data!.length;
-    const past = await t.fetch('/me/tokens', { ...json({ name: 'old', scopes: ['projects:read'], expiresAt: t.server.clock.now() - 1000 }), token });
+    const past = await fetch('/me/tokens', json({ name: 'old', scopes: ['projects:read'], expiresAt: t.server.clock.now() - 1000 }));
     expect(past.status).toBe(400);
     expect(await past.json()).toMatchObject({ type: '/problems/validation-error', errors: [{ pointer: '#/expiresAt' }] });
     for (const body of [
@@ -63,26 +70,52 @@ describe.each(backends)('tokens of one\'s own on %s', (backend) => {
       { name: 'twice', scopes: ['projects:read', 'projects:read'] },
       { name: 'extra', scopes: ['projects:read'], owner: 'someone' },
     ]) {
-      const response = await t.fetch('/me/tokens', { ...json(body), token });
+      const response = await fetch('/me/tokens', json(body));
       expect(response.status, JSON.stringify(body)).toBe(400);
     }
     expect((await api.GET('/me/tokens')).data!.length).toBe(before);
   });
 
   it("does not show, nor revoke, another account's token: 404, as for one that does not exist", async () => {
-    const { api: owner } = await t.as('owner-of-token@example.com');
+    const { api: owner } = await signIn(t.server, 'owner-of-token@example.com');
     const { data: made } = await owner.POST('/me/tokens', { body: { name: 'mine', scopes: ['projects:read'] } });
-    const { api: other, token: otherToken } = await t.as('other-account@example.com');
-    expect((await other.GET('/me/tokens')).data!.map((item) => item.id)).not.toContain(made!.id);
-    const refused = await t.fetch(`/me/tokens/${made!.id}`, { method: 'DELETE', token: otherToken });
+    const other = await signIn(t.server, 'other-account@example.com');
+    expect((await other.api.GET('/me/tokens')).data!.map((item) => item.id)).not.toContain(made!.id);
+    const refused = await other.fetch(`/me/tokens/${made!.id}`, { method: 'DELETE' });
     expect(refused.status).toBe(404);
-    const unknown = await t.fetch(`/me/tokens/${newId('tok')}`, { method: 'DELETE', token: otherToken });
+    const unknown = await other.fetch(`/me/tokens/${newId('tok')}`, { method: 'DELETE' });
     expect(unknown.status).toBe(404);
     expect((await t.fetch('/me', { token: made!.secret })).status).toBe(200);
   });
 
+  it('takes only a signed-in session: a bearer token (even one with every scope) is refused with 403 and mints nothing; no credential is 401', async () => {
+    const { token } = await t.as('token-holder@example.com');
+    const user = (await t.server.ctx.store.users.findByEmail('token-holder@example.com'))!;
+    const before = await t.server.ctx.store.tokens.listActiveOf(user.id);
+    for (const [path, init] of [
+      ['/me/tokens', {}],
+      ['/me/tokens', json({ name: 'more', scopes: ['projects:read'] })],
+      [`/me/tokens/${before[0].id}`, { method: 'DELETE' }],
+    ] as const) {
+      const response = await t.fetch(path, { ...init, token });
+      expect(response.status, `${init.method ?? 'GET'} ${path}`).toBe(403);
+      expect(await response.json()).toMatchObject({ type: '/problems/forbidden', detail: expect.stringContaining('needs a signed-in session, not a token') });
+      expect((await t.fetch(path, init)).status).toBe(401);
+    }
+    expect(await t.server.ctx.store.tokens.listActiveOf(user.id)).toEqual(before);
+    expect((await t.fetch('/me', { token })).status).toBe(200);
+  });
+
+  it('refuses a token made with the session from another origin (403), as every change a session makes', async () => {
+    const { cookie } = await signIn(t.server, 'cross-site@example.com');
+    const response = await t.fetch('/me/tokens', { ...json({ name: 'planted', scopes: ['projects:read'] }), headers: { 'Content-Type': 'application/json', Cookie: cookie, Origin: 'https://evil.example', 'Sec-Fetch-Site': 'cross-site' } });
+    expect(response.status).toBe(403);
+    const user = (await t.server.ctx.store.users.findByEmail('cross-site@example.com'))!;
+    expect(await t.server.ctx.store.tokens.listActiveOf(user.id)).toEqual([]);
+  });
+
   it('pages the tokens newest first', async () => {
-    const { api } = await t.as('pages@example.com');
+    const { api } = await signIn(t.server, 'pages@example.com');
     for (const name of ['one', 'two', 'three']) {
       await api.POST('/me/tokens', { body: { name, scopes: ['projects:read'] } });
       t.server.clock.advance(1);
@@ -96,6 +129,20 @@ describe.each(backends)('tokens of one\'s own on %s', (backend) => {
 
 describe.each(backends)('security events on %s', (backend) => {
   const t = useTestServer(backend);
+
+  it('records the sign-in, and a token made and revoked, with the address and browser, and lists them newest first to a token too', async () => {
+    const session = await signIn(t.server, 'recorded@example.com');
+    t.server.clock.advance(1);
+    const { data: made } = await session.api.POST('/me/tokens', { body: { name: 'recorded', scopes: ['account:read'] } });
+    t.server.clock.advance(1);
+    expect((await session.fetch(`/me/tokens/${made!.id}`, { method: 'DELETE' })).status).toBe(200);
+    const { token } = await t.as('recorded@example.com');
+    const response = await t.fetch('/me/security-events', { token, headers: { 'User-Agent': 'events-test' } });
+    expect(response.status).toBe(200);
+    const events = await response.json();
+    expect(events.map((event: { kind: string }) => event.kind)).toEqual(['token-revoked', 'token-created', 'signin']);
+    expect(events[0]).toMatchObject({ object: 'security_event', address: expect.stringMatching(/127\.0\.0\.1/), userAgent: expect.any(String) });
+  });
 
   it("lists the account's own events, newest first, with time, address and user agent, and not another account's", async () => {
     const { api } = await t.as('events@example.com');

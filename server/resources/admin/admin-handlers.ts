@@ -10,7 +10,7 @@ export function adminHandlers(ctx: Context): OperationHandlers {
       res.json(pageOf(ctx, req, res, await admin.listUsers(ctx, req.user), oldestFirst));
     },
     updateUser: async (req, res) => {
-      res.json(await admin.updateUser(ctx, req.user, req.params.userid, req.body, (store, userId) => store.db.execute('DELETE FROM sessions WHERE user_id = $1', [userId])));
+      res.json(await admin.updateUser(ctx, req.user, req.params.userid, req.body));
     },
     createInvitation: async (req, res) => {
       res.json(await admin.createInvitation(ctx, req.user, req.body));

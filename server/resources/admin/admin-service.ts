@@ -11,6 +11,7 @@ import type { Caller } from '../../auth/access.ts';
 import { conflict, forbidden, notFound } from '../../http/problem.ts';
 import { normalizeEmail } from '../account/user-repository.ts';
 import type { AdminUserRecord } from './user-admin-repository.ts';
+import { endSessionsOf } from '../sessions/session-service.ts';
 
 type Ports = Pick<Context, 'store' | 'clock' | 'config'>;
 
@@ -55,16 +56,10 @@ export type UserChange = Schemas['UpdateUserRequest'];
  * at least one administrator who is not disabled (so that someone can
  * still administer it), and a disabled account's sessions end at once
  * (its tokens are refused while it is disabled, by the authentication).
- * `endSessions` is how sessions end (the session service's, which records
- * it). Answers the account as it is now; throws 404 when there is none, 409
- * when the change would leave no administrator.
+ * Answers the account as it is now; throws 404 when there is none, 409 when
+ * the change would leave no administrator.
  */
-export async function changeUser(
-  store: Store,
-  userId: string,
-  change: UserChange,
-  endSessions: (store: Store, userId: string) => Promise<unknown>,
-): Promise<AdminUserRecord> {
+export async function changeUser(store: Store, userId: string, change: UserChange): Promise<AdminUserRecord> {
   return store.transaction(async (tx) => {
     const admins = await tx.userAdmin.lockActiveAdmins();
     const user = await tx.userAdmin.get(userId);
@@ -76,20 +71,14 @@ export async function changeUser(
       );
     }
     const changed = (await tx.userAdmin.update(userId, change))!;
-    if (change.disabled === true) await endSessions(tx, userId);
+    if (change.disabled === true) await endSessionsOf({ store: tx }, userId);
     return changed;
   });
 }
 
-export async function updateUser(
-  ctx: Ports,
-  caller: Caller,
-  userId: string,
-  change: UserChange,
-  endSessions: (store: Store, userId: string) => Promise<unknown>,
-): Promise<Schemas['AdminUser']> {
+export async function updateUser(ctx: Ports, caller: Caller, userId: string, change: UserChange): Promise<Schemas['AdminUser']> {
   await requireAdmin(ctx, caller);
-  return withUsage(ctx.store, await changeUser(ctx.store, userId, change, endSessions));
+  return withUsage(ctx.store, await changeUser(ctx.store, userId, change));
 }
 
 /** An invitation's link: the sign-up page with its secret. */
@@ -106,13 +95,9 @@ export async function invite(
 ): Promise<Schemas['Invitation']> {
   const email = normalizeEmail(invitation.email);
   if (await ctx.store.users.findByEmail(email)) throw conflict(`There is already an account with the address ${email}; it needs no invitation.`);
-  const now = ctx.clock.now();
-  const expiresAt = now + INVITATION_MS;
-  const link = await ctx.store.userAdmin.createLink(
-    { kind: 'invitation', email, userId: null, data: { admin: invitation.admin }, createdBy: invitation.createdBy, timeExpires: expiresAt },
-    now,
-  );
-  return { id: link.id, object: 'invitation', email, admin: invitation.admin, url: invitationUrl(ctx.config.publicUrl, link.secret), expiresAt };
+  // Read by the sign-up (sessions/invitations.ts): the address it is for, and `admin`.
+  const link = await ctx.store.oneTimeLinks.create('invitation', { email, data: { admin: invitation.admin }, createdBy: invitation.createdBy, ttlMs: INVITATION_MS }, ctx.clock.now());
+  return { id: link.id, object: 'invitation', email, admin: invitation.admin, url: invitationUrl(ctx.config.publicUrl, link.secret), expiresAt: link.expires };
 }
 
 export async function createInvitation(ctx: Ports, caller: Caller, body: Schemas['CreateInvitationRequest']): Promise<Schemas['Invitation']> {

@@ -10,8 +10,7 @@ import { backends } from '../../testing/databases.ts';
 import { json, useTestServer } from '../../testing/harness.ts';
 import { newId } from '../../lib/ids.ts';
 import { INVITATION_MS } from './admin-service.ts';
-import { createSetupLink, SETUP_LINK_MS } from './setup-link.ts';
-import { systemClock } from '../../lib/clock.ts';
+import { signIn } from '../../testing/sessions.ts';
 
 describe.each(backends)('administration on %s', (backend) => {
   const t = useTestServer(backend, { STORAGE_QUOTA_BYTES: '1000' });
@@ -40,7 +39,7 @@ describe.each(backends)('administration on %s', (backend) => {
     // A disabled administrator is no administrator.
     const { token: disabledAdmin } = await administrator('disabled-admin@example.com');
     await t.server.ctx.store.db.execute("UPDATE users SET disabled = 1 WHERE email = 'disabled-admin@example.com'");
-    expect((await t.fetch('/admin/users', { token: disabledAdmin })).status).not.toBe(200);
+    expect((await t.fetch('/admin/users', { token: disabledAdmin })).status).toBe(401);
   });
 
   it('lists the accounts oldest first, with their flags, quota and the bytes they use', async () => {
@@ -69,16 +68,21 @@ describe.each(backends)('administration on %s', (backend) => {
     expect(page.response.headers.get('link')).toMatch(/rel="next"/);
   });
 
-  it('disables an account (its sessions end, its flag shows) and enables it again; 404 for no such account', async () => {
-    const { api } = await administrator('disabler@example.com');
-    await t.as('to-disable@example.com');
+  it('disables an account (its sessions end, its tokens are refused, its flag shows) and enables it again; 404 for no such account', async () => {
+    // The administrator works through a signed-in session, as the settings page does.
+    await administrator('disabler@example.com');
+    const { api } = await signIn(t.server, 'disabler@example.com');
+    const { token } = await t.as('to-disable@example.com');
+    const session = await signIn(t.server, 'to-disable@example.com');
     const userid = await idOf('to-disable@example.com');
-    await t.server.ctx.store.db.execute("INSERT INTO sessions (id, user_id, secret_hash, method, time_created, time_last_seen) VALUES ('ses_disable', $1, 'hash-disable', 'password', 1, 1)", [userid]);
     const { data: disabled } = await api.POST('/admin/users/{userid}', { params: { path: { userid } }, body: { disabled: true } });
     expect(disabled).toMatchObject({ id: userid, disabled: true });
     expect(await t.server.ctx.store.db.query('SELECT id FROM sessions WHERE user_id = $1', [userid])).toEqual([]);
+    expect((await session.fetch('/me')).status).toBe(401);
+    expect((await t.fetch('/me', { token })).status).toBe(401);
     const { data: enabled } = await api.POST('/admin/users/{userid}', { params: { path: { userid } }, body: { disabled: false } });
     expect(enabled).toMatchObject({ disabled: false });
+    expect((await t.fetch('/me', { token })).status).toBe(200);
     const missing = await api.POST('/admin/users/{userid}', { params: { path: { userid: newId('usr') } }, body: { disabled: true } });
     expect(missing.response.status).toBe(404);
     const empty = await api.POST('/admin/users/{userid}', { params: { path: { userid } }, body: {} as { disabled: boolean } });
@@ -149,28 +153,5 @@ describe.each(backends)('administration on %s', (backend) => {
     expect(taken.response.status).toBe(409);
     const bad = await api.POST('/admin/invitations', { body: { email: 'not an address' } });
     expect(bad.response.status).toBe(400);
-  });
-
-  it('makes a setup link only while the server has no account', async () => {
-    // This server has accounts already.
-    expect(await createSetupLink(t.server.ctx.store, systemClock, t.server.ctx.config.publicUrl)).toBeUndefined();
-  });
-});
-
-describe.each(backends)('the setup link on an empty %s database', (backend) => {
-  const t = useTestServer(backend);
-
-  it('is a one-time link of kind setup to /setup, for a day, stored as a hash', async () => {
-    const link = await createSetupLink(t.server.ctx.store, t.server.clock, 'https://audio.example.com');
-    expect(link).toBeDefined();
-    const url = new URL(link!.url);
-    expect(`${url.origin}${url.pathname}`).toBe('https://audio.example.com/setup');
-    const secret = url.searchParams.get('token')!;
-    const rows = await t.server.ctx.store.db.query<{ kind: string; time_expires: number | string; time_created: number | string }>(
-      'SELECT kind, time_expires, time_created FROM one_time_links WHERE secret_hash = $1',
-      [createHash('sha256').update(secret).digest('hex')],
-    );
-    expect(rows.map((row) => ({ kind: row.kind, lasts: Number(row.time_expires) - Number(row.time_created) }))).toEqual([{ kind: 'setup', lasts: SETUP_LINK_MS }]);
-    expect(link!.expiresAt).toBe(Number(rows[0].time_expires));
   });
 });

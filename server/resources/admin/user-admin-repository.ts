@@ -1,15 +1,8 @@
 /**
  * What the administration of accounts reads and writes: the accounts with
- * their administrator, disabled and quota flags, and the one-time links it
- * makes (invitations, the first account's setup link). The links are known
- * by the SHA-256 of their secret, as tokens are: the secret is 256 random
- * bits, so a fast hash is enough, and the database never holds a link that
- * works.
+ * their administrator, disabled and quota flags.
  */
-import { randomBytes } from 'node:crypto';
 import type { Db } from '../../store/db.ts';
-import { newId } from '../../lib/ids.ts';
-import { hashToken } from '../account/token-repository.ts';
 import { forUpdate } from '../projects/project-repository.ts';
 
 export interface AdminUserRecord {
@@ -48,17 +41,6 @@ const fromRow = (row: AdminUserRow): AdminUserRecord => ({
   timeCreated: Number(row.time_created),
 });
 
-export type OneTimeLinkKind = 'setup' | 'invitation' | 'reset' | 'verify';
-
-export interface NewOneTimeLink {
-  kind: OneTimeLinkKind;
-  email: string | null;
-  userId: string | null;
-  data: Record<string, unknown>;
-  createdBy: string | null;
-  timeExpires: number;
-}
-
 export class UserAdminRepository {
   private db: Db;
 
@@ -74,11 +56,6 @@ export class UserAdminRepository {
   async get(id: string): Promise<AdminUserRecord | undefined> {
     const [row] = await this.db.query<AdminUserRow>(`SELECT ${COLUMNS} FROM users WHERE id = $1`, [id]);
     return row && fromRow(row);
-  }
-
-  async countUsers(): Promise<number> {
-    const [row] = await this.db.query<{ count: number | string }>('SELECT COUNT(*) AS count FROM users');
-    return Number(row.count);
   }
 
   /**
@@ -105,23 +82,5 @@ export class UserAdminRepository {
     if (change.storageQuota !== undefined) set('storage_quota', change.storageQuota);
     if (sets.length > 0) await this.db.execute(`UPDATE users SET ${sets.join(', ')} WHERE id = $1`, params);
     return this.get(id);
-  }
-
-  /** The account's own storage quota, or null when the server's applies (or there is no such account). */
-  async storageQuotaOf(id: string): Promise<number | null> {
-    const [row] = await this.db.query<{ storage_quota: number | string | null }>('SELECT storage_quota FROM users WHERE id = $1', [id]);
-    return row?.storage_quota === null || row?.storage_quota === undefined ? null : Number(row.storage_quota);
-  }
-
-  /** Records a one-time link and answers its secret, which only the link carries. */
-  async createLink(link: NewOneTimeLink, now: number): Promise<{ id: string; secret: string }> {
-    const id = newId('lnk');
-    const secret = randomBytes(32).toString('base64url');
-    await this.db.execute(
-      `INSERT INTO one_time_links (id, kind, secret_hash, user_id, email, data, created_by, time_created, time_expires)
-       VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)`,
-      [id, link.kind, hashToken(secret), link.userId, link.email, JSON.stringify(link.data), link.createdBy, now, link.timeExpires],
-    );
-    return { id, secret };
   }
 }

@@ -46,7 +46,7 @@ function declaredSize(size: number | string, limit: number, what: string): numbe
  * last room.
  */
 export async function requireRoomFor(ctx: Ports, store: Store, ownerId: string, projectId: string, size: number): Promise<void> {
-  const quota = (await store.userAdmin.storageQuotaOf(ownerId)) ?? ctx.config.storageQuotaBytes;
+  const quota = (await store.users.get(ownerId))?.storageQuota ?? ctx.config.storageQuotaBytes;
   if (quota === undefined) return;
   await store.users.getForUpdate(ownerId);
   const used = await store.uploads.bytesOwnedBy(ownerId);
