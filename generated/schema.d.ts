@@ -1100,7 +1100,7 @@ export interface paths {
          *     administrator or not, or sets its storage quota. Disabling ends all
          *     its sessions at once, and its tokens answer 401 until it is enabled
          *     again; nothing of it is deleted. Its own quota takes the place of the
-         *     server's (`STORAGE_QUOTA_BYTES`) for uploads into its projects.
+         *     server's quota (set by its operator) for uploads into its projects.
          *     The server keeps at least one administrator who is not disabled: a
          *     change that would leave none answers 409. Administrators only.
          */
@@ -2312,7 +2312,7 @@ export interface components {
             /** @description Whether the account's email address is verified. */
             emailVerified: boolean;
             /**
-             * @description The account's own storage quota in bytes; null when the server's (`STORAGE_QUOTA_BYTES`, if set) applies.
+             * @description The account's own storage quota in bytes; null when the server's quota, if its operator set one, applies.
              * @example 10737418240
              */
             storageQuota: number | null;
@@ -2355,7 +2355,7 @@ export interface components {
          * @description **Extension.** An invitation to make an account on this server, at
          *     `url`: it works once, for seven days.
          * @example {
-         *       "id": "lnk_8r3t6y9u2i",
+         *       "id": "otl_8r3t6y9u2i",
          *       "object": "invitation",
          *       "email": "alex@example.com",
          *       "admin": false,
@@ -2364,7 +2364,7 @@ export interface components {
          *     }
          */
         Invitation: {
-            /** @example lnk_8r3t6y9u2i */
+            /** @example otl_8r3t6y9u2i */
             id: components["schemas"]["Id"];
             /**
              * @description Always `invitation`.
@@ -8076,7 +8076,7 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "id": "lnk_8r3t6y9u2i",
+                     *       "id": "otl_8r3t6y9u2i",
                      *       "object": "invitation",
                      *       "email": "alex@example.com",
                      *       "admin": false,
