@@ -22,7 +22,11 @@ declare module 'vitest' {
     propertiesToken: string;
     /** The signing secret of the real servers' Stripe webhook endpoint, to sign the events the tests send. */
     stripeWebhookSecret: string;
-    /** The token of an administrator of the server; on the sandbox, whose accounts are never administrators, an account's token like any other. */
+    /** An account that signs in with a password (the session tests'). */
+    account: { name: string; email: string; password: string };
+    /** An invitation to sign up with, for contract-invited@example.com. */
+    invite: string;
+    /** A token of an administrator of the server (on a real server, the first account's, made through the setup link). */
     adminToken: string;
   }
 }
@@ -31,6 +35,8 @@ export const baseUrl = inject('baseUrl');
 export const token = inject('token');
 export const target = inject('target');
 export const stripeWebhookSecret = inject('stripeWebhookSecret');
+export const account = inject('account');
+export const invite = inject('invite');
 export const adminToken = inject('adminToken');
 /** The mock answers with the spec's examples and keeps no state. */
 export const onMock = target === 'mock';

@@ -60,24 +60,6 @@ export const sandboxOnlyOperationIds = routes
   .filter((route) => (spec.paths[route.template][route.method] as unknown as Record<string, unknown>)['x-sandbox-only'] === true)
   .map((route) => route.operationId);
 
-/**
- * Operations that take only the account's session cookie (`sessionCookie`
- * alone in their security): managing tokens and sessions, deleting the
- * account. Neither the mock (which has no sessions) nor a sandbox (whose
- * accounts nobody signs in to) can grant one.
- */
-export const sessionOnlyOperationIds = routes
-  .filter((route) => {
-    const security = (spec.paths[route.template][route.method] as unknown as { security?: Array<Record<string, unknown>> }).security;
-    return security !== undefined && security.length > 0 && security.every((requirement) => Object.keys(requirement).length === 1 && 'sessionCookie' in requirement);
-  })
-  .map((route) => route.operationId);
-
-/** Operations for the server's administrators only (`x-administrators-only` in the spec): a sandbox's accounts are none, and are refused them. */
-export const administratorsOnlyOperationIds = routes
-  .filter((route) => (spec.paths[route.template][route.method] as unknown as Record<string, unknown>)['x-administrators-only'] === true)
-  .map((route) => route.operationId);
-
 export function findRoute(method: string, path: string): Route | undefined {
   return routes.find((route) => route.method === method.toLowerCase() && route.pattern.test(path));
 }
