@@ -701,7 +701,9 @@ export interface paths {
          *     sessions, passkeys, webhooks and security events. Comments it wrote
          *     on other people's projects stay, without their author; those
          *     projects are untouched. Confirm with the account's `password`, or
-         *     leave it out within five minutes of signing in with a passkey. Needs
+         *     leave it out within five minutes of signing in with a passkey. The
+         *     server's last administrator (who is not disabled) cannot be deleted:
+         *     409, until another account is made an administrator. Needs
          *     the session of a signed-in browser: a bearer token is refused with
          *     403, so that a leaked token cannot remove the account.
          */
@@ -7271,6 +7273,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
+            409: components["responses"]["Conflict"];
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
             429: components["responses"]["TooManyRequests"];

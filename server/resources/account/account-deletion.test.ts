@@ -147,6 +147,20 @@ describe.each(backends)('deleting an account on %s', (backend) => {
     expect(await store.users.findByEmail('late-passkey@example.com')).toBeDefined();
   });
 
+  it("keeps the server's last administrator (409), and deletes an administrator who is not the last", async () => {
+    const store = t.server.ctx.store;
+    const session = await signIn(t.server, 'sole-admin@example.com');
+    await store.db.execute("UPDATE users SET is_admin = 1 WHERE email = 'sole-admin@example.com'");
+    const refused = await session.fetch('/me', { ...json({ password: TEST_PASSWORD }), method: 'DELETE' });
+    expect(refused.status).toBe(409);
+    expect(await refused.json()).toMatchObject({ type: '/problems/conflict', detail: expect.stringContaining('last administrator') });
+    expect(await store.users.findByEmail('sole-admin@example.com')).toBeDefined();
+    await store.users.findOrCreate('next-admin@example.com', Date.now());
+    await store.db.execute("UPDATE users SET is_admin = 1 WHERE email = 'next-admin@example.com'");
+    expect((await session.fetch('/me', { ...json({ password: TEST_PASSWORD }), method: 'DELETE' })).status).toBe(200);
+    expect(await store.users.findByEmail('sole-admin@example.com')).toBeUndefined();
+  });
+
   it('deletes through the service too, once (the second time there is no account)', async () => {
     const user = await t.server.ctx.store.users.findOrCreate('service@example.com', Date.now());
     expect(await deleteAccount(t.server.ctx, user.id)).toBe(true);

@@ -12,7 +12,7 @@
  */
 import type { Context } from '../../context.ts';
 import { projectBlobPrefix } from '../../blobs/keys.ts';
-import { badRequest, forbidden } from '../../http/problem.ts';
+import { badRequest, conflict, forbidden } from '../../http/problem.ts';
 import type { Caller } from '../../auth/access.ts';
 import { attemptLimitsOf } from '../../auth/attempt-limits.ts';
 import { verifyPassword } from '../../auth/passwords.ts';
@@ -20,9 +20,20 @@ import { normalizeEmail } from './user-repository.ts';
 
 type Ports = Pick<Context, 'store' | 'blobs' | 'logger'>;
 
-/** Deletes the account and everything it owns; false when there is no such account. */
+/**
+ * Deletes the account and everything it owns; false when there is no such
+ * account. The server's last administrator who is not disabled is not
+ * deleted (409): someone must still be able to administer it, as when an
+ * administrator steps down (POST /admin/users/{userid}).
+ */
 export async function deleteAccount(ctx: Ports, userId: string): Promise<boolean> {
-  const deleted = await ctx.store.transaction((store) => store.accountDeletion.deleteAccount(userId));
+  const deleted = await ctx.store.transaction(async (store) => {
+    const admins = await store.userAdmin.lockActiveAdmins();
+    if (admins.length === 1 && admins[0] === userId) {
+      throw conflict('You are the last administrator of this server, so your account cannot be deleted: make another account an administrator first.');
+    }
+    return store.accountDeletion.deleteAccount(userId);
+  });
   if (!deleted) return false;
   for (const projectId of deleted.projectIds) await removeBlobsOf(ctx, projectId);
   return true;
