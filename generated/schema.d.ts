@@ -792,11 +792,12 @@ export interface paths {
          *     for what they may do; the loudness target; the paywall state. The
          *     player page is drawn from this alone.
          *
-         *     Who the listener is comes from a bearer token (a project member), the
-         *     player's session cookie (an invited collaborator, a listener who gave
-         *     the password or a display name, a purchaser), or nothing (anyone with
-         *     the link). A player for collaborators only, or with a password, answers
-         *     401 until a session opens it; an expired one answers 410.
+         *     Who the listener is comes from a bearer token or the account's
+         *     session (a project member), the player's session cookie (an invited
+         *     collaborator, a listener who gave the password or a display name, a
+         *     purchaser), or nothing (anyone with the link). A player for
+         *     collaborators only, or with a password, answers 401 until a session
+         *     opens it; an expired one answers 410.
          */
         get: operations["getPlayerView"];
         put?: never;
@@ -2657,6 +2658,17 @@ export interface components {
             errors?: components["schemas"]["ProblemFieldError"][];
         };
         /**
+         * @description A problem of a 403. An `insufficient-scope` one also names the scope the
+         *     token lacks in `scope`.
+         */
+        InsufficientScopeProblem: {
+            /**
+             * @description The scope this operation needs and the token does not have (`insufficient-scope` only).
+             * @example projects:write
+             */
+            scope?: string;
+        } & components["schemas"]["Problem"];
+        /**
          * @description One offending part of a request. Exactly one of `pointer`, `parameter` or `header` says where it is.
          * @example {
          *       "pointer": "#/options/quality",
@@ -3981,23 +3993,41 @@ export interface components {
         };
         /**
          * @description The caller can see the resource but may not change it: a collaborator
-         *     with the `viewer` role tried to write.
+         *     with the `viewer` role tried to write (`/problems/forbidden`). Or the
+         *     bearer token lacks the scope this operation needs
+         *     (`/problems/insufficient-scope`, with `WWW-Authenticate`).
          */
         Forbidden: {
             headers: {
+                "WWW-Authenticate": components["headers"]["InsufficientScopeChallenge"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/problem+json": components["schemas"]["InsufficientScopeProblem"];
+            };
+        };
+        /**
+         * @description The bearer token lacks the scope this operation needs
+         *     (`/problems/insufficient-scope`); `scope` and the `WWW-Authenticate`
+         *     header name it.
+         */
+        InsufficientScope: {
+            headers: {
+                "WWW-Authenticate": components["headers"]["InsufficientScopeChallenge"];
                 [name: string]: unknown;
             };
             content: {
                 /**
                  * @example {
-                 *       "type": "/problems/forbidden",
-                 *       "title": "Not allowed",
+                 *       "type": "/problems/insufficient-scope",
+                 *       "title": "Insufficient scope",
                  *       "status": 403,
-                 *       "detail": "Your role on this project is viewer, which can only read. Ask the project owner for the editor or admin role.",
-                 *       "instance": "req_5f1c2a9d"
+                 *       "detail": "This operation needs a token with the scope players:read, which this token does not have. Make a token with it.",
+                 *       "instance": "req_5f1c2a9d",
+                 *       "scope": "players:read"
                  *     }
                  */
-                "application/problem+json": components["schemas"]["Problem"];
+                "application/problem+json": components["schemas"]["InsufficientScopeProblem"];
             };
         };
         /**
@@ -4729,6 +4759,14 @@ export interface components {
          */
         VersionETag: string;
         /**
+         * @description With `/problems/insufficient-scope` only: the scope the token lacks, as
+         *     RFC 6750 §3.1 says ("The request requires higher privileges than
+         *     provided by the access token"), `Bearer error="insufficient_scope",
+         *     scope="…"`.
+         * @example Bearer realm="api", error="insufficient_scope", scope="projects:write"
+         */
+        InsufficientScopeChallenge: string;
+        /**
          * @description **Extension.** Sent when the request asked for a page (`limit` or
          *     `cursor`) and more items follow: the next page's URL, as RFC 8288 has
          *     it, with `rel="next"`. No `Link`, no more pages.
@@ -4834,6 +4872,7 @@ export interface operations {
             };
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["InsufficientScope"];
             429: components["responses"]["TooManyRequests"];
             default: components["responses"]["DefaultProblem"];
         };
@@ -4962,6 +5001,7 @@ export interface operations {
             };
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["InsufficientScope"];
             404: components["responses"]["PlayerNotFound"];
             429: components["responses"]["TooManyRequests"];
             default: components["responses"]["DefaultProblem"];
@@ -5245,6 +5285,7 @@ export interface operations {
             };
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["InsufficientScope"];
             404: components["responses"]["NotFound"];
             429: components["responses"]["TooManyRequests"];
             default: components["responses"]["DefaultProblem"];
@@ -5409,6 +5450,7 @@ export interface operations {
             };
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["InsufficientScope"];
             404: components["responses"]["NotFound"];
             409: components["responses"]["DownloadConflict"];
             429: components["responses"]["TooManyRequests"];
@@ -5458,6 +5500,7 @@ export interface operations {
             };
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["InsufficientScope"];
             404: components["responses"]["NotFound"];
             409: components["responses"]["DownloadConflict"];
             429: components["responses"]["TooManyRequests"];
@@ -5544,6 +5587,7 @@ export interface operations {
             };
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["InsufficientScope"];
             404: components["responses"]["NotFound"];
             429: components["responses"]["TooManyRequests"];
             default: components["responses"]["DefaultProblem"];
@@ -5594,6 +5638,7 @@ export interface operations {
             };
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["InsufficientScope"];
             404: components["responses"]["NotFound"];
             429: components["responses"]["TooManyRequests"];
             default: components["responses"]["DefaultProblem"];
@@ -6128,6 +6173,7 @@ export interface operations {
             };
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["InsufficientScope"];
             429: components["responses"]["TooManyRequests"];
             default: components["responses"]["DefaultProblem"];
         };
@@ -6179,6 +6225,7 @@ export interface operations {
             };
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["InsufficientScope"];
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
             429: components["responses"]["TooManyRequests"];
@@ -6228,6 +6275,7 @@ export interface operations {
             };
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["InsufficientScope"];
             404: components["responses"]["NotFound"];
             429: components["responses"]["TooManyRequests"];
             default: components["responses"]["DefaultProblem"];
@@ -6328,6 +6376,7 @@ export interface operations {
             };
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["InsufficientScope"];
             429: components["responses"]["TooManyRequests"];
             default: components["responses"]["DefaultProblem"];
         };
@@ -6370,6 +6419,7 @@ export interface operations {
             };
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["InsufficientScope"];
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
             429: components["responses"]["TooManyRequests"];
@@ -6407,6 +6457,7 @@ export interface operations {
             };
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["InsufficientScope"];
             429: components["responses"]["TooManyRequests"];
             default: components["responses"]["DefaultProblem"];
         };
@@ -6464,6 +6515,7 @@ export interface operations {
             };
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["InsufficientScope"];
             412: components["responses"]["PreferencesChanged"];
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
@@ -6496,6 +6548,7 @@ export interface operations {
             };
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["InsufficientScope"];
             429: components["responses"]["TooManyRequests"];
             502: components["responses"]["PaymentProviderFailed"];
             default: components["responses"]["DefaultProblem"];
@@ -6539,6 +6592,7 @@ export interface operations {
             };
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["InsufficientScope"];
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
             429: components["responses"]["TooManyRequests"];
@@ -6571,6 +6625,7 @@ export interface operations {
             };
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["InsufficientScope"];
             429: components["responses"]["TooManyRequests"];
             default: components["responses"]["DefaultProblem"];
         };
@@ -6601,6 +6656,7 @@ export interface operations {
             };
             400: components["responses"]["BadRequest"];
             401: components["responses"]["PlayerLocked"];
+            403: components["responses"]["InsufficientScope"];
             404: components["responses"]["NotFound"];
             410: components["responses"]["PlayerExpired"];
             429: components["responses"]["TooManyRequests"];
@@ -7594,6 +7650,7 @@ export interface operations {
                 };
             };
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["InsufficientScope"];
             /** @description This server is not a sandbox. */
             404: {
                 headers: {
@@ -7657,6 +7714,7 @@ export interface operations {
             };
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["InsufficientScope"];
             429: components["responses"]["TooManyRequests"];
             default: components["responses"]["DefaultProblem"];
         };
@@ -7713,6 +7771,7 @@ export interface operations {
             };
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["InsufficientScope"];
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
             429: components["responses"]["TooManyRequests"];
@@ -7745,6 +7804,7 @@ export interface operations {
             };
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["InsufficientScope"];
             404: components["responses"]["NotFound"];
             429: components["responses"]["TooManyRequests"];
             default: components["responses"]["DefaultProblem"];
@@ -7780,6 +7840,7 @@ export interface operations {
             };
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["InsufficientScope"];
             404: components["responses"]["NotFound"];
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
@@ -7813,6 +7874,7 @@ export interface operations {
             };
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["InsufficientScope"];
             404: components["responses"]["NotFound"];
             429: components["responses"]["TooManyRequests"];
             default: components["responses"]["DefaultProblem"];
@@ -7851,6 +7913,7 @@ export interface operations {
             };
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["InsufficientScope"];
             404: components["responses"]["NotFound"];
             429: components["responses"]["TooManyRequests"];
             default: components["responses"]["DefaultProblem"];
@@ -7933,6 +7996,7 @@ export interface operations {
             };
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["InsufficientScope"];
             404: components["responses"]["NotFound"];
             429: components["responses"]["TooManyRequests"];
             default: components["responses"]["DefaultProblem"];
@@ -7990,6 +8054,7 @@ export interface operations {
             };
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["InsufficientScope"];
             404: components["responses"]["NotFound"];
             409: components["responses"]["Conflict"];
             429: components["responses"]["TooManyRequests"];
