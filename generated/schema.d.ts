@@ -1372,6 +1372,9 @@ export interface paths {
          *     demo project is made, with new ids. It answers the demo's ids.
          *
          *     On any other server the operation does not exist: it answers 404.
+         *
+         *     It takes a bearer token only, not the account's session: a sandbox
+         *     account is named by its token, and nobody signs in to one.
          */
         post: operations["resetSandbox"];
         delete?: never;
@@ -2658,8 +2661,9 @@ export interface components {
             errors?: components["schemas"]["ProblemFieldError"][];
         };
         /**
-         * @description A problem of a 403. An `insufficient-scope` one also names the scope the
-         *     token lacks in `scope`.
+         * @description A problem of a 403. An `insufficient-scope` one also names, in `scope`,
+         *     the scope the token lacks (RFC 9457 §3.2: "Problem type definitions MAY
+         *     extend the problem details object with additional members").
          */
         InsufficientScopeProblem: {
             /**
@@ -4008,8 +4012,8 @@ export interface components {
         };
         /**
          * @description The bearer token lacks the scope this operation needs
-         *     (`/problems/insufficient-scope`); `scope` and the `WWW-Authenticate`
-         *     header name it.
+         *     (`/problems/insufficient-scope`); the problem's `scope` member (RFC 9457
+         *     §3.2) and the `WWW-Authenticate` header name it.
          */
         InsufficientScope: {
             headers: {
