@@ -322,15 +322,15 @@ describe('breaking changes of security', () => {
     const scoped = (scopes: string[]) => (spec: Spec) => (spec.paths['/players'].post.security = [{ bearerAuth: scopes }]);
     const before = guarded();
     scoped(['players:write'])(before);
-    const after = (scopes: string[]) => {
+    const changesTo = (scopes: string[]) => {
       const revision = guarded();
       scoped(scopes)(revision);
       return breakingChanges(before, revision);
     };
-    expect(after(['players:write', 'projects:write'])).toEqual([{ path: create, message: 'a token with the scopes of bearerAuth [players:write] no longer suffices: now bearerAuth [players:write, projects:write]' }]);
-    expect(after(['players:admin'])).toEqual([{ path: create, message: 'a token with the scopes of bearerAuth [players:write] no longer suffices: now bearerAuth [players:admin]' }]);
-    expect(after(['players:write'])).toEqual([]);
-    expect(after([])).toEqual([]);
+    expect(changesTo(['players:write', 'projects:write'])).toEqual([{ path: create, message: 'a token with the scopes of bearerAuth [players:write] no longer suffices: now bearerAuth [players:write, projects:write]' }]);
+    expect(changesTo(['players:admin'])).toEqual([{ path: create, message: 'a token with the scopes of bearerAuth [players:write] no longer suffices: now bearerAuth [players:admin]' }]);
+    expect(changesTo(['players:write'])).toEqual([]);
+    expect(changesTo([])).toEqual([]);
   });
 });
 
