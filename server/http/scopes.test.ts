@@ -13,13 +13,15 @@
  *   reset, whose accounts are named by their tokens).
  * - Reads (GET) need a `:read` scope, every other method a `:write` one; the
  *   scope's family follows the operation's tag.
- * - The operations that take no account credential (signed URLs, the
- *   portal, the payment provider's webhook, the player session's own
- *   operations) are exactly the ones listed here, so an operation added
- *   without a scope fails.
+ * - An operation that takes no token is either one of sign-in's (under
+ *   /auth/), account management that needs a signed-in session (under
+ *   /auth/, /me/ or /admin/: a leaked token cannot mint more), or one of
+ *   those listed here, authorized otherwise (signed URLs, the portal, the
+ *   payment provider's webhook, the player session's own operations); so
+ *   an operation of the API added without a scope fails.
  */
 import { describe, expect, it } from 'vitest';
-import { ACCOUNT_SCHEMES, SCOPES, scopedOperations, spec, specOperations as operations } from '../testing/spec-scopes.ts';
+import { ACCOUNT_SCHEMES, SCOPES, scopedOperations, spec, specOperations as operations, TOKEN_SCHEMES } from '../testing/spec-scopes.ts';
 
 /** Which family of scopes each tag's operations need (the issue: uploads, downloads and artwork are projects'; collaborators, paywalls and portals players'). */
 const FAMILY_OF_TAG: Record<string, string> = {
@@ -75,8 +77,9 @@ describe('scopes in the spec', () => {
         faults.push(`${label}: no security of its own`);
         continue;
       }
+      // Operations no token may call are the next tests' business.
+      if (!security.some((requirement) => TOKEN_SCHEMES.some((scheme) => scheme in requirement))) continue;
       const account = security.filter((requirement) => ACCOUNT_SCHEMES.some((scheme) => scheme in requirement));
-      if (account.length === 0) continue;
       // Alternatives, one scheme each: a token (bearer or OAuth) or the session; never two schemes that must both be sent.
       for (const requirement of account) if (Object.keys(requirement).length !== 1) faults.push(`${label}: ${JSON.stringify(requirement)} joins schemes`);
       const of = (scheme: string) => account.filter((requirement) => scheme in requirement).map((requirement) => requirement[scheme]);
@@ -104,10 +107,21 @@ describe('scopes in the spec', () => {
     expect(undocumented).toEqual([]);
   });
 
-  it('leaves no account credential on exactly the operations authorized otherwise (signed URLs, portal, webhook, player session)', () => {
-    const scoped = new Set(scopedOperations.map(({ operationId }) => operationId));
-    const without = operations.map(({ operation }) => operation.operationId).filter((operationId) => !scoped.has(operationId));
-    expect(without.sort()).toEqual(Object.keys(WITHOUT_ACCOUNT).sort());
+  it('takes no account credential only on sign-in (/auth/) and the operations authorized otherwise (signed URLs, portal, webhook, player session)', () => {
+    const without = operations.filter(({ operation }) => !(operation.security ?? []).some((requirement) => ACCOUNT_SCHEMES.some((scheme) => scheme in requirement)));
+    const unexplained = without.filter(({ path, operation }) => !path.startsWith('/auth/') && !WITHOUT_ACCOUNT[operation.operationId]);
+    expect(unexplained.map(({ operation }) => operation.operationId)).toEqual([]);
+    // The list holds no operation that is gone, or that has since gained a credential.
+    expect(Object.keys(WITHOUT_ACCOUNT).filter((operationId) => !without.some(({ operation }) => operation.operationId === operationId))).toEqual([]);
+  });
+
+  it('takes the session without a token only for signing in and managing the account (/auth/, /me/, /admin/)', () => {
+    const sessionOnly = operations.filter(({ operation }) => {
+      const security = operation.security ?? [];
+      return security.some((requirement) => 'sessionCookie' in requirement) && !security.some((requirement) => TOKEN_SCHEMES.some((scheme) => scheme in requirement));
+    });
+    expect(sessionOnly.length).toBeGreaterThan(0);
+    expect(sessionOnly.filter(({ path }) => !/^\/(auth|me|admin)\//.test(path)).map(({ operation }) => operation.operationId)).toEqual([]);
   });
 
   it('keeps the listener operations open to anyone: a token there is checked only when one is sent', () => {

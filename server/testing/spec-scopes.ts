@@ -40,8 +40,10 @@ export interface Spec {
 
 export const spec = JSON.parse(readFileSync(resolve(import.meta.dirname, '../../generated/openapi.json'), 'utf8')) as Spec;
 
-/** The schemes through which an account calls the API: its tokens (bearer, and the OAuth tokens to come) and its browser session. */
-export const ACCOUNT_SCHEMES = ['bearerAuth', 'oauth2', 'sessionCookie'];
+/** The schemes of an account's tokens: personal bearer tokens, and the OAuth tokens to come. Both carry scopes. */
+export const TOKEN_SCHEMES = ['bearerAuth', 'oauth2'];
+/** Every scheme through which an account calls the API: its tokens and its browser session. */
+export const ACCOUNT_SCHEMES = [...TOKEN_SCHEMES, 'sessionCookie'];
 const METHODS = ['get', 'put', 'post', 'delete', 'patch', 'head', 'options'] as const;
 
 /** Follows a local `$ref` of the bundle. */
@@ -77,9 +79,9 @@ export interface ScopedOperation {
   bodyExample: unknown;
 }
 
-/** The operations a token may call: those with an account scheme among their requirements. */
+/** The operations a token may call: those with a token scheme among their requirements. */
 export const scopedOperations: ScopedOperation[] = specOperations
-  .filter(({ operation }) => (operation.security ?? []).some((requirement) => ACCOUNT_SCHEMES.some((scheme) => scheme in requirement)))
+  .filter(({ operation }) => (operation.security ?? []).some((requirement) => TOKEN_SCHEMES.some((scheme) => scheme in requirement)))
   .map(({ path, method, operation }) => {
     const security = operation.security ?? [];
     const parameters = [...(spec.paths[path].parameters ?? []), ...(operation.parameters ?? [])].map((parameter) => deref<{ name: string; in: string; example?: unknown; schema?: Json }>(parameter));
