@@ -18,13 +18,16 @@
  *   Bearer error="insufficient_scope", scope="…"` (RFC 6750 §3.1), even on
  *   the listener operations, where a token is checked when one is sent;
  * - the session cookie on a request that changes something from another
- *   site gets 403, and on an operation that takes no session, 401.
+ *   site gets 403, and on an operation that takes no session, 401;
+ * - an operation that takes the session only (managing sessions and the
+ *   password) refuses a token of every scope with 403, and lets the session
+ *   through.
  */
 import { beforeAll, describe, expect, it } from 'vitest';
 import { hashPassword } from '../auth/passwords.ts';
 import { backends } from '../testing/databases.ts';
 import { useTestServer } from '../testing/harness.ts';
-import { SCOPES, scopedOperations, type ScopedOperation } from '../testing/spec-scopes.ts';
+import { SCOPES, type ScopedOperation, scopedOperations, sessionOnlyOperations } from '../testing/spec-scopes.ts';
 
 const OWNER = 'matrix-owner@example.com';
 const PASSWORD = 'matrix passphrase, long enough';
@@ -145,5 +148,14 @@ describe.each(backends)('authorization matrix on %s', (backend) => {
   it.each(tokenOnly)('%s: takes no session, so a session alone is a 401', async (_, operation) => {
     const response = await call(operation, { cookie: sessionCookie, site: 'same-origin' });
     expect(response.status, await response.clone().text()).toBe(401);
+  });
+
+  // Issue: "Token management needs a signed-in session, not a token (a leaked token cannot mint more)." Last: some of
+  // these end sessions (never this one: other sessions, or the spec's example id).
+  const sessionOnly = sessionOnlyOperations.filter((operation) => !operation.open).map((operation) => [operation.operationId, operation] as const);
+  it.each(sessionOnly)('%s: takes the session only: a token of every scope gets 403, the session is let through', async (_, operation) => {
+    const withToken = await call(operation, { token: everyScope, site: 'same-origin' });
+    expect(withToken.status, await withToken.clone().text()).toBe(403);
+    await expectAllowed(await call(operation, { cookie: sessionCookie, site: 'same-origin' }), 'session');
   });
 });

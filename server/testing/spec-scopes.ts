@@ -79,23 +79,29 @@ export interface ScopedOperation {
   bodyExample: unknown;
 }
 
+const takes = (operation: SpecOperation, schemes: string[]) => (operation.security ?? []).some((requirement) => schemes.some((scheme) => scheme in requirement));
+
 /** The operations a token may call: those with a token scheme among their requirements. */
-export const scopedOperations: ScopedOperation[] = specOperations
-  .filter(({ operation }) => (operation.security ?? []).some((requirement) => TOKEN_SCHEMES.some((scheme) => scheme in requirement)))
-  .map(({ path, method, operation }) => {
-    const security = operation.security ?? [];
-    const parameters = [...(spec.paths[path].parameters ?? []), ...(operation.parameters ?? [])].map((parameter) => deref<{ name: string; in: string; example?: unknown; schema?: Json }>(parameter));
-    const json = operation.requestBody ? deref<{ content?: Record<string, { example?: unknown; examples?: Record<string, unknown>; schema?: Json }> }>(operation.requestBody).content?.['application/json'] : undefined;
-    const firstExample = json?.examples ? deref<{ value: unknown }>(Object.values(json.examples)[0]).value : undefined;
-    return {
-      operationId: operation.operationId,
-      method,
-      path,
-      tag: operation.tags?.[0],
-      scope: security.find((requirement) => 'oauth2' in requirement)?.oauth2[0],
-      open: security.some((requirement) => Object.keys(requirement).length === 0),
-      session: security.some((requirement) => 'sessionCookie' in requirement),
-      pathParameters: parameters.filter((parameter) => parameter.in === 'path').map((parameter) => ({ name: parameter.name, example: parameter.example ?? deref(parameter.schema).example })),
-      bodyExample: json ? (json.example ?? firstExample ?? deref(json.schema).example) : undefined,
-    };
-  });
+export const scopedOperations: ScopedOperation[] = specOperations.filter(({ operation }) => takes(operation, TOKEN_SCHEMES)).map(describeOperation);
+
+/** The operations the session may call and a token may not: signing in, and managing the account's sessions and password. */
+export const sessionOnlyOperations: ScopedOperation[] = specOperations.filter(({ operation }) => takes(operation, ['sessionCookie']) && !takes(operation, TOKEN_SCHEMES)).map(describeOperation);
+
+/** What the tests need of an operation. */
+function describeOperation({ path, method, operation }: { path: string; method: string; operation: SpecOperation }): ScopedOperation {
+  const security = operation.security ?? [];
+  const parameters = [...(spec.paths[path].parameters ?? []), ...(operation.parameters ?? [])].map((parameter) => deref<{ name: string; in: string; example?: unknown; schema?: Json }>(parameter));
+  const json = operation.requestBody ? deref<{ content?: Record<string, { example?: unknown; examples?: Record<string, unknown>; schema?: Json }> }>(operation.requestBody).content?.['application/json'] : undefined;
+  const firstExample = json?.examples ? deref<{ value: unknown }>(Object.values(json.examples)[0]).value : undefined;
+  return {
+    operationId: operation.operationId,
+    method,
+    path,
+    tag: operation.tags?.[0],
+    scope: security.find((requirement) => 'oauth2' in requirement)?.oauth2[0],
+    open: security.some((requirement) => Object.keys(requirement).length === 0),
+    session: security.some((requirement) => 'sessionCookie' in requirement),
+    pathParameters: parameters.filter((parameter) => parameter.in === 'path').map((parameter) => ({ name: parameter.name, example: parameter.example ?? deref(parameter.schema).example })),
+    bodyExample: json ? (json.example ?? firstExample ?? deref(json.schema).example) : undefined,
+  };
+}
