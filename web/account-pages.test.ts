@@ -129,6 +129,21 @@ describe('the account pages, signed out', () => {
     BROWSER_TEST_MS,
   );
 
+  it('answers each page with the strict CSP, and carries an invitation into the page only URL-encoded', async () => {
+    for (const path of ['/signin', '/signup', '/setup', '/reset-password', '/verify-email', '/settings', '/']) {
+      const response = await fetch(`${t.server.address}${path}`, { redirect: 'manual' });
+      expect(response.status, path).toBe(200);
+      const csp = response.headers.get('content-security-policy') ?? '';
+      expect(csp, path).toContain("script-src 'self'");
+      expect(csp, path).toContain("frame-ancestors 'none'");
+      expect(response.headers.get('x-frame-options'), path).toBe('DENY');
+    }
+    const hostile = '"><script>alert(1)</script>';
+    const html = await (await fetch(`${t.server.address}/signup?invite=${encodeURIComponent(hostile)}`)).text();
+    expect(html).not.toContain('<script>alert');
+    expect(html).toContain(`href="/signin?invite=${encodeURIComponent(hostile)}"`);
+  });
+
   it(
     'sends a signed-out visit to / or /settings to /signin',
     async () => {

@@ -134,8 +134,8 @@ ${formEnd('Send reset link')}
 function signedInBar(page: AccountPage, b: string): string {
   const current = (which: AccountPage) => (page === which ? ' aria-current="page"' : '');
   return `    <header class="bar">
-      <a class="brand" href="${b}/"${current('home')}>Audio Share</a>
-      <nav aria-label="Account">
+      <a class="bar-brand" href="${b}/"${current('home')}>Audio Share</a>
+      <nav class="bar-nav" aria-label="Account">
         <a href="${b}/settings"${current('settings')}>Settings</a>
       </nav>
       <button type="button" id="sign-out" class="secondary">Sign out</button>
@@ -233,7 +233,7 @@ export function renderAccountPage(options: AccountPageOptions): string {
 ${signedInBody(page, basePath)}
     </main>`
     : `    <main id="account" class="card" data-page="${page}" data-state="loading" data-api-base="${basePath}/api/v1" data-base-path="${basePath}">
-      <p class="brand"><a href="${basePath}/">Audio Share</a></p>
+      <p class="card-brand"><a href="${basePath}/">Audio Share</a></p>
 ${signedOutBody(options)}
     </main>`;
   return `<!doctype html>
