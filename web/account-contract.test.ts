@@ -205,6 +205,16 @@ describe('the account pages against the contract', () => {
         }
         expect(await seriousAxeViolations(page)).toEqual([]);
 
+        // A passkey renamed in place, from the keyboard.
+        const passkeys = page.getByRole('list', { name: 'Passkeys' });
+        await passkeys.getByRole('button', { name: 'Rename' }).click();
+        const newName = page.getByRole('textbox', { name: 'New name for the passkey MacBook' });
+        expect(await page.evaluate(() => document.activeElement?.getAttribute('aria-label'))).toBe('New name for the passkey MacBook');
+        await newName.fill('Work laptop');
+        await newName.press('Enter');
+        await passkeys.getByText('Work laptop').waitFor();
+        expect(fake.bodies['POST /me/passkeys/pk_mac']).toEqual({ name: 'Work laptop' });
+
         // The other session ends; this one stays, and has nothing left to end elsewhere.
         await sessions.filter({ hasNotText: 'This device' }).getByRole('button', { name: 'End session' }).click();
         await expect.poll(() => sessions.count()).toBe(1);
