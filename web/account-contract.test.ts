@@ -31,6 +31,8 @@ class FakeAccount {
   tokens: Array<Record<string, unknown>> = [{ id: 'tok_ci', name: 'Deploy script', scopes: ['projects:read', 'players:write'], expiresAt: NOW + 30 * 86_400_000, lastUsedAt: null }];
   passkeys = [{ id: 'pk_mac', name: 'MacBook', timeCreated: NOW - 10 * 86_400_000, lastUsedAt: NOW - 3_600_000 }];
   config = { registration: 'invite', setupRequired: false, mail: true } as Record<string, unknown>;
+  /** A real session's secret, which the fake sign-in sets as the cookie, so that the server serves / to the browser. */
+  sessionSecret = '';
   calls: string[] = [];
   bodies: Record<string, unknown> = {};
 
@@ -46,7 +48,12 @@ class FakeAccount {
     if (call === 'POST /auth/signin') {
       if (body?.password !== 'correct horse battery staple') return json(problem(401, 'invalid-credentials', 'The email or the password is not right.'), 401);
       this.signedIn = true;
-      return json({ id: 'usr_ada', object: 'user', email: body.email, name: 'Ada Lovelace', timeCreated: NOW });
+      return route.fulfill({
+        status: 200,
+        contentType: 'application/json',
+        headers: { 'Set-Cookie': `as_session=${this.sessionSecret}; Path=/; HttpOnly; SameSite=Lax` },
+        body: JSON.stringify({ id: 'usr_ada', object: 'user', email: body.email, name: 'Ada Lovelace', timeCreated: NOW }),
+      });
     }
     if (!this.signedIn) return json(problem(401, 'unauthorized', 'Sign in first.'), 401);
     switch (call) {
@@ -54,12 +61,14 @@ class FakeAccount {
         return json({ id: 'usr_ada', object: 'user', email: 'ada@example.com', name: 'Ada Lovelace', timeCreated: NOW });
       case 'POST /auth/signout':
         this.signedIn = false;
-        return empty();
+        return route.fulfill({ status: 200, contentType: 'application/json', headers: { 'Set-Cookie': 'as_session=; Max-Age=0; Path=/; HttpOnly; SameSite=Lax' }, body: '{}' });
       case 'GET /me/sessions':
         return json(this.sessions);
-      case 'DELETE /me/sessions':
+      case 'DELETE /me/sessions': {
+        const ended = this.sessions.filter((session) => !session.current).length;
         this.sessions = this.sessions.filter((session) => session.current);
-        return empty();
+        return json({ ended });
+      }
       case 'GET /me/passkeys':
         return json(this.passkeys);
       case 'GET /me/tokens':
@@ -75,7 +84,7 @@ class FakeAccount {
     const session = /^DELETE \/me\/sessions\/(.+)$/.exec(call);
     if (session) {
       this.sessions = this.sessions.filter((candidate) => candidate.id !== session[1]);
-      return empty();
+      return json({});
     }
     const passkey = /^POST \/me\/passkeys\/(.+)$/.exec(call);
     if (passkey) {
@@ -92,8 +101,10 @@ class FakeAccount {
   }
 }
 
-async function fakePage(browser: Parameters<typeof watchedPage>[0], fake: FakeAccount) {
+async function fakePage(browser: Parameters<typeof watchedPage>[0], fake: FakeAccount, session?: { address: string; secret: string }) {
   const watched = await watchedPage(browser);
+  // The server itself sends a visit without a session away from the signed-in pages: a real session's cookie, then.
+  if (session) await watched.context.addCookies([{ name: 'as_session', value: session.secret, url: session.address }]);
   await watched.page.route('**/api/v1/**', (route, request) => fake.answer(route, request));
   return watched;
 }
@@ -106,6 +117,11 @@ const unexpected = (problems: string[]) => problems.filter((line) => !/status of
 describe('the account pages against the contract', () => {
   const t = useTestServer('sqlite');
   const chromium = useBrowser();
+  /** The secret of a real session of a real account: the pages' server looks at the cookie, the fake answers the API. */
+  async function realSession(): Promise<string> {
+    const user = (await t.server.ctx.store.users.findOrCreate('ada@example.com', Date.now()))!;
+    return (await t.server.ctx.store.sessions.create(user.id, 'password', { userAgent: null, address: null }, Date.now())).secret;
+  }
 
   it(
     'signs in: a refusal shows its detail beside the form, keeps the email and empties the password; then lands on / with the name as its heading',
@@ -113,6 +129,7 @@ describe('the account pages against the contract', () => {
       const fake = new FakeAccount();
       fake.signedIn = false;
       fake.config = { registration: 'open', setupRequired: false, mail: true, sso: { name: 'Authentik' } };
+      fake.sessionSecret = await realSession();
       const watched = await fakePage(chromium.browser, fake);
       const { page } = watched;
       try {
@@ -145,9 +162,8 @@ describe('the account pages against the contract', () => {
         expect(unexpected(await watched.problems())).toEqual([]);
 
         // Single sign-on is a navigation to the server's start route, which sends the browser to the provider.
-        await page.goto(`${t.server.address}/signin`);
-        await page.waitForURL(`${t.server.address}/`);
         fake.signedIn = false;
+        await watched.context.clearCookies();
         await page.goto(`${t.server.address}/signin`);
         await ready(page);
         const [start] = await Promise.all([page.waitForRequest((request) => new URL(request.url()).pathname === '/auth/oidc/start'), sso.click()]);
@@ -186,7 +202,7 @@ describe('the account pages against the contract', () => {
     'settings, tab Security: lists sessions, passkeys and tokens; ends another session; shows a new token\'s secret once; a wrong current password says so; Sign out',
     async () => {
       const fake = new FakeAccount();
-      const watched = await fakePage(chromium.browser, fake);
+      const watched = await fakePage(chromium.browser, fake, { address: t.server.address, secret: await realSession() });
       const { page } = watched;
       try {
         await page.goto(`${t.server.address}/settings`);

@@ -87,9 +87,7 @@ export async function signupPage(ctx: PageContext): Promise<void> {
 }
 
 export async function signinPage(ctx: PageContext): Promise<void> {
-  // Someone signed in already has nothing to do here.
-  const me = await ctx.api.me();
-  if (me.ok) return goHome(ctx);
+  // Someone signed in never gets here: the server sends them to / (server/pages/account-pages.ts).
   const f = form();
   f.dataset.keepBusy = 'true';
   wireForm(f, formError(), () => ctx.api.signIn({ email: value(f, 'email'), password: value(f, 'password') }), () => goHome(ctx));
