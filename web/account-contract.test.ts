@@ -45,6 +45,9 @@ class FakeAccount {
     const json = (data: unknown, status = 200) => route.fulfill({ status, contentType: status < 400 ? 'application/json' : 'application/problem+json', body: JSON.stringify(data) });
     const empty = () => route.fulfill({ status: 204 });
     if (call === 'GET /auth/config') return json(this.config);
+    // The mail part's operations: the same answer whether or not the address is known (202), and 204 for a used link.
+    if (call === 'POST /auth/password-reset') return route.fulfill({ status: 202 });
+    if (call === 'POST /auth/password-reset/complete' || call === 'POST /auth/email-verification') return empty();
     if (call === 'POST /auth/signin') {
       if (body?.password !== 'correct horse battery staple') return json(problem(401, 'invalid-credentials', 'The email or the password is not right.'), 401);
       this.signedIn = true;
@@ -168,6 +171,44 @@ describe('the account pages against the contract', () => {
         await ready(page);
         const [start] = await Promise.all([page.waitForRequest((request) => new URL(request.url()).pathname === '/auth/oidc/start'), sso.click()]);
         expect(start.isNavigationRequest()).toBe(true);
+      } finally {
+        await watched.close();
+      }
+    },
+    BROWSER_TEST_MS,
+  );
+
+  it(
+    'password reset: the link is asked for and the page says where it goes; the link sets the new password; an email verification link verifies',
+    async () => {
+      const fake = new FakeAccount();
+      fake.signedIn = false;
+      const watched = await fakePage(chromium.browser, fake);
+      const { page } = watched;
+      try {
+        await page.goto(`${t.server.address}/reset-password`);
+        await ready(page);
+        await page.getByRole('textbox', { name: 'Email', exact: true }).fill('ada@example.com');
+        await page.getByRole('button', { name: 'Send reset link', exact: true }).click();
+        await page.getByRole('heading', { name: 'Check your email' }).waitFor();
+        expect(fake.bodies['POST /auth/password-reset']).toEqual({ email: 'ada@example.com' });
+        await page.setViewportSize({ width: 360, height: 800 });
+        await page.screenshot({ path: `${SHOTS}/reset-password-sent-360.png`, fullPage: true });
+
+        await page.goto(`${t.server.address}/reset-password?token=rst_secret`);
+        await ready(page);
+        await page.getByLabel('New password', { exact: true }).fill('a brand new passphrase');
+        await page.getByRole('button', { name: 'Set password', exact: true }).click();
+        await page.getByRole('heading', { name: 'Your password is set' }).waitFor();
+        expect(fake.bodies['POST /auth/password-reset/complete']).toEqual({ token: 'rst_secret', password: 'a brand new passphrase' });
+        await page.screenshot({ path: `${SHOTS}/reset-password-set-360.png`, fullPage: true });
+
+        await page.goto(`${t.server.address}/verify-email?token=vfy_secret`);
+        await expect.poll(() => page.getByRole('status').textContent()).toBe('Your email address is verified.');
+        expect(fake.bodies['POST /auth/email-verification']).toEqual({ token: 'vfy_secret' });
+        expect(await seriousAxeViolations(page)).toEqual([]);
+        await page.screenshot({ path: `${SHOTS}/verify-email-done-360.png`, fullPage: true });
+        expect(unexpected(await watched.problems())).toEqual([]);
       } finally {
         await watched.close();
       }
