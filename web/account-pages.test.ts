@@ -174,6 +174,36 @@ describe('the account pages, signed out', () => {
   );
 });
 
+describe('the account pages with open registration', () => {
+  const t = useTestServer('sqlite', { REGISTRATION: 'open' });
+  const chromium = useBrowser();
+
+  it(
+    '/signin links to "Create an account", and /signup takes anyone without an invitation',
+    async () => {
+      const watched = await watchedPage(chromium.browser);
+      const { page } = watched;
+      try {
+        await page.goto(`${t.server.address}/signin`);
+        await page.getByRole('link', { name: 'Create an account', exact: true }).click();
+        await page.waitForURL(`${t.server.address}/signup`);
+        await page.locator('main#account[data-state="ready"]').waitFor();
+        expect(await page.locator('.notice').count()).toBe(0);
+        await page.getByRole('textbox', { name: 'Name', exact: true }).fill('Cy Open');
+        await page.getByRole('textbox', { name: 'Email', exact: true }).fill('cy@example.com');
+        await page.getByLabel('Password', { exact: true }).fill('violet harbour lantern at dusk');
+        await page.getByRole('button', { name: 'Create account', exact: true }).click();
+        await page.waitForURL(`${t.server.address}/`);
+        await expect.poll(() => page.getByRole('heading', { level: 1 }).textContent()).toBe('Cy Open');
+        expect(await watched.problems()).toEqual([]);
+      } finally {
+        await watched.close();
+      }
+    },
+    BROWSER_TEST_MS,
+  );
+});
+
 const PASSWORD = 'violet harbour lantern at dusk';
 
 describe.each(backends)('the front door in Chromium on %s', (backend) => {

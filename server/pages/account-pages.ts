@@ -60,7 +60,13 @@ export function accountPageRoutes(ctx: Ports): Router {
           return void res.redirect(303, `${basePath}${go}`);
         }
       }
-      const html = renderAccountPage({ basePath, page, invite: oneParameter(req, 'invite'), withToken: oneParameter(req, 'token') !== undefined });
+      const html = renderAccountPage({
+        basePath,
+        page,
+        invite: oneParameter(req, 'invite'),
+        withToken: oneParameter(req, 'token') !== undefined,
+        registration: ctx.config.registration,
+      });
       sendPage(res, 200, html);
     });
   }

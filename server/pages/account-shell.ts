@@ -30,6 +30,8 @@ export interface AccountPageOptions {
   invite?: string;
   /** /reset-password?token=…: the page that takes the new password instead of the one that sends a link. */
   withToken?: boolean;
+  /** REGISTRATION: /signin links to /signup only when anyone may sign up. */
+  registration?: 'invite' | 'open' | 'closed';
 }
 
 const TITLES: Record<AccountPage, string> = {
@@ -61,7 +63,7 @@ const newPasswordField = (label = 'Password') =>
 const formEnd = (button: string, id = 'form') => `        <p class="form-error" id="${id}-error" role="alert"></p>
         <button type="submit">${button}</button>`;
 
-function signedOutBody({ basePath: b, page, invite, withToken }: AccountPageOptions): string {
+function signedOutBody({ basePath: b, page, invite, withToken, registration }: AccountPageOptions): string {
   const inviteQuery = invite ? `?invite=${escapeHtml(encodeURIComponent(invite))}` : '';
   switch (page) {
     case 'setup':
@@ -96,7 +98,7 @@ ${formEnd('Sign in')}
         <button type="button" id="sso-signin" class="secondary" hidden></button>
         <p class="form-error" id="alternatives-error" role="alert"></p>
       </div>
-      <p class="aside" id="signup-link" hidden>New here? <a href="${b}/signup">Create an account</a></p>`;
+${registration === 'open' ? `      <p class="aside" id="signup-link">New here? <a href="${b}/signup">Create an account</a></p>\n` : ''}`;
     case 'reset-password':
       if (withToken) {
         return `      <h1>Choose a new password</h1>

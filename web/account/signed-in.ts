@@ -163,6 +163,7 @@ function passkeyRow(api: AccountApi, passkey: Passkey, alert: HTMLElement, refre
   rename.addEventListener('click', () => {
     // In place: a small form with the name to change, Save and Cancel.
     const form = element('form', 'inline rename');
+    form.noValidate = true;
     const input = element('input');
     input.type = 'text';
     input.value = passkey.name;

@@ -114,7 +114,6 @@ export async function signinPage(ctx: PageContext): Promise<void> {
     // A navigation, not a call: the provider's page takes over, and comes back to /auth/oidc/callback.
     sso.addEventListener('click', () => window.location.assign(`${ctx.basePath}/auth/oidc/start`));
   }
-  if (settings?.registration === 'open') document.getElementById('signup-link')!.hidden = false;
 }
 
 export function resetPasswordPage(ctx: PageContext): void {
