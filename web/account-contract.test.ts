@@ -29,7 +29,7 @@ class FakeAccount {
     { id: 'ses_phone', current: false, method: 'passkey', userAgent: SAFARI_IOS, address: '203.0.113.9', timeCreated: NOW - 3 * 86_400_000, timeLastSeen: NOW - 86_400_000 },
   ];
   tokens: Array<Record<string, unknown>> = [{ id: 'tok_ci', name: 'Deploy script', scopes: ['projects:read', 'players:write'], expiresAt: NOW + 30 * 86_400_000, lastUsedAt: null }];
-  passkeys = [{ id: 'pk_mac', name: 'MacBook', timeCreated: NOW - 10 * 86_400_000, lastUsedAt: NOW - 3_600_000 }];
+  passkeys = [{ id: 'pk_mac', object: 'passkey', name: 'MacBook', backedUp: true, transports: ['internal'], timeCreated: NOW - 10 * 86_400_000, timeLastUsed: NOW - 3_600_000 }];
   config = { registration: 'invite', setupRequired: false, mail: true } as Record<string, unknown>;
   /** A real session's secret, which the fake sign-in sets as the cookie, so that the server serves / to the browser. */
   sessionSecret = '';
@@ -252,6 +252,7 @@ describe('the account pages against the contract', () => {
         await expect.poll(() => sessions.count()).toBe(2);
         expect(await sessions.filter({ hasText: 'This device' }).textContent()).toContain('Chrome on Linux');
         await page.getByRole('list', { name: 'Passkeys' }).getByText('MacBook').waitFor();
+        expect(await page.getByRole('list', { name: 'Passkeys' }).getByRole('listitem').textContent()).toMatch(/added .+ · last used /);
         await page.getByRole('list', { name: 'API tokens' }).getByText('Deploy script').waitFor();
         await page.getByRole('button', { name: 'Add a passkey', exact: true }).waitFor();
         for (const width of [1280, 360]) {

@@ -64,7 +64,7 @@ export interface Passkey {
   id: string;
   name: string;
   timeCreated?: number;
-  lastUsedAt?: number | null;
+  timeLastUsed?: number | null;
 }
 
 export class AccountApi {

@@ -141,7 +141,8 @@ async function passkeysSection(api: AccountApi): Promise<void> {
       form.reset();
       await refresh();
     } catch (error) {
-      showError(alert, (error as Error).message || 'The passkey was not added.');
+      // Closing the browser's passkey dialog is a change of mind, not an error to show.
+      if (!(error as { cancelled?: boolean }).cancelled) showError(alert, (error as Error).message || 'The passkey was not added.');
     } finally {
       setBusy(form, false);
     }
@@ -155,7 +156,7 @@ function passkeyRow(api: AccountApi, passkey: Passkey, alert: HTMLElement, refre
   const text = element('div', 'item-text');
   text.id = id;
   const name = element('strong', '', passkey.name);
-  const details = [passkey.timeCreated ? `added ${formatDate(passkey.timeCreated)}` : '', passkey.lastUsedAt ? `last used ${formatTime(passkey.lastUsedAt)}` : 'never used yet'].filter(Boolean).join(' · ');
+  const details = [passkey.timeCreated ? `added ${formatDate(passkey.timeCreated)}` : '', passkey.timeLastUsed ? `last used ${formatTime(passkey.timeLastUsed)}` : 'never used yet'].filter(Boolean).join(' · ');
   text.append(name, element('span', 'meta', details));
   const rename = element('button', 'secondary small', 'Rename');
   rename.type = 'button';

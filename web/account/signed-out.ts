@@ -102,7 +102,8 @@ export async function signinPage(ctx: PageContext): Promise<void> {
       goHome(ctx);
     } catch (error) {
       passkey.disabled = false;
-      showError(alternatives, (error as Error).message || 'The passkey did not sign you in.');
+      // Closing the browser's passkey dialog is a change of mind, not an error to show.
+      if (!(error as { cancelled?: boolean }).cancelled) showError(alternatives, (error as Error).message || 'The passkey did not sign you in.');
     }
   });
 
