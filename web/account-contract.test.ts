@@ -61,7 +61,9 @@ class FakeAccount {
     if (!this.signedIn) return json(problem(401, 'unauthorized', 'Sign in first.'), 401);
     switch (call) {
       case 'GET /me':
-        return json({ id: 'usr_ada', object: 'user', email: 'ada@example.com', name: 'Ada Lovelace', timeCreated: NOW });
+        return json({ id: 'usr_ada', object: 'user', email: 'ada@example.com', name: 'Ada Lovelace', emailVerified: false, admin: false, timeCreated: NOW });
+      case 'POST /me/email-verification':
+        return route.fulfill({ status: 202 });
       case 'POST /auth/signout':
         this.signedIn = false;
         return route.fulfill({ status: 200, contentType: 'application/json', headers: { 'Set-Cookie': 'as_session=; Max-Age=0; Path=/; HttpOnly; SameSite=Lax' }, body: '{}' });
@@ -261,6 +263,12 @@ describe('the account pages against the contract', () => {
           await page.screenshot({ path: `${SHOTS}/settings-${width}.png`, fullPage: true });
         }
         expect(await seriousAxeViolations(page)).toEqual([]);
+
+        // The address is not verified yet: a link is sent for it.
+        expect(await page.locator('#email-state').textContent()).toContain('not verified yet');
+        await page.getByRole('button', { name: 'Send a verification link', exact: true }).click();
+        await expect.poll(() => page.locator('#email-verify-done').textContent()).toBe('A link is on its way to ada@example.com. Open it to verify the address.');
+        expect(fake.calls).toContain('POST /me/email-verification');
 
         // A passkey renamed in place, from the keyboard.
         const passkeys = page.getByRole('list', { name: 'Passkeys' });

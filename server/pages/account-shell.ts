@@ -171,6 +171,15 @@ function signedInBody(page: AccountPage, b: string): string {
         <button type="button" role="tab" id="tab-security" aria-selected="true" aria-controls="panel-security">Security</button>
       </div>
       <div role="tabpanel" id="panel-security" aria-labelledby="tab-security" tabindex="0">
+        <section aria-labelledby="email-heading">
+          <h2 id="email-heading">Email address</h2>
+          <p id="email-state"></p>
+          <div id="email-verify" hidden>
+            <button type="button" id="send-verification" class="secondary">Send a verification link</button>
+            <p class="form-error" id="email-verify-error" role="alert"></p>
+            <p class="form-done" id="email-verify-done" role="status"></p>
+          </div>
+        </section>
         <section aria-labelledby="password-heading">
           <h2 id="password-heading">Password</h2>
           <form id="password-form" novalidate>

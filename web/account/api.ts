@@ -130,6 +130,10 @@ export class AccountApi {
     return this.untyped('POST', '/auth/password-reset/complete', { token, password });
   }
 
+  sendEmailVerification(): Promise<Answer<void>> {
+    return this.untyped('POST', '/me/email-verification');
+  }
+
   verifyEmail(token: string): Promise<Answer<void>> {
     return this.untyped('POST', '/auth/email-verification', { token });
   }

@@ -106,7 +106,29 @@ const rowId = () => `row-${++rowIds}`;
 export async function settingsPage(ctx: PageContext, user: User): Promise<void> {
   const { api } = ctx;
   (document.getElementById('password-username') as HTMLInputElement).value = user.email;
+  emailSection(api, user);
   await Promise.all([passwordSection(ctx), passkeysSection(api), sessionsSection(api), tokensSection(api)]);
+}
+
+/** The address, whether it is verified, and a way to verify it: a player shared with this address opens to it only once it is. */
+function emailSection(api: AccountApi, user: User): void {
+  const state = document.getElementById('email-state')!;
+  state.textContent = user.emailVerified ? `${user.email}, verified.` : `${user.email}, not verified yet: players shared with this address open to you once it is.`;
+  if (user.emailVerified) return;
+  const box = document.getElementById('email-verify')!;
+  const button = document.getElementById('send-verification') as HTMLButtonElement;
+  const alert = document.getElementById('email-verify-error')!;
+  const done = document.getElementById('email-verify-done')!;
+  box.hidden = false;
+  button.addEventListener('click', async () => {
+    button.disabled = true;
+    showError(alert, undefined);
+    done.textContent = '';
+    const answer = await api.sendEmailVerification();
+    button.disabled = false;
+    if (!answer.ok) return showError(alert, answer.refusal);
+    done.textContent = `A link is on its way to ${user.email}. Open it to verify the address.`;
+  });
 }
 
 async function passwordSection(ctx: PageContext): Promise<void> {
