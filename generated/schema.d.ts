@@ -1157,11 +1157,12 @@ export interface paths {
          *     for what they may do; the loudness target; the paywall state. The
          *     player page is drawn from this alone.
          *
-         *     Who the listener is comes from a bearer token (a project member), the
-         *     player's session cookie (an invited collaborator, a listener who gave
-         *     the password or a display name, a purchaser), or nothing (anyone with
-         *     the link). A player for collaborators only, or with a password, answers
-         *     401 until a session opens it; an expired one answers 410.
+         *     Who the listener is comes from a bearer token or the account's
+         *     session (a project member), the player's session cookie (an invited
+         *     collaborator, a listener who gave the password or a display name, a
+         *     purchaser), or nothing (anyone with the link). A player for
+         *     collaborators only, or with a password, answers 401 until a session
+         *     opens it; an expired one answers 410.
          */
         get: operations["getPlayerView"];
         put?: never;
@@ -1736,6 +1737,9 @@ export interface paths {
          *     demo project is made, with new ids. It answers the demo's ids.
          *
          *     On any other server the operation does not exist: it answers 404.
+         *
+         *     It takes a bearer token only, not the account's session: a sandbox
+         *     account is named by its token, and nobody signs in to one.
          */
         post: operations["resetSandbox"];
         delete?: never;
@@ -3276,6 +3280,18 @@ export interface components {
             errors?: components["schemas"]["ProblemFieldError"][];
         };
         /**
+         * @description A problem of a 403. An `insufficient-scope` one also names, in `scope`,
+         *     the scope the token lacks (RFC 9457 §3.2: "Problem type definitions MAY
+         *     extend the problem details object with additional members").
+         */
+        InsufficientScopeProblem: {
+            /**
+             * @description The scope this operation needs and the token does not have (`insufficient-scope` only).
+             * @example projects:write
+             */
+            scope?: string;
+        } & components["schemas"]["Problem"];
+        /**
          * @description One offending part of a request. Exactly one of `pointer`, `parameter` or `header` says where it is.
          * @example {
          *       "pointer": "#/options/quality",
@@ -4755,23 +4771,17 @@ export interface components {
         };
         /**
          * @description The caller can see the resource but may not change it: a collaborator
-         *     with the `viewer` role tried to write.
+         *     with the `viewer` role tried to write (`/problems/forbidden`). Or the
+         *     bearer token lacks the scope this operation needs
+         *     (`/problems/insufficient-scope`, with `WWW-Authenticate`).
          */
         Forbidden: {
             headers: {
+                "WWW-Authenticate": components["headers"]["InsufficientScopeChallenge"];
                 [name: string]: unknown;
             };
             content: {
-                /**
-                 * @example {
-                 *       "type": "/problems/forbidden",
-                 *       "title": "Not allowed",
-                 *       "status": 403,
-                 *       "detail": "Your role on this project is viewer, which can only read. Ask the project owner for the editor or admin role.",
-                 *       "instance": "req_5f1c2a9d"
-                 *     }
-                 */
-                "application/problem+json": components["schemas"]["Problem"];
+                "application/problem+json": components["schemas"]["InsufficientScopeProblem"];
             };
         };
         /**
@@ -4796,22 +4806,43 @@ export interface components {
                 "application/problem+json": components["schemas"]["Problem"];
             };
         };
-        /** @description **Extension.** Only the server's administrators may do this. */
+        /**
+         * @description **Extension.** Only the server's administrators may do this
+         *     (`/problems/forbidden`). Or the bearer token lacks the scope this
+         *     operation needs (`/problems/insufficient-scope`, with
+         *     `WWW-Authenticate`).
+         */
         AdminRequired: {
             headers: {
+                "WWW-Authenticate": components["headers"]["InsufficientScopeChallenge"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/problem+json": components["schemas"]["InsufficientScopeProblem"];
+            };
+        };
+        /**
+         * @description The bearer token lacks the scope this operation needs
+         *     (`/problems/insufficient-scope`); the problem's `scope` member (RFC 9457
+         *     §3.2) and the `WWW-Authenticate` header name it.
+         */
+        InsufficientScope: {
+            headers: {
+                "WWW-Authenticate": components["headers"]["InsufficientScopeChallenge"];
                 [name: string]: unknown;
             };
             content: {
                 /**
                  * @example {
-                 *       "type": "/problems/forbidden",
-                 *       "title": "Not allowed",
+                 *       "type": "/problems/insufficient-scope",
+                 *       "title": "The token lacks a scope",
                  *       "status": 403,
-                 *       "detail": "Only administrators of this server may list, change or invite accounts.",
-                 *       "instance": "req_5f1c2a9d"
+                 *       "detail": "This token lacks the scope players:read, which this operation needs. It holds: projects:read. Create a token with players:read.",
+                 *       "instance": "req_5f1c2a9d",
+                 *       "scope": "players:read"
                  *     }
                  */
-                "application/problem+json": components["schemas"]["Problem"];
+                "application/problem+json": components["schemas"]["InsufficientScopeProblem"];
             };
         };
         /**
@@ -5580,6 +5611,14 @@ export interface components {
          */
         VersionETag: string;
         /**
+         * @description With `/problems/insufficient-scope` only: the scope the token lacks, as
+         *     RFC 6750 §3.1 says ("The request requires higher privileges than
+         *     provided by the access token"), `Bearer error="insufficient_scope",
+         *     scope="…"`.
+         * @example Bearer realm="api", error="insufficient_scope", scope="projects:write"
+         */
+        InsufficientScopeChallenge: string;
+        /**
          * @description **Extension.** Sent when the request asked for a page (`limit` or
          *     `cursor`) and more items follow: the next page's URL, as RFC 8288 has
          *     it, with `rel="next"`. No `Link`, no more pages.
@@ -5685,6 +5724,7 @@ export interface operations {
             };
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["InsufficientScope"];
             429: components["responses"]["TooManyRequests"];
             default: components["responses"]["DefaultProblem"];
         };
@@ -5813,6 +5853,7 @@ export interface operations {
             };
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["InsufficientScope"];
             404: components["responses"]["PlayerNotFound"];
             429: components["responses"]["TooManyRequests"];
             default: components["responses"]["DefaultProblem"];
@@ -6096,6 +6137,7 @@ export interface operations {
             };
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["InsufficientScope"];
             404: components["responses"]["NotFound"];
             429: components["responses"]["TooManyRequests"];
             default: components["responses"]["DefaultProblem"];
@@ -6260,6 +6302,7 @@ export interface operations {
             };
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["InsufficientScope"];
             404: components["responses"]["NotFound"];
             409: components["responses"]["DownloadConflict"];
             429: components["responses"]["TooManyRequests"];
@@ -6309,6 +6352,7 @@ export interface operations {
             };
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["InsufficientScope"];
             404: components["responses"]["NotFound"];
             409: components["responses"]["DownloadConflict"];
             429: components["responses"]["TooManyRequests"];
@@ -6395,6 +6439,7 @@ export interface operations {
             };
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["InsufficientScope"];
             404: components["responses"]["NotFound"];
             429: components["responses"]["TooManyRequests"];
             default: components["responses"]["DefaultProblem"];
@@ -6445,6 +6490,7 @@ export interface operations {
             };
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["InsufficientScope"];
             404: components["responses"]["NotFound"];
             429: components["responses"]["TooManyRequests"];
             default: components["responses"]["DefaultProblem"];
@@ -6979,6 +7025,7 @@ export interface operations {
             };
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["InsufficientScope"];
             429: components["responses"]["TooManyRequests"];
             default: components["responses"]["DefaultProblem"];
         };
@@ -7030,6 +7077,7 @@ export interface operations {
             };
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["InsufficientScope"];
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
             429: components["responses"]["TooManyRequests"];
@@ -7079,6 +7127,7 @@ export interface operations {
             };
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["InsufficientScope"];
             404: components["responses"]["NotFound"];
             429: components["responses"]["TooManyRequests"];
             default: components["responses"]["DefaultProblem"];
@@ -7179,6 +7228,7 @@ export interface operations {
             };
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["InsufficientScope"];
             429: components["responses"]["TooManyRequests"];
             default: components["responses"]["DefaultProblem"];
         };
@@ -7221,6 +7271,7 @@ export interface operations {
             };
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["InsufficientScope"];
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
             429: components["responses"]["TooManyRequests"];
@@ -7311,6 +7362,7 @@ export interface operations {
             };
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["InsufficientScope"];
             429: components["responses"]["TooManyRequests"];
             default: components["responses"]["DefaultProblem"];
         };
@@ -7368,6 +7420,7 @@ export interface operations {
             };
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["InsufficientScope"];
             412: components["responses"]["PreferencesChanged"];
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
@@ -7400,6 +7453,7 @@ export interface operations {
             };
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["InsufficientScope"];
             429: components["responses"]["TooManyRequests"];
             502: components["responses"]["PaymentProviderFailed"];
             default: components["responses"]["DefaultProblem"];
@@ -7443,6 +7497,7 @@ export interface operations {
             };
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["InsufficientScope"];
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
             429: components["responses"]["TooManyRequests"];
@@ -7475,6 +7530,7 @@ export interface operations {
             };
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["InsufficientScope"];
             429: components["responses"]["TooManyRequests"];
             default: components["responses"]["DefaultProblem"];
         };
@@ -7930,6 +7986,7 @@ export interface operations {
             };
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["InsufficientScope"];
             429: components["responses"]["TooManyRequests"];
             default: components["responses"]["DefaultProblem"];
         };
@@ -8126,6 +8183,7 @@ export interface operations {
             };
             400: components["responses"]["BadRequest"];
             401: components["responses"]["PlayerLocked"];
+            403: components["responses"]["InsufficientScope"];
             404: components["responses"]["NotFound"];
             410: components["responses"]["PlayerExpired"];
             429: components["responses"]["TooManyRequests"];
@@ -9119,6 +9177,7 @@ export interface operations {
                 };
             };
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["InsufficientScope"];
             /** @description This server is not a sandbox. */
             404: {
                 headers: {
@@ -9182,6 +9241,7 @@ export interface operations {
             };
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["InsufficientScope"];
             429: components["responses"]["TooManyRequests"];
             default: components["responses"]["DefaultProblem"];
         };
@@ -9238,6 +9298,7 @@ export interface operations {
             };
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["InsufficientScope"];
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
             429: components["responses"]["TooManyRequests"];
@@ -9270,6 +9331,7 @@ export interface operations {
             };
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["InsufficientScope"];
             404: components["responses"]["NotFound"];
             429: components["responses"]["TooManyRequests"];
             default: components["responses"]["DefaultProblem"];
@@ -9305,6 +9367,7 @@ export interface operations {
             };
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["InsufficientScope"];
             404: components["responses"]["NotFound"];
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
@@ -9338,6 +9401,7 @@ export interface operations {
             };
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["InsufficientScope"];
             404: components["responses"]["NotFound"];
             429: components["responses"]["TooManyRequests"];
             default: components["responses"]["DefaultProblem"];
@@ -9376,6 +9440,7 @@ export interface operations {
             };
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["InsufficientScope"];
             404: components["responses"]["NotFound"];
             429: components["responses"]["TooManyRequests"];
             default: components["responses"]["DefaultProblem"];
@@ -9458,6 +9523,7 @@ export interface operations {
             };
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["InsufficientScope"];
             404: components["responses"]["NotFound"];
             429: components["responses"]["TooManyRequests"];
             default: components["responses"]["DefaultProblem"];
@@ -9515,6 +9581,7 @@ export interface operations {
             };
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["InsufficientScope"];
             404: components["responses"]["NotFound"];
             409: components["responses"]["Conflict"];
             429: components["responses"]["TooManyRequests"];
