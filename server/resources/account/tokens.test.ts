@@ -25,12 +25,11 @@ describe.each(backends)('tokens of one\'s own on %s', (backend) => {
     expect(made!.secret).toMatch(/^as_[A-Za-z0-9_-]{43}$/);
     expect(made).not.toHaveProperty('lastUsedAt');
 
-    // The new token authenticates.
-    const me = await t.fetch('/me', { token: made!.secret });
-    expect(me.status).toBe(200);
-    expect(await me.json()).toMatchObject({ email: 'maker@example.com' });
+    // The new token authenticates, within its scopes.
+    expect((await t.fetch('/projects', { token: made!.secret })).status).toBe(200);
+    expect(await (await t.fetch('/me', { token: made!.secret })).json()).toMatchObject({ type: '/problems/insufficient-scope', scope: 'account:read' });
 
-    // Used once above (GET /me): lastUsedAt says when, once the authentication's bookkeeping (not awaited by the request) has written it.
+    // Used above: lastUsedAt says when, once the authentication's bookkeeping (not awaited by the request) has written it.
     const listed = await until(async () => {
       const { data } = await api.GET('/me/tokens');
       return data!.find((item) => item.id === made!.id)?.lastUsedAt !== undefined && data;
@@ -42,7 +41,7 @@ describe.each(backends)('tokens of one\'s own on %s', (backend) => {
 
     const revoked = await fetch(`/me/tokens/${made!.id}`, { method: 'DELETE' });
     expect(revoked.status).toBe(200);
-    expect((await t.fetch('/me', { token: made!.secret })).status).toBe(401);
+    expect((await t.fetch('/projects', { token: made!.secret })).status).toBe(401);
     expect((await api.GET('/me/tokens')).data!.map((item) => item.id)).not.toContain(made!.id);
     // Revoking it again: there is no such token any more.
     const again = await fetch(`/me/tokens/${made!.id}`, { method: 'DELETE' });
@@ -85,7 +84,7 @@ describe.each(backends)('tokens of one\'s own on %s', (backend) => {
     expect(refused.status).toBe(404);
     const unknown = await other.fetch(`/me/tokens/${newId('tok')}`, { method: 'DELETE' });
     expect(unknown.status).toBe(404);
-    expect((await t.fetch('/me', { token: made!.secret })).status).toBe(200);
+    expect((await t.fetch('/projects', { token: made!.secret })).status).toBe(200);
   });
 
   it('takes only a signed-in session: a bearer token (even one with every scope) is refused with 403 and mints nothing; no credential is 401', async () => {

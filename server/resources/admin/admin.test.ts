@@ -42,6 +42,21 @@ describe.each(backends)('administration on %s', (backend) => {
     expect((await t.fetch('/admin/users', { token: disabledAdmin })).status).toBe(401);
   });
 
+  it("takes an administrator's token with account:read to list accounts and account:write to change or invite, and refuses another scope (insufficient-scope)", async () => {
+    await administrator('scoped-admin@example.com');
+    const adminId = await idOf('scoped-admin@example.com');
+    const mint = async (scopes: string[]) => (await t.server.ctx.store.tokens.create(adminId, 'scoped', Date.now(), { scopes })).secret;
+    const reader = await mint(['account:read']);
+    const writer = await mint(['account:write']);
+    expect((await t.fetch('/admin/users', { token: reader })).status).toBe(200);
+    const refused = await t.fetch(`/admin/users/${adminId}`, { ...json({ storageQuota: null }), token: reader });
+    expect(refused.status).toBe(403);
+    expect(await refused.json()).toMatchObject({ type: '/problems/insufficient-scope', scope: 'account:write' });
+    expect((await t.fetch('/admin/users', { token: writer })).status).toBe(403);
+    expect((await t.fetch(`/admin/users/${adminId}`, { ...json({ storageQuota: null }), token: writer })).status).toBe(200);
+    expect((await t.fetch('/admin/invitations', { ...json({ email: 'scoped-invite@example.com' }), token: writer })).status).toBe(200);
+  });
+
   it('lists the accounts oldest first, with their flags, quota and the bytes they use', async () => {
     const { api } = await administrator('lister@example.com');
     const { api: user } = await t.as('uses-room@example.com');
