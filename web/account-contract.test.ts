@@ -28,7 +28,7 @@ class FakeAccount {
     { id: 'ses_here', current: true, method: 'password', userAgent: CHROME_LINUX, address: '127.0.0.1', timeCreated: NOW - 3_600_000, timeLastSeen: NOW },
     { id: 'ses_phone', current: false, method: 'passkey', userAgent: SAFARI_IOS, address: '203.0.113.9', timeCreated: NOW - 3 * 86_400_000, timeLastSeen: NOW - 86_400_000 },
   ];
-  tokens: Array<Record<string, unknown>> = [{ id: 'tok_ci', name: 'Deploy script', scopes: ['projects:read', 'players:write'], expiresAt: NOW + 30 * 86_400_000, lastUsedAt: null }];
+  tokens: Array<Record<string, unknown>> = [{ id: 'tok_ci', object: 'token', name: 'Deploy script', scopes: ['projects:read', 'players:write'], expiresAt: NOW + 30 * 86_400_000, timeCreated: NOW - 86_400_000 }];
   passkeys = [{ id: 'pk_mac', object: 'passkey', name: 'MacBook', backedUp: true, transports: ['internal'], timeCreated: NOW - 10 * 86_400_000, timeLastUsed: NOW - 3_600_000 }];
   config = { registration: 'invite', setupRequired: false, mail: true } as Record<string, unknown>;
   /** A real session's secret, which the fake sign-in sets as the cookie, so that the server serves / to the browser. */
@@ -79,9 +79,10 @@ class FakeAccount {
       case 'GET /me/tokens':
         return json(this.tokens);
       case 'POST /me/tokens': {
-        const token = { id: 'tok_new', name: body!.name, scopes: body!.scopes, expiresAt: body!.expiresAt ?? null, lastUsedAt: null };
+        // As createToken answers: 200, the token with its secret; no expiresAt for one that does not expire, no lastUsedAt before its first use.
+        const token = { id: 'tok_new', object: 'token', name: body!.name, scopes: body!.scopes, ...(body!.expiresAt ? { expiresAt: body!.expiresAt } : {}), timeCreated: NOW };
         this.tokens.push(token);
-        return json({ ...token, secret: 'as_0123456789abcdefghijklmnopqrstuvwxyzABCDEFGH' }, 201);
+        return json({ ...token, secret: 'as_0123456789abcdefghijklmnopqrstuvwxyzABCDEFGH' });
       }
       case 'POST /me/password':
         return json(problem(403, 'wrong-password', 'The current password is not right.'), 403);
@@ -100,7 +101,7 @@ class FakeAccount {
     const token = /^DELETE \/me\/tokens\/(.+)$/.exec(call);
     if (token) {
       this.tokens = this.tokens.filter((candidate) => candidate.id !== token[1]);
-      return empty();
+      return json({});
     }
     return json(problem(404, 'not-found', `Not in this fake: ${call}`), 404);
   }

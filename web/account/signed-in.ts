@@ -315,8 +315,11 @@ async function tokensSection(api: AccountApi): Promise<void> {
   await refresh();
 }
 
+/** The ten scopes there are (a token made before scopes, or by the admin CLI, lists every one). */
+const EVERY_SCOPE = 10;
+
 function scopeText(scopes: Token['scopes']): string {
-  if (scopes === null || scopes === 'all') return 'every scope';
+  if (scopes.length >= EVERY_SCOPE) return 'every scope';
   return scopes.join(', ');
 }
 
