@@ -54,16 +54,15 @@ async function bundle(): Promise<string> {
 describe.each(backends)('passkeys in Chromium on %s', { timeout: BROWSER_TEST_MS }, (backend) => {
   let port = 0;
   const env: Record<string, string> = {};
+  let script = '';
+  // Before the server starts (hooks run in order): its port, known in advance so that PUBLIC_URL can name localhost.
   beforeAll(async () => {
     port = await freePort();
     Object.assign(env, { PORT: String(port), PUBLIC_URL: `http://localhost:${port}` });
+    script = await bundle();
   });
   const t = useTestServer(backend, env);
   const chromium = useBrowser();
-  let script = '';
-  beforeAll(async () => {
-    script = await bundle();
-  });
 
   /** A page at the server's origin with the functions loaded, and a virtual authenticator of its own. */
   async function openPage(): Promise<{ page: Page; cdp: CDPSession; authenticatorId: string }> {
