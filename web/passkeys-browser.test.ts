@@ -30,10 +30,13 @@ async function bundle(): Promise<string> {
       contents: `
         import { createApiClient } from './generated/client.ts';
         import { addPasskey, signInWithPasskey, PasskeyError } from './web/account/passkeys.ts';
-        const client = (token) => createApiClient({ baseUrl: location.origin + '/api/v1', token });
+        // No token: the session travels as its HttpOnly cookie, as on the server's own pages.
+        const client = () => createApiClient({ baseUrl: location.origin + '/api/v1' });
         const failure = (error) => error instanceof PasskeyError ? { message: error.message, status: error.status, cancelled: error.cancelled } : { message: String(error) };
         window.passkeys = {
-          add: (token, name) => addPasskey(client(token), name).then(() => 'added', failure),
+          add: (name) => addPasskey(client(), name).then(() => 'added', failure),
+          me: () => fetch('/api/v1/me').then((response) => response.json()),
+          sessions: () => fetch('/api/v1/me/sessions').then((response) => response.json()),
           signIn: () => signInWithPasskey(client()).then(() => 'signed in', failure),
         };
       `,
@@ -64,10 +67,18 @@ describe.each(backends)('passkeys in Chromium on %s', { timeout: BROWSER_TEST_MS
   const t = useTestServer(backend, env);
   const chromium = useBrowser();
 
-  /** A page at the server's origin with the functions loaded, and a virtual authenticator of its own. */
-  async function openPage(): Promise<{ page: Page; cdp: CDPSession; authenticatorId: string }> {
-    const page = await chromium.browser.newPage();
+  /**
+   * A signed-in page at the server's origin with the functions loaded, and a
+   * virtual authenticator of its own. The session is made through the store
+   * (password sign-in has its own tests) and given to the browser as its cookie.
+   */
+  async function openPage(email: string): Promise<{ page: Page; cdp: CDPSession; authenticatorId: string; session: string }> {
     const origin = `http://localhost:${port}`;
+    const user = await t.server.ctx.store.users.findOrCreate(email, Date.now());
+    const { secret } = await t.server.ctx.store.sessions.create(user.id, 'password', { userAgent: null, address: null }, Date.now());
+    const context = await chromium.browser.newContext();
+    await context.addCookies([{ name: 'as_session', value: secret, url: origin, httpOnly: true, sameSite: 'Lax' }]);
+    const page = await context.newPage();
     await page.route(`${origin}/passkeys-test`, (route) =>
       route.fulfill({ contentType: 'text/html; charset=utf-8', body: '<!doctype html><title>Passkeys</title><script type="module" src="/passkeys-test.js"></script>' }),
     );
@@ -80,60 +91,77 @@ describe.each(backends)('passkeys in Chromium on %s', { timeout: BROWSER_TEST_MS
     await page.goto(`${origin}/passkeys-test`);
     await page.waitForFunction(() => 'passkeys' in window);
     expect(await page.evaluate(() => window.isSecureContext)).toBe(true);
-    return { page, cdp, authenticatorId };
+    return { page, cdp, authenticatorId, session: `as_session=${secret}` };
   }
 
-  type PageApi = { add(token: string, name: string): Promise<unknown>; signIn(): Promise<unknown> };
-  const add = (page: Page, token: string, name: string) => page.evaluate(([token, name]) => (window as unknown as { passkeys: PageApi }).passkeys.add(token, name), [token, name] as const);
-  const signIn = (page: Page) => page.evaluate(() => (window as unknown as { passkeys: PageApi }).passkeys.signIn());
+  /** What the test page puts on window (its script above). */
+  type PageApi = { add(name: string): Promise<unknown>; signIn(): Promise<unknown>; me(): Promise<{ email?: string }>; sessions(): Promise<Array<{ current: boolean; method: string }>> };
+  type PageWindow = { passkeys: PageApi };
+  const add = (page: Page, name: string) => page.evaluate((name) => (window as unknown as PageWindow).passkeys.add(name), name);
+  const signIn = (page: Page) => page.evaluate(() => (window as unknown as PageWindow).passkeys.signIn());
+  const me = (page: Page) => page.evaluate(() => (window as unknown as PageWindow).passkeys.me());
+  const sessions = (page: Page) => page.evaluate(() => (window as unknown as PageWindow).passkeys.sessions());
+  /** The session's cookie, as the browser holds it. */
+  const sessionCookieOf = async (page: Page) => (await page.context().cookies()).find((cookie) => cookie.name === 'as_session')?.value;
+  /** The API's answers to the session's owner, with the page's first session (sent by the test, as from the server's own page). */
+  const withSession = (session: string, path: string, method = 'GET') =>
+    t.fetch(path, { method, headers: { Cookie: session, Origin: `http://localhost:${port}`, 'Sec-Fetch-Site': 'same-origin' } });
 
-  it('adds a passkey, then signs in with it, asked for no email address', async () => {
-    const { token } = await t.as('browser-passkey@example.com');
-    const { page, cdp, authenticatorId } = await openPage();
+  it('adds a passkey, then, signed out, signs in with it, asked for no email address', async () => {
+    const email = 'browser-passkey@example.com';
+    const { page, cdp, authenticatorId, session } = await openPage(email);
     try {
-      expect(await add(page, token, 'Chromium')).toBe('added');
+      expect(await add(page, 'Chromium')).toBe('added');
       const { credentials } = await cdp.send('WebAuthn.getCredentials', { authenticatorId });
       // A discoverable credential, for PUBLIC_URL's host name.
       expect(credentials).toEqual([expect.objectContaining({ isResidentCredential: true, rpId: 'localhost' })]);
-      const listed = await (await t.fetch('/me/passkeys', { token })).json();
+      const listed = await (await withSession(session, '/me/passkeys')).json();
       expect(listed).toEqual([expect.objectContaining({ name: 'Chromium', timeLastUsed: null })]);
 
-      const signInCalls: string[] = [];
+      // Signed out: the browser holds no session any more.
+      await page.context().clearCookies();
+      expect(await me(page)).toMatchObject({ type: '/problems/unauthorized' });
+      const signInBodies: string[] = [];
       page.on('request', (request) => {
-        if (request.url().includes('/api/v1/auth/passkeys/')) signInCalls.push(request.postData() ?? '');
+        if (request.url().includes('/api/v1/auth/passkeys/')) signInBodies.push(request.postData() ?? '');
       });
       expect(await signIn(page)).toBe('signed in');
-      expect(signInCalls.join(' ')).not.toContain('browser-passkey@example.com');
-      const [used] = await (await t.fetch('/me/passkeys', { token })).json();
+      expect(signInBodies).toHaveLength(2);
+      expect(signInBodies.join(' ')).not.toContain(email);
+      // The server set a new session cookie, and the page is signed in with it, by passkey.
+      expect(await sessionCookieOf(page)).toBeDefined();
+      expect(await me(page)).toMatchObject({ email });
+      expect((await sessions(page)).find((listed) => listed.current)).toMatchObject({ method: 'passkey' });
+      const [used] = await (await withSession(session, '/me/passkeys')).json();
       expect(used.timeLastUsed).toEqual(expect.any(Number));
     } finally {
-      await page.close();
+      await page.context().close();
     }
   });
 
   it('a passkey removed from the account signs nobody in', async () => {
-    const { token } = await t.as('browser-removed@example.com');
-    const { page } = await openPage();
+    const { page, session } = await openPage('browser-removed@example.com');
     try {
-      expect(await add(page, token, 'To remove')).toBe('added');
-      const [passkey] = await (await t.fetch('/me/passkeys', { token })).json();
-      expect((await t.fetch(`/me/passkeys/${passkey.id}`, { method: 'DELETE', token })).status).toBe(200);
+      expect(await add(page, 'To remove')).toBe('added');
+      const [passkey] = await (await withSession(session, '/me/passkeys')).json();
+      expect((await withSession(session, `/me/passkeys/${passkey.id}`, 'DELETE')).status).toBe(200);
+      await page.context().clearCookies();
       // The authenticator still holds it and offers it; the server no longer knows it.
       expect(await signIn(page)).toEqual({ message: expect.stringMatching(/did not sign you in/), status: 401, cancelled: false });
+      expect(await sessionCookieOf(page)).toBeUndefined();
     } finally {
-      await page.close();
+      await page.context().close();
     }
   });
 
   it('a second passkey on the same authenticator is refused by the browser, as the server asked', async () => {
-    const { token } = await t.as('browser-twice@example.com');
-    const { page } = await openPage();
+    const { page, session } = await openPage('browser-twice@example.com');
     try {
-      expect(await add(page, token, 'First')).toBe('added');
-      expect(await add(page, token, 'Second')).toEqual({ message: expect.stringMatching(/already/), status: undefined, cancelled: false });
-      expect(await (await t.fetch('/me/passkeys', { token })).json()).toHaveLength(1);
+      expect(await add(page, 'First')).toBe('added');
+      expect(await add(page, 'Second')).toEqual({ message: expect.stringMatching(/already/), status: undefined, cancelled: false });
+      expect(await (await withSession(session, '/me/passkeys')).json()).toHaveLength(1);
     } finally {
-      await page.close();
+      await page.context().close();
     }
   });
 });

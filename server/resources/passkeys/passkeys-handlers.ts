@@ -11,24 +11,20 @@ export function passkeysHandlers(ctx: Context): OperationHandlers {
       res.json(await passkeys.startRegistration(ctx, req.user));
     },
     addPasskey: async (req, res) => {
-      res.json(await passkeys.addPasskey(ctx, req.user, req.body));
+      res.json(await passkeys.addPasskey(ctx, req, req.user, req.body));
     },
     renamePasskey: async (req, res) => {
       res.json(await passkeys.renamePasskey(ctx, req.user, req.params.passkeyid, req.body));
     },
     removePasskey: async (req, res) => {
-      await passkeys.removePasskey(ctx, req.user, req.params.passkeyid);
+      await passkeys.removePasskey(ctx, req, req.user, req.params.passkeyid);
       res.json({});
     },
     startPasskeySignIn: async (_req, res) => {
       res.json(await passkeys.startSignIn(ctx));
     },
     finishPasskeySignIn: async (req, res) => {
-      const outcome = await passkeys.finishSignIn(ctx, req.body);
-      if (!outcome.ok) throw passkeys.passkeySignInRefused();
-      const user = (await ctx.store.users.get(outcome.userId))!;
-      // Until the accounts core lands: the session is started here (startSession) in phase 2.
-      res.json({ id: user.id, object: 'user', email: user.email, ...(user.name !== null ? { name: user.name } : {}), timeCreated: user.timeCreated });
+      res.json(await passkeys.finishSignIn(ctx, req, res, req.body));
     },
   };
 }

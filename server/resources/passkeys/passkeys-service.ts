@@ -19,11 +19,18 @@ import {
   type AuthenticationResponseJSON,
   type RegistrationResponseJSON,
 } from '@simplewebauthn/server';
+import type { Request, Response } from 'express';
 import type { Context } from '../../context.ts';
 import type { Schemas } from '../../lib/api-types.ts';
 import type { Caller } from '../../auth/access.ts';
 import { newId } from '../../lib/ids.ts';
 import { badRequest, conflict, HttpProblem, notFound } from '../../http/problem.ts';
+import { attemptLimitsOf } from '../../auth/attempt-limits.ts';
+import { normalizeEmail } from '../account/user-repository.ts';
+import { userJson } from '../account/account-service.ts';
+import { recordSecurityEvent } from '../account/security-events.ts';
+import { startSession } from '../sessions/session-service.ts';
+import { requireOwnPages } from '../sessions/sign-up-service.ts';
 import type { PasskeyRecord } from './passkey-repository.ts';
 
 type Ports = Pick<Context, 'store' | 'clock' | 'config'>;
@@ -112,7 +119,7 @@ export async function startRegistration(ctx: Ports, caller: Caller): Promise<Sch
   return { challengeId: challenge.id, options: options as unknown as Schemas['PasskeyRegistrationOptions']['options'] };
 }
 
-export async function addPasskey(ctx: Ports, caller: Caller, body: Schemas['AddPasskeyRequest']): Promise<Schemas['Passkey']> {
+export async function addPasskey(ctx: Ports, req: Request, caller: Caller, body: Schemas['AddPasskeyRequest']): Promise<Schemas['Passkey']> {
   const now = ctx.clock.now();
   const challenge = await ctx.store.passkeys.takeChallenge('passkey-registration', body.challengeId, now);
   // A ceremony is its account's own: another account's challenge is no more use than an unknown one.
@@ -149,6 +156,7 @@ export async function addPasskey(ctx: Ports, caller: Caller, body: Schemas['AddP
     timeLastUsed: null,
   };
   if (!(await ctx.store.passkeys.insert(passkey))) throw conflict('This passkey is registered already. Remove it first to add it again.');
+  await recordSecurityEvent(ctx, { userId: caller.id, kind: 'passkey-added', req, detail: passkey.name });
   return passkeyJson(passkey);
 }
 
@@ -157,11 +165,11 @@ export async function renamePasskey(ctx: Ports, caller: Caller, passkeyId: strin
   return passkeyJson((await ctx.store.passkeys.get(passkeyId))!);
 }
 
-/** Removes one of the caller's passkeys; answers it, for the security event. */
-export async function removePasskey(ctx: Ports, caller: Caller, passkeyId: string): Promise<PasskeyRecord> {
+/** Removes one of the caller's passkeys: from then on it signs nobody in. */
+export async function removePasskey(ctx: Ports, req: Request, caller: Caller, passkeyId: string): Promise<void> {
   const passkey = await ctx.store.passkeys.get(passkeyId);
   if (!passkey || passkey.userId !== caller.id || !(await ctx.store.passkeys.remove(caller.id, passkeyId))) throw notFound(`You have no passkey ${passkeyId}.`);
-  return passkey;
+  await recordSecurityEvent(ctx, { userId: caller.id, kind: 'passkey-removed', req, detail: passkey.name });
 }
 
 export async function startSignIn(ctx: Ports): Promise<Schemas['PasskeySignInOptions']> {
@@ -173,30 +181,55 @@ export async function startSignIn(ctx: Ports): Promise<Schemas['PasskeySignInOpt
   return { challengeId: challenge.id, options: options as unknown as Schemas['PasskeySignInOptions']['options'] };
 }
 
-/** What a passkey sign-in found: whose passkey it was (when one was found), and whether it verified. */
-export type SignInOutcome = { ok: true; userId: string; passkeyId: string } | { ok: false; userId: string | undefined };
-
 /**
- * Checks a sign-in's answer: the challenge (taken once, whatever follows),
- * the passkey it names, its signature and counter. Answers whose passkey it
- * was even when it fails, so that the failure counts against that account.
+ * Signs in with a passkey: checks the answer (the challenge, taken once
+ * whatever follows; the passkey it names; its user handle, signature and
+ * counter) and starts a session whose method is `passkey`. Every failure
+ * gets one answer; it counts against the address, and against the account
+ * when the answer named one of its passkeys (issue 20: "sign-in, sign-up,
+ * reset and passkey attempts are limited per account (at most 10 failures
+ * in 15 minutes) and per address (at most 30)"). The account's count is
+ * the one its password sign-ins use (its email), so that switching method
+ * buys no more guesses.
  */
-export async function finishSignIn(ctx: Ports, body: Schemas['FinishPasskeySignInRequest']): Promise<SignInOutcome> {
+export async function finishSignIn(ctx: Ports, req: Request, res: Response, body: Schemas['FinishPasskeySignInRequest']): Promise<Schemas['User']> {
+  // Login CSRF: a page of another site must not sign its visitor in to an account of the site's choosing.
+  requireOwnPages(ctx, req);
+  const limits = attemptLimitsOf(ctx.store.db);
+  const address = req.ip ?? 'unknown';
+  await limits.guard({ address });
   const now = ctx.clock.now();
   const response = body.response as unknown as AuthenticationResponseJSON;
   const challenge = await ctx.store.passkeys.takeChallenge('passkey-authentication', body.challengeId, now);
   const passkey = await ctx.store.passkeys.findByCredentialId(response.id);
-  if (!challenge || !passkey) return { ok: false, userId: passkey?.userId };
+  const user = passkey && (await ctx.store.users.get(passkey.userId));
+  const attempt = { account: user ? normalizeEmail(user.email) : undefined, address };
+  if (user) await limits.guard(attempt);
+  if (!challenge || !passkey || !user || !(await verified(ctx, passkey, challenge.challenge, response, now))) {
+    await limits.failed(attempt);
+    if (user) await recordSecurityEvent(ctx, { userId: user.id, kind: 'signin-failed', req, detail: 'passkey' });
+    throw passkeySignInRefused();
+  }
+  if (user.disabled) throw new HttpProblem('unauthorized', "This account is disabled. Ask the server's administrator.");
+  await limits.succeeded(attempt);
+  // The session records how, and when, the person proved who they are: DELETE /me takes a passkey sign-in of the last
+  // five minutes in place of the password.
+  await startSession(ctx, req, res, user.id, 'passkey');
+  return userJson(user);
+}
+
+/** Whether the answer is the passkey's signature of the challenge; if so, its use is recorded (the counter only moves forward). */
+async function verified(ctx: Ports, passkey: PasskeyRecord, expectedChallenge: string, response: AuthenticationResponseJSON, now: number): Promise<boolean> {
   // WebAuthn §7.2 step 6: "If response.userHandle is present, … verify that the user account identified by
   // credential.id … [has] the same user handle". A mismatch is a credential presented for someone else.
-  const userHandle = (response.response as { userHandle?: unknown }).userHandle;
-  if (userHandle !== undefined && userHandle !== null && userHandle !== base64urlOf(userHandleOf(passkey.userId))) return { ok: false, userId: passkey.userId };
+  const userHandle = (response.response as { userHandle?: unknown } | undefined)?.userHandle;
+  if (userHandle !== undefined && userHandle !== null && userHandle !== base64urlOf(userHandleOf(passkey.userId))) return false;
   const { rpID, origin } = relyingParty(ctx.config);
   let verification: Awaited<ReturnType<typeof verifyAuthenticationResponse>>;
   try {
     verification = await verifyAuthenticationResponse({
       response,
-      expectedChallenge: challenge.challenge,
+      expectedChallenge,
       expectedOrigin: origin,
       expectedRPID: rpID,
       credential: { id: passkey.credentialId, publicKey: bytesOf(passkey.publicKey), counter: passkey.counter, transports: passkey.transports },
@@ -204,10 +237,9 @@ export async function finishSignIn(ctx: Ports, body: Schemas['FinishPasskeySignI
     });
   } catch {
     // A malformed answer, a bad signature, a counter that went back: hostile input, refused like any failure.
-    return { ok: false, userId: passkey.userId };
+    return false;
   }
-  if (!verification.verified) return { ok: false, userId: passkey.userId };
+  if (!verification.verified) return false;
   const { newCounter, credentialBackedUp } = verification.authenticationInfo;
-  if (!(await ctx.store.passkeys.recordUse(passkey.id, newCounter, credentialBackedUp, now))) return { ok: false, userId: passkey.userId };
-  return { ok: true, userId: passkey.userId, passkeyId: passkey.id };
+  return ctx.store.passkeys.recordUse(passkey.id, newCounter, credentialBackedUp, now);
 }
