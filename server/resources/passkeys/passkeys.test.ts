@@ -136,7 +136,9 @@ describe.each(backends)('passkeys on %s', (backend) => {
   });
 
   it('refuses a replayed sign-in: each challenge works once', async () => {
-    const { cookie, authenticator } = await person();
+    const { cookie } = await person();
+    // A passkey whose counter stays 0 (synced passkeys keep none), so that only the challenge's single use stops the replay.
+    const authenticator = new SoftAuthenticator(origin(), { counts: false });
     await addPasskey(cookie, authenticator);
     const { challengeId, options } = await startSignIn();
     const body = { challengeId, response: authenticator.get(options) };
