@@ -271,6 +271,16 @@ describe.each(backends)('passkeys on %s', (backend) => {
     expect(await listPasskeys(other.cookie)).toEqual([]);
   });
 
+  it("a disabled account's passkey signs nobody in", async () => {
+    const { cookie, userId, authenticator } = await person();
+    await addPasskey(cookie, authenticator);
+    await t.server.ctx.store.db.execute('UPDATE users SET disabled = 1 WHERE id = $1', [userId]);
+    const refused = await signIn(authenticator);
+    expect(refused.status).toBe(401);
+    expect(cookieOf(refused)).toBeUndefined();
+    expect(await t.server.ctx.store.sessions.listOf(userId, Date.now(), t.server.ctx.config.sessions)).toHaveLength(1);
+  });
+
   // Last: its failures count against the test server's one address too.
   it('limits failed passkey sign-ins per account, as password sign-ins are: then even a good one is refused, 429', async () => {
     const { cookie, authenticator } = await person();
