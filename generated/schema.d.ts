@@ -983,11 +983,12 @@ export interface paths {
          *     for what they may do; the loudness target; the paywall state. The
          *     player page is drawn from this alone.
          *
-         *     Who the listener is comes from a bearer token (a project member), the
-         *     player's session cookie (an invited collaborator, a listener who gave
-         *     the password or a display name, a purchaser), or nothing (anyone with
-         *     the link). A player for collaborators only, or with a password, answers
-         *     401 until a session opens it; an expired one answers 410.
+         *     Who the listener is comes from a bearer token or the account's
+         *     session (a project member), the player's session cookie (an invited
+         *     collaborator, a listener who gave the password or a display name, a
+         *     purchaser), or nothing (anyone with the link). A player for
+         *     collaborators only, or with a password, answers 401 until a session
+         *     opens it; an expired one answers 410.
          */
         get: operations["getPlayerView"];
         put?: never;
@@ -1562,6 +1563,9 @@ export interface paths {
          *     demo project is made, with new ids. It answers the demo's ids.
          *
          *     On any other server the operation does not exist: it answers 404.
+         *
+         *     It takes a bearer token only, not the account's session: a sandbox
+         *     account is named by its token, and nobody signs in to one.
          */
         post: operations["resetSandbox"];
         delete?: never;
@@ -2982,6 +2986,18 @@ export interface components {
             /** @description For validation errors only, one entry for each offending field, parameter or header. */
             errors?: components["schemas"]["ProblemFieldError"][];
         };
+        /**
+         * @description A problem of a 403. An `insufficient-scope` one also names, in `scope`,
+         *     the scope the token lacks (RFC 9457 §3.2: "Problem type definitions MAY
+         *     extend the problem details object with additional members").
+         */
+        InsufficientScopeProblem: {
+            /**
+             * @description The scope this operation needs and the token does not have (`insufficient-scope` only).
+             * @example projects:write
+             */
+            scope?: string;
+        } & components["schemas"]["Problem"];
         /**
          * @description One offending part of a request. Exactly one of `pointer`, `parameter` or `header` says where it is.
          * @example {
@@ -4707,23 +4723,41 @@ export interface components {
         };
         /**
          * @description The caller can see the resource but may not change it: a collaborator
-         *     with the `viewer` role tried to write.
+         *     with the `viewer` role tried to write (`/problems/forbidden`). Or the
+         *     bearer token lacks the scope this operation needs
+         *     (`/problems/insufficient-scope`, with `WWW-Authenticate`).
          */
         Forbidden: {
             headers: {
+                "WWW-Authenticate": components["headers"]["InsufficientScopeChallenge"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/problem+json": components["schemas"]["InsufficientScopeProblem"];
+            };
+        };
+        /**
+         * @description The bearer token lacks the scope this operation needs
+         *     (`/problems/insufficient-scope`); the problem's `scope` member (RFC 9457
+         *     §3.2) and the `WWW-Authenticate` header name it.
+         */
+        InsufficientScope: {
+            headers: {
+                "WWW-Authenticate": components["headers"]["InsufficientScopeChallenge"];
                 [name: string]: unknown;
             };
             content: {
                 /**
                  * @example {
-                 *       "type": "/problems/forbidden",
-                 *       "title": "Not allowed",
+                 *       "type": "/problems/insufficient-scope",
+                 *       "title": "The token lacks a scope",
                  *       "status": 403,
-                 *       "detail": "Your role on this project is viewer, which can only read. Ask the project owner for the editor or admin role.",
-                 *       "instance": "req_5f1c2a9d"
+                 *       "detail": "This token lacks the scope players:read, which this operation needs. It holds: projects:read. Create a token with players:read.",
+                 *       "instance": "req_5f1c2a9d",
+                 *       "scope": "players:read"
                  *     }
                  */
-                "application/problem+json": components["schemas"]["Problem"];
+                "application/problem+json": components["schemas"]["InsufficientScopeProblem"];
             };
         };
         /**
@@ -5518,6 +5552,14 @@ export interface components {
          */
         VersionETag: string;
         /**
+         * @description With `/problems/insufficient-scope` only: the scope the token lacks, as
+         *     RFC 6750 §3.1 says ("The request requires higher privileges than
+         *     provided by the access token"), `Bearer error="insufficient_scope",
+         *     scope="…"`.
+         * @example Bearer realm="api", error="insufficient_scope", scope="projects:write"
+         */
+        InsufficientScopeChallenge: string;
+        /**
          * @description **Extension.** Sent when the request asked for a page (`limit` or
          *     `cursor`) and more items follow: the next page's URL, as RFC 8288 has
          *     it, with `rel="next"`. No `Link`, no more pages.
@@ -5623,6 +5665,7 @@ export interface operations {
             };
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["InsufficientScope"];
             429: components["responses"]["TooManyRequests"];
             default: components["responses"]["DefaultProblem"];
         };
@@ -5751,6 +5794,7 @@ export interface operations {
             };
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["InsufficientScope"];
             404: components["responses"]["PlayerNotFound"];
             429: components["responses"]["TooManyRequests"];
             default: components["responses"]["DefaultProblem"];
@@ -6034,6 +6078,7 @@ export interface operations {
             };
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["InsufficientScope"];
             404: components["responses"]["NotFound"];
             429: components["responses"]["TooManyRequests"];
             default: components["responses"]["DefaultProblem"];
@@ -6198,6 +6243,7 @@ export interface operations {
             };
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["InsufficientScope"];
             404: components["responses"]["NotFound"];
             409: components["responses"]["DownloadConflict"];
             429: components["responses"]["TooManyRequests"];
@@ -6247,6 +6293,7 @@ export interface operations {
             };
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["InsufficientScope"];
             404: components["responses"]["NotFound"];
             409: components["responses"]["DownloadConflict"];
             429: components["responses"]["TooManyRequests"];
@@ -6333,6 +6380,7 @@ export interface operations {
             };
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["InsufficientScope"];
             404: components["responses"]["NotFound"];
             429: components["responses"]["TooManyRequests"];
             default: components["responses"]["DefaultProblem"];
@@ -6383,6 +6431,7 @@ export interface operations {
             };
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["InsufficientScope"];
             404: components["responses"]["NotFound"];
             429: components["responses"]["TooManyRequests"];
             default: components["responses"]["DefaultProblem"];
@@ -6917,6 +6966,7 @@ export interface operations {
             };
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["InsufficientScope"];
             429: components["responses"]["TooManyRequests"];
             default: components["responses"]["DefaultProblem"];
         };
@@ -6968,6 +7018,7 @@ export interface operations {
             };
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["InsufficientScope"];
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
             429: components["responses"]["TooManyRequests"];
@@ -7017,6 +7068,7 @@ export interface operations {
             };
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["InsufficientScope"];
             404: components["responses"]["NotFound"];
             429: components["responses"]["TooManyRequests"];
             default: components["responses"]["DefaultProblem"];
@@ -7117,6 +7169,7 @@ export interface operations {
             };
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["InsufficientScope"];
             429: components["responses"]["TooManyRequests"];
             default: components["responses"]["DefaultProblem"];
         };
@@ -7159,6 +7212,7 @@ export interface operations {
             };
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["InsufficientScope"];
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
             429: components["responses"]["TooManyRequests"];
@@ -7196,6 +7250,7 @@ export interface operations {
             };
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["InsufficientScope"];
             429: components["responses"]["TooManyRequests"];
             default: components["responses"]["DefaultProblem"];
         };
@@ -7253,6 +7308,7 @@ export interface operations {
             };
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["InsufficientScope"];
             412: components["responses"]["PreferencesChanged"];
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
@@ -7285,6 +7341,7 @@ export interface operations {
             };
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["InsufficientScope"];
             429: components["responses"]["TooManyRequests"];
             502: components["responses"]["PaymentProviderFailed"];
             default: components["responses"]["DefaultProblem"];
@@ -7328,6 +7385,7 @@ export interface operations {
             };
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["InsufficientScope"];
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
             429: components["responses"]["TooManyRequests"];
@@ -7360,6 +7418,7 @@ export interface operations {
             };
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["InsufficientScope"];
             429: components["responses"]["TooManyRequests"];
             default: components["responses"]["DefaultProblem"];
         };
@@ -7638,6 +7697,7 @@ export interface operations {
             };
             400: components["responses"]["BadRequest"];
             401: components["responses"]["PlayerLocked"];
+            403: components["responses"]["InsufficientScope"];
             404: components["responses"]["NotFound"];
             410: components["responses"]["PlayerExpired"];
             429: components["responses"]["TooManyRequests"];
@@ -8631,6 +8691,7 @@ export interface operations {
                 };
             };
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["InsufficientScope"];
             /** @description This server is not a sandbox. */
             404: {
                 headers: {
@@ -8694,6 +8755,7 @@ export interface operations {
             };
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["InsufficientScope"];
             429: components["responses"]["TooManyRequests"];
             default: components["responses"]["DefaultProblem"];
         };
@@ -8750,6 +8812,7 @@ export interface operations {
             };
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["InsufficientScope"];
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
             429: components["responses"]["TooManyRequests"];
@@ -8782,6 +8845,7 @@ export interface operations {
             };
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["InsufficientScope"];
             404: components["responses"]["NotFound"];
             429: components["responses"]["TooManyRequests"];
             default: components["responses"]["DefaultProblem"];
@@ -8817,6 +8881,7 @@ export interface operations {
             };
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["InsufficientScope"];
             404: components["responses"]["NotFound"];
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
@@ -8850,6 +8915,7 @@ export interface operations {
             };
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["InsufficientScope"];
             404: components["responses"]["NotFound"];
             429: components["responses"]["TooManyRequests"];
             default: components["responses"]["DefaultProblem"];
@@ -8888,6 +8954,7 @@ export interface operations {
             };
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["InsufficientScope"];
             404: components["responses"]["NotFound"];
             429: components["responses"]["TooManyRequests"];
             default: components["responses"]["DefaultProblem"];
@@ -8970,6 +9037,7 @@ export interface operations {
             };
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["InsufficientScope"];
             404: components["responses"]["NotFound"];
             429: components["responses"]["TooManyRequests"];
             default: components["responses"]["DefaultProblem"];
@@ -9027,6 +9095,7 @@ export interface operations {
             };
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["InsufficientScope"];
             404: components["responses"]["NotFound"];
             409: components["responses"]["Conflict"];
             429: components["responses"]["TooManyRequests"];
