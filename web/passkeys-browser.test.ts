@@ -9,7 +9,9 @@
  * origin (page.route answers its URL; the API calls go to the real server):
  * WebAuthn needs the relying party's origin, and a secure context, which
  * http://localhost is. The server's PUBLIC_URL is http://localhost:<port>,
- * not 127.0.0.1: an IP address is no valid relying party id.
+ * not 127.0.0.1: an IP address is no valid relying party id. Then the same
+ * through the server's own pages, as a person does it: /settings, tab
+ * Security, "Add a passkey"; "Sign out"; /signin, "Sign in with a passkey".
  */
 import { build } from 'esbuild';
 import { resolve } from 'node:path';
@@ -19,6 +21,7 @@ import { backends } from '../server/testing/databases.ts';
 import { useTestServer } from '../server/testing/harness.ts';
 import { useBrowser } from '../server/testing/browser.ts';
 import { freePort } from '../server/testing/ports.ts';
+import { watchedPage } from './testing/player-browser.ts';
 
 const BROWSER_TEST_MS = 90_000;
 const root = resolve(import.meta.dirname, '..');
@@ -162,6 +165,45 @@ describe.each(backends)('passkeys in Chromium on %s', { timeout: BROWSER_TEST_MS
       expect(await (await withSession(session, '/me/passkeys')).json()).toHaveLength(1);
     } finally {
       await page.context().close();
+    }
+  });
+
+  it('through the pages: Add a passkey in /settings, Sign out, then Sign in with a passkey at /signin lands on / signed in', async () => {
+    const origin = `http://localhost:${port}`;
+    const email = 'browser-pages@example.com';
+    const user = await t.server.ctx.store.users.findOrCreate(email, Date.now());
+    const { secret } = await t.server.ctx.store.sessions.create(user.id, 'password', { userAgent: null, address: null }, Date.now());
+    const watched = await watchedPage(chromium.browser);
+    const { page, context } = watched;
+    try {
+      await context.addCookies([{ name: 'as_session', value: secret, url: origin, httpOnly: true, sameSite: 'Lax' }]);
+      const cdp = await context.newCDPSession(page);
+      await cdp.send('WebAuthn.enable');
+      await cdp.send('WebAuthn.addVirtualAuthenticator', {
+        options: { protocol: 'ctap2', transport: 'internal', hasResidentKey: true, hasUserVerification: true, isUserVerified: true, automaticPresenceSimulation: true },
+      });
+      await page.goto(`${origin}/settings`);
+      await page.locator('main#account[data-state="ready"]').waitFor();
+      expect(await page.getByRole('tab', { name: 'Security', exact: true }).getAttribute('aria-selected')).toBe('true');
+      await page.getByLabel('Passkey name', { exact: true }).fill('This laptop');
+      await page.getByRole('button', { name: 'Add a passkey', exact: true }).click();
+      await page.locator('#passkey-list').getByText('This laptop').waitFor();
+      expect(await page.locator('#passkey-form-error').textContent()).toBe('');
+      expect(await (await withSession(`as_session=${secret}`, '/me/passkeys')).json()).toEqual([expect.objectContaining({ name: 'This laptop' })]);
+
+      await page.getByRole('button', { name: 'Sign out', exact: true }).click();
+      await page.waitForURL(`${origin}/signin`);
+      await page.locator('main#account[data-state="ready"]').waitFor();
+      await page.getByRole('button', { name: 'Sign in with a passkey', exact: true }).click();
+      await page.waitForURL(`${origin}/`);
+      // The page's own session now, as its code would ask.
+      const [meNow, sessionsNow] = await page.evaluate(() => Promise.all(['/api/v1/me', '/api/v1/me/sessions'].map((path) => fetch(path).then((response) => response.json()))));
+      expect(meNow).toMatchObject({ email });
+      expect((sessionsNow as Array<{ current: boolean; method: string }>).find((listed) => listed.current)).toMatchObject({ method: 'passkey' });
+      // Signed-out pages ask GET /me, knowing it answers 401: that refusal is the one failed load allowed.
+      expect((await watched.problems()).filter((line) => !/status of 401\b/.test(line))).toEqual([]);
+    } finally {
+      await watched.close();
     }
   });
 });
