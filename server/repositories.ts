@@ -18,6 +18,7 @@ import { PurchaseRepository } from './resources/listening/purchase-repository.ts
 import { SandboxRepository } from './resources/sandbox/sandbox-repository.ts';
 import { WebhookRepository } from './resources/webhooks/webhook-repository.ts';
 import { PortalRepository } from './resources/portal/portal-repository.ts';
+import { SsoRepository } from './resources/sso/sso-repository.ts';
 
 export function registerRepositories(db: Db) {
   return {
@@ -33,6 +34,7 @@ export function registerRepositories(db: Db) {
     sandbox: new SandboxRepository(db),
     webhooks: new WebhookRepository(db),
     portal: new PortalRepository(db),
+    sso: new SsoRepository(db),
   };
 }
 
