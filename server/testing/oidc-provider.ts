@@ -16,7 +16,9 @@
 import { generateKeyPairSync, randomBytes } from 'node:crypto';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import Provider from 'oidc-provider';
-import { afterAll, beforeAll } from 'vitest';
+import { afterAll, beforeAll, beforeEach } from 'vitest';
+import type { Backend } from './databases.ts';
+import { startTestServer, type TestServer } from './test-server.ts';
 
 export interface TestPerson {
   email?: string;
@@ -203,6 +205,38 @@ export function useOidcProvider(options: TestOidcProviderOptions = {}): { readon
     get provider() {
       if (!provider) throw new Error('The OpenID provider has not started yet');
       return provider;
+    },
+  };
+}
+
+/**
+ * Per-describe setup: a provider, and a test server that signs in with it
+ * (OIDC_NAME "Test SSO"), its callback registered at the provider.
+ */
+export function useServerWithOidc(backend: Backend, env: Record<string, string> = {}): { readonly provider: TestOidcProvider; readonly server: TestServer } {
+  let provider: TestOidcProvider | undefined;
+  let server: TestServer | undefined;
+  // The test reporter prints this store beside each test's name (scripts/vitest-store-reporter.ts).
+  beforeEach((context) => {
+    (context.task.meta as { store?: string }).store = backend;
+  });
+  beforeAll(async () => {
+    provider = await startOidcProvider();
+    server = await startTestServer(backend, { ...provider.env('Test SSO'), ...env });
+    await provider.allowRedirect(`${server.address}/auth/oidc/callback`);
+  });
+  afterAll(async () => {
+    await server?.stop();
+    await provider?.close();
+  });
+  return {
+    get provider() {
+      if (!provider) throw new Error('The OpenID provider has not started yet');
+      return provider;
+    },
+    get server() {
+      if (!server) throw new Error('The test server has not started yet');
+      return server;
     },
   };
 }
