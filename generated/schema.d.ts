@@ -4678,7 +4678,7 @@ export interface components {
             headers: {
                 /**
                  * @description The session cookie (`as_session`, or `__Host-as_session` under https), HttpOnly, SameSite=Lax, Path=/.
-                 * @example as_session=Jx8…; Max-Age=7776000; Path=/; HttpOnly; SameSite=Lax
+                 * @example as_session=Jx8kq0b6tY1cJ4mZ9pR2sL5nA8dE1gH4jK7oXy3vW2; Max-Age=7776000; Path=/; HttpOnly; SameSite=Lax
                  */
                 "Set-Cookie"?: string;
                 [name: string]: unknown;
