@@ -36,7 +36,8 @@ export async function accountForIdentity(ctx: Ports, req: Request, identity: Oid
     return signInTo(user);
   }
 
-  if (!identity.email) return { error: 'sso-no-email' };
+  // The provider is the operator's, but what it says is still input: an address the API could not answer with is none.
+  if (!identity.email || identity.email.length > 254 || !EMAIL.test(identity.email)) return { error: 'sso-no-email' };
   const existing = await ctx.store.users.findByEmail(identity.email);
   if (existing) {
     if (!identity.emailVerified) {
@@ -63,7 +64,7 @@ export async function accountForIdentity(ctx: Ports, req: Request, identity: Oid
       if (options.invite !== undefined && !invitation) return { error: 'sso-invite-invalid' as const };
       // An invitation was sent to this address: holding it proves the address, as it does for a sign-up with a password.
       const user = await store.users.create(
-        { email, name: identity.name?.slice(0, 100) ?? null, passwordHash: null, emailVerified: identity.emailVerified || invitation !== undefined, isAdmin: invitation?.admin ?? false },
+        { email, name: displayName(identity.name), passwordHash: null, emailVerified: identity.emailVerified || invitation !== undefined, isAdmin: invitation?.admin ?? false },
         now,
       );
       // Made, or linked, by another request meanwhile: nothing of this one is kept (the invitation stays unused), and
@@ -88,6 +89,15 @@ export async function accountForIdentity(ctx: Ports, req: Request, identity: Oid
     await ctx.store.sso.link(identity.issuer, identity.subject, userId, ctx.clock.now());
     await recordSecurityEvent(ctx, { userId, kind: 'identity-linked', req, detail: `${provider} (${identity.issuer})` });
   }
+}
+
+/** The spec's Email: ajv-formats' "email" (its fast form), which the API's answers are held to. */
+const EMAIL = /^[a-z0-9.!#$%&'*+/=?^_`{|}~-]+@[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?(?:\.[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?)*$/i;
+
+/** The spec's DisplayName: 1 to 100 characters, not only spaces; control characters dropped. */
+function displayName(name: string | undefined): string | null {
+  const cleaned = name?.replace(/\p{Cc}/gu, '').trim().slice(0, 100).trim();
+  return cleaned ? cleaned : null;
 }
 
 /** Thrown to undo the transaction that makes an account, when another request made it first. */

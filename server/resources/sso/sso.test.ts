@@ -72,6 +72,15 @@ describe.each(backends)('single sign-on on %s', (backend) => {
     expect(await store().users.findByEmail('ada@new.example.org')).toBeUndefined();
   });
 
+  it('takes only an email the API can answer with, and a name as the API bounds it', async () => {
+    for (const email of ['not an email', `${'x'.repeat(250)}@example.org`, 'nul\u0000@example.org']) {
+      const odd = person({ email });
+      expect((await roundTrip(odd.subject)).error, email).toBe('sso-no-email');
+    }
+    const long = person({ name: `  ${'Ω'.repeat(150)}\u0007 ` });
+    expect((await me((await roundTrip(long.subject)).session)).name).toBe('Ω'.repeat(100));
+  });
+
   it('links an existing account by an email the provider says is verified', async () => {
     const email = `linked${n}@example.org`;
     const existing = await accountWithPassword(email, true);
