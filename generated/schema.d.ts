@@ -983,11 +983,12 @@ export interface paths {
          *     for what they may do; the loudness target; the paywall state. The
          *     player page is drawn from this alone.
          *
-         *     Who the listener is comes from a bearer token (a project member), the
-         *     player's session cookie (an invited collaborator, a listener who gave
-         *     the password or a display name, a purchaser), or nothing (anyone with
-         *     the link). A player for collaborators only, or with a password, answers
-         *     401 until a session opens it; an expired one answers 410.
+         *     Who the listener is comes from a bearer token or the account's
+         *     session (a project member), the player's session cookie (an invited
+         *     collaborator, a listener who gave the password or a display name, a
+         *     purchaser), or nothing (anyone with the link). A player for
+         *     collaborators only, or with a password, answers 401 until a session
+         *     opens it; an expired one answers 410.
          */
         get: operations["getPlayerView"];
         put?: never;
@@ -1562,6 +1563,9 @@ export interface paths {
          *     demo project is made, with new ids. It answers the demo's ids.
          *
          *     On any other server the operation does not exist: it answers 404.
+         *
+         *     It takes a bearer token only, not the account's session: a sandbox
+         *     account is named by its token, and nobody signs in to one.
          */
         post: operations["resetSandbox"];
         delete?: never;
@@ -2847,6 +2851,18 @@ export interface components {
             /** @description For validation errors only, one entry for each offending field, parameter or header. */
             errors?: components["schemas"]["ProblemFieldError"][];
         };
+        /**
+         * @description A problem of a 403. An `insufficient-scope` one also names, in `scope`,
+         *     the scope the token lacks (RFC 9457 §3.2: "Problem type definitions MAY
+         *     extend the problem details object with additional members").
+         */
+        InsufficientScopeProblem: {
+            /**
+             * @description The scope this operation needs and the token does not have (`insufficient-scope` only).
+             * @example projects:write
+             */
+            scope?: string;
+        } & components["schemas"]["Problem"];
         /**
          * @description One offending part of a request. Exactly one of `pointer`, `parameter` or `header` says where it is.
          * @example {
@@ -4327,23 +4343,41 @@ export interface components {
         };
         /**
          * @description The caller can see the resource but may not change it: a collaborator
-         *     with the `viewer` role tried to write.
+         *     with the `viewer` role tried to write (`/problems/forbidden`). Or the
+         *     bearer token lacks the scope this operation needs
+         *     (`/problems/insufficient-scope`, with `WWW-Authenticate`).
          */
         Forbidden: {
             headers: {
+                "WWW-Authenticate": components["headers"]["InsufficientScopeChallenge"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/problem+json": components["schemas"]["InsufficientScopeProblem"];
+            };
+        };
+        /**
+         * @description The bearer token lacks the scope this operation needs
+         *     (`/problems/insufficient-scope`); the problem's `scope` member (RFC 9457
+         *     §3.2) and the `WWW-Authenticate` header name it.
+         */
+        InsufficientScope: {
+            headers: {
+                "WWW-Authenticate": components["headers"]["InsufficientScopeChallenge"];
                 [name: string]: unknown;
             };
             content: {
                 /**
                  * @example {
-                 *       "type": "/problems/forbidden",
-                 *       "title": "Not allowed",
+                 *       "type": "/problems/insufficient-scope",
+                 *       "title": "The token lacks a scope",
                  *       "status": 403,
-                 *       "detail": "Your role on this project is viewer, which can only read. Ask the project owner for the editor or admin role.",
-                 *       "instance": "req_5f1c2a9d"
+                 *       "detail": "This token lacks the scope players:read, which this operation needs. It holds: projects:read. Create a token with players:read.",
+                 *       "instance": "req_5f1c2a9d",
+                 *       "scope": "players:read"
                  *     }
                  */
-                "application/problem+json": components["schemas"]["Problem"];
+                "application/problem+json": components["schemas"]["InsufficientScopeProblem"];
             };
         };
         /**
@@ -5112,6 +5146,14 @@ export interface components {
          */
         VersionETag: string;
         /**
+         * @description With `/problems/insufficient-scope` only: the scope the token lacks, as
+         *     RFC 6750 §3.1 says ("The request requires higher privileges than
+         *     provided by the access token"), `Bearer error="insufficient_scope",
+         *     scope="…"`.
+         * @example Bearer realm="api", error="insufficient_scope", scope="projects:write"
+         */
+        InsufficientScopeChallenge: string;
+        /**
          * @description **Extension.** Sent when the request asked for a page (`limit` or
          *     `cursor`) and more items follow: the next page's URL, as RFC 8288 has
          *     it, with `rel="next"`. No `Link`, no more pages.
@@ -5217,6 +5259,7 @@ export interface operations {
             };
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["InsufficientScope"];
             429: components["responses"]["TooManyRequests"];
             default: components["responses"]["DefaultProblem"];
         };
@@ -5345,6 +5388,7 @@ export interface operations {
             };
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["InsufficientScope"];
             404: components["responses"]["PlayerNotFound"];
             429: components["responses"]["TooManyRequests"];
             default: components["responses"]["DefaultProblem"];
@@ -5628,6 +5672,7 @@ export interface operations {
             };
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["InsufficientScope"];
             404: components["responses"]["NotFound"];
             429: components["responses"]["TooManyRequests"];
             default: components["responses"]["DefaultProblem"];
@@ -5792,6 +5837,7 @@ export interface operations {
             };
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["InsufficientScope"];
             404: components["responses"]["NotFound"];
             409: components["responses"]["DownloadConflict"];
             429: components["responses"]["TooManyRequests"];
@@ -5841,6 +5887,7 @@ export interface operations {
             };
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["InsufficientScope"];
             404: components["responses"]["NotFound"];
             409: components["responses"]["DownloadConflict"];
             429: components["responses"]["TooManyRequests"];
@@ -5927,6 +5974,7 @@ export interface operations {
             };
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["InsufficientScope"];
             404: components["responses"]["NotFound"];
             429: components["responses"]["TooManyRequests"];
             default: components["responses"]["DefaultProblem"];
@@ -5977,6 +6025,7 @@ export interface operations {
             };
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["InsufficientScope"];
             404: components["responses"]["NotFound"];
             429: components["responses"]["TooManyRequests"];
             default: components["responses"]["DefaultProblem"];
@@ -6511,6 +6560,7 @@ export interface operations {
             };
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["InsufficientScope"];
             429: components["responses"]["TooManyRequests"];
             default: components["responses"]["DefaultProblem"];
         };
@@ -6562,6 +6612,7 @@ export interface operations {
             };
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["InsufficientScope"];
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
             429: components["responses"]["TooManyRequests"];
@@ -6611,6 +6662,7 @@ export interface operations {
             };
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["InsufficientScope"];
             404: components["responses"]["NotFound"];
             429: components["responses"]["TooManyRequests"];
             default: components["responses"]["DefaultProblem"];
@@ -6711,6 +6763,7 @@ export interface operations {
             };
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["InsufficientScope"];
             429: components["responses"]["TooManyRequests"];
             default: components["responses"]["DefaultProblem"];
         };
@@ -6753,6 +6806,7 @@ export interface operations {
             };
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["InsufficientScope"];
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
             429: components["responses"]["TooManyRequests"];
@@ -6790,6 +6844,7 @@ export interface operations {
             };
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["InsufficientScope"];
             429: components["responses"]["TooManyRequests"];
             default: components["responses"]["DefaultProblem"];
         };
@@ -6847,6 +6902,7 @@ export interface operations {
             };
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["InsufficientScope"];
             412: components["responses"]["PreferencesChanged"];
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
@@ -6879,6 +6935,7 @@ export interface operations {
             };
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["InsufficientScope"];
             429: components["responses"]["TooManyRequests"];
             502: components["responses"]["PaymentProviderFailed"];
             default: components["responses"]["DefaultProblem"];
@@ -6922,6 +6979,7 @@ export interface operations {
             };
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["InsufficientScope"];
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
             429: components["responses"]["TooManyRequests"];
@@ -6954,6 +7012,7 @@ export interface operations {
             };
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["InsufficientScope"];
             429: components["responses"]["TooManyRequests"];
             default: components["responses"]["DefaultProblem"];
         };
@@ -7232,6 +7291,7 @@ export interface operations {
             };
             400: components["responses"]["BadRequest"];
             401: components["responses"]["PlayerLocked"];
+            403: components["responses"]["InsufficientScope"];
             404: components["responses"]["NotFound"];
             410: components["responses"]["PlayerExpired"];
             429: components["responses"]["TooManyRequests"];
@@ -8225,6 +8285,7 @@ export interface operations {
                 };
             };
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["InsufficientScope"];
             /** @description This server is not a sandbox. */
             404: {
                 headers: {
@@ -8288,6 +8349,7 @@ export interface operations {
             };
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["InsufficientScope"];
             429: components["responses"]["TooManyRequests"];
             default: components["responses"]["DefaultProblem"];
         };
@@ -8344,6 +8406,7 @@ export interface operations {
             };
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["InsufficientScope"];
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
             429: components["responses"]["TooManyRequests"];
@@ -8376,6 +8439,7 @@ export interface operations {
             };
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["InsufficientScope"];
             404: components["responses"]["NotFound"];
             429: components["responses"]["TooManyRequests"];
             default: components["responses"]["DefaultProblem"];
@@ -8411,6 +8475,7 @@ export interface operations {
             };
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["InsufficientScope"];
             404: components["responses"]["NotFound"];
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
@@ -8444,6 +8509,7 @@ export interface operations {
             };
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["InsufficientScope"];
             404: components["responses"]["NotFound"];
             429: components["responses"]["TooManyRequests"];
             default: components["responses"]["DefaultProblem"];
@@ -8482,6 +8548,7 @@ export interface operations {
             };
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["InsufficientScope"];
             404: components["responses"]["NotFound"];
             429: components["responses"]["TooManyRequests"];
             default: components["responses"]["DefaultProblem"];
@@ -8564,6 +8631,7 @@ export interface operations {
             };
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["InsufficientScope"];
             404: components["responses"]["NotFound"];
             429: components["responses"]["TooManyRequests"];
             default: components["responses"]["DefaultProblem"];
@@ -8621,6 +8689,7 @@ export interface operations {
             };
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["InsufficientScope"];
             404: components["responses"]["NotFound"];
             409: components["responses"]["Conflict"];
             429: components["responses"]["TooManyRequests"];
