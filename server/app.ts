@@ -45,6 +45,7 @@ import { portalRoutes } from './resources/portal/portal-tus.ts';
 import { portalHandlers } from './resources/portal/portal-handlers.ts';
 import { passkeysHandlers } from './resources/passkeys/passkeys-handlers.ts';
 import { sessionsHandlers } from './resources/sessions/sessions-handlers.ts';
+import { oidcRoutes } from './resources/sso/oidc-routes.ts';
 
 const root = resolve(import.meta.dirname, '..');
 export const specPath = resolve(root, 'generated/openapi.json');
@@ -105,6 +106,8 @@ export function createApp(ctx: Context, lifecycle: Lifecycle = { isDraining: () 
   app.get('/problems/:slug', (_req, res) => res.redirect(302, '/docs#/section/errors'));
   app.use(playerPageRoutes(ctx));
   app.use(accountPageRoutes(ctx));
+  // Single sign-on's start and callback: navigations of the browser to and from the OpenID provider, not API calls.
+  app.use(oidcRoutes(ctx));
   // The upload portals' tus endpoints: before the API's token check (a portal's uploader has none) and its validator (PATCH bodies stream unparsed).
   app.use(portalRoutes(ctx));
 

@@ -22,6 +22,7 @@ import { PasskeyRepository } from './resources/passkeys/passkey-repository.ts';
 import { SessionRepository } from './resources/sessions/session-repository.ts';
 import { OneTimeLinkRepository } from './resources/account/one-time-link-repository.ts';
 import { SecurityEventRepository } from './resources/account/security-events.ts';
+import { SsoRepository } from './resources/sso/sso-repository.ts';
 
 export function registerRepositories(db: Db) {
   return {
@@ -41,6 +42,7 @@ export function registerRepositories(db: Db) {
     sessions: new SessionRepository(db),
     oneTimeLinks: new OneTimeLinkRepository(db),
     securityEvents: new SecurityEventRepository(db),
+    sso: new SsoRepository(db),
   };
 }
 

@@ -35,7 +35,13 @@ export function requireOwnPages(ctx: Pick<Context, 'config'>, req: Request): voi
 const attemptOf = (req: Request, email?: string) => ({ account: email === undefined ? undefined : normalizeEmail(email), address: req.ip ?? 'unknown' });
 
 export async function getAuthConfig(ctx: Ports): Promise<Schemas['AuthConfig']> {
-  return { registration: ctx.config.registration, setupRequired: !(await ctx.store.users.any()), mail: false };
+  return {
+    registration: ctx.config.registration,
+    setupRequired: !(await ctx.store.users.any()),
+    mail: false,
+    // The sign-in page's button "Sign in with <OIDC_NAME>", which starts at /auth/oidc/start.
+    ...(ctx.config.oidc ? { sso: { name: ctx.config.oidc.name } } : {}),
+  };
 }
 
 export async function createFirstAccount(ctx: Ports, req: Request, res: Response, body: Schemas['CreateFirstAccountRequest']): Promise<Schemas['User']> {
