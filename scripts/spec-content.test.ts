@@ -47,7 +47,7 @@ describe('the spec as partners read it', () => {
     // The prefixes newId gives each kind (server/lib/ids.ts); boxes are files, folders and stacks.
     const prefixFor = (owner: string, field: string) => {
       if (field === 'id') {
-        const byOwner: Record<string, string> = { Player: 'ply_', PlayerView: 'ply_', Project: 'prj_', User: 'usr_', Comment: 'cmt_', Webhook: 'whk_', WebhookDelivery: 'msg_', WebhookEvent: 'evt_', Session: 'ses_', Token: 'tok_', SecurityEvent: 'sev_', AdminUser: 'usr_', Invitation: 'otl_' };
+        const byOwner: Record<string, string> = { Player: 'ply_', PlayerView: 'ply_', Project: 'prj_', User: 'usr_', Comment: 'cmt_', Webhook: 'whk_', WebhookDelivery: 'msg_', WebhookEvent: 'evt_', Session: 'ses_', Passkey: 'pky_', Token: 'tok_', SecurityEvent: 'sev_', AdminUser: 'usr_', Invitation: 'otl_' };
         return byOwner[owner] ?? 'box_';
       }
       if (field === 'webhookid') return 'whk_';
@@ -56,6 +56,7 @@ describe('the spec as partners read it', () => {
       if (field === 'tokenid') return 'tok_';
       if (field === 'userid') return 'usr_';
       if (field === 'eventid') return 'evt_';
+      if (field === 'passkeyid') return 'pky_';
       if (/projectid$/.test(field)) return 'prj_';
       if (field === 'playerid' || field === 'playerids') return 'ply_';
       if (field === 'uploadid') return 'upl_';
