@@ -216,7 +216,8 @@ describe(`properties from the spec (seed ${seed}, ${numRuns} runs each)`, () => 
     const paths = [...new Set(operations.map((operation) => operation.template))];
     it.each(paths)('%s', async (template) => {
       const defined = operations.filter((operation) => operation.template === template);
-      const missing = METHODS.filter((method) => !defined.some((operation) => operation.method === method));
+      // Missing from the spec's path item, not only from the bearer operations here: DELETE /me is there, for the session alone.
+      const missing = METHODS.filter((method) => !spec.paths[template][method]);
       for (const method of missing) {
         // Not through the suite's fetch: no operation of the spec is this request.
         const response = await fetch(urlOf(defined[0], pathOf(defined[0])), { method: method.toUpperCase(), headers: { Authorization: `Bearer ${token}` } });
