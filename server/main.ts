@@ -63,6 +63,9 @@ console.error(
     `  API:   ${config.publicUrl}/api/v1`,
     `  Docs:  ${config.publicUrl}/docs`,
     `  Data:  ${describeDatabase(config)}; files in ${describeBlobStore(config)}`,
+    server.ctx.mailer
+      ? `  Mail:  sent through ${server.ctx.mailer.description}`
+      : '  Mail:  off (no SMTP_URL): nothing is mailed; reset and invitation links are in the API answers and the admin CLI',
   ].join('\n'),
 );
 logs.release();
