@@ -772,6 +772,197 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/auth/config": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * How people get in
+         * @description **Extension.** What this server's sign-in and sign-up pages offer:
+         *     who may sign up, whether the first account is still to be made,
+         *     whether it sends mail, and its single sign-on provider. Open to
+         *     anyone.
+         */
+        get: operations["getAuthConfig"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/auth/setup": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Create the first account
+         * @description **Extension.** On a server with no account, the one-time setup link
+         *     that `npm start` prints (`/setup?token=…`) makes the first account:
+         *     an administrator, signed in at once (the answer sets the session
+         *     cookie). The link works once; `npm run admin -- setup-link` prints a
+         *     new one. Only from the server's own pages (same origin).
+         */
+        post: operations["createFirstAccount"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/auth/signup": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Sign up
+         * @description **Extension.** Makes an account and signs it in (the answer sets the
+         *     session cookie), as the server's `REGISTRATION` allows: `invite` (the
+         *     default) needs an invitation (`invite`), `open` takes anyone, `closed`
+         *     nobody (403). An invitation is for one email address; signing up with
+         *     it marks that address verified, and a collaborator's invitation gives
+         *     the new account that player's access. An address that has an account
+         *     already is a 409: sign in instead. Only from the server's own pages
+         *     (same origin). Failed attempts count against the address's limit.
+         */
+        post: operations["signUp"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/auth/signin": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Sign in with a password
+         * @description **Extension.** Starts a browser session (the answer sets the session
+         *     cookie, replacing any the browser had). An unknown email and a wrong
+         *     password get the same 401, in about the same time. At most 10 failed
+         *     attempts per account and 30 per address in 15 minutes; then 429 with
+         *     `Retry-After`. Only from the server's own pages (same origin).
+         */
+        post: operations["signIn"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/auth/signout": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Sign out
+         * @description **Extension.** Ends the session the request carries and clears its cookie. Without a session, only clears the cookie.
+         */
+        post: operations["signOut"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/me/password": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Change the password
+         * @description **Extension.** Asks for the current password, sets the new one, and
+         *     ends every other session of the account (this one goes on). Wrong
+         *     current passwords count against the account's limit of failed
+         *     attempts. Only with a signed-in session, from the server's own pages.
+         */
+        post: operations["changePassword"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/me/sessions": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List my sessions
+         * @description **Extension.** The account's browser sessions that are still valid, newest first; `current` marks this one.
+         */
+        get: operations["listSessions"];
+        put?: never;
+        post?: never;
+        /**
+         * Sign out everywhere else
+         * @description **Extension.** Ends every session of the account but this one.
+         */
+        delete: operations["endOtherSessions"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/me/sessions/{sessionid}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The session's id, from *List my sessions*.
+                 * @example ses_8f3k2m9q1w
+                 */
+                sessionid: components["schemas"]["Id"];
+            };
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        post?: never;
+        /**
+         * End a session
+         * @description **Extension.** Ends one session of the account (this one included, which then also clears its cookie).
+         */
+        delete: operations["endSession"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/players/{playerid}/view": {
         parameters: {
             query?: never;
@@ -3698,10 +3889,21 @@ export interface components {
          *       "object": "user",
          *       "email": "you@example.com",
          *       "name": "Sam Rivera",
+         *       "emailVerified": true,
+         *       "admin": false,
          *       "timeCreated": 1795315200000
          *     }
          */
         User: {
+            /**
+             * @description Whether the account showed it receives mail at `email` (a mailed
+             *     link, or signing up through an invitation sent there). Players
+             *     shared with an email address open to its account only once it is
+             *     verified.
+             */
+            emailVerified?: boolean;
+            /** @description Whether the account administers this server (its users and invitations). */
+            admin?: boolean;
             /** @example usr_2b7x9c4v1n */
             id: components["schemas"]["Id"];
             /**
@@ -3721,6 +3923,137 @@ export interface components {
              */
             name?: components["schemas"]["DisplayName"];
             timeCreated: components["schemas"]["Timestamp"];
+        };
+        /**
+         * @description **Extension.** How people get in on this server: what the sign-in and sign-up pages offer.
+         * @example {
+         *       "registration": "invite",
+         *       "setupRequired": false,
+         *       "mail": true,
+         *       "sso": {
+         *         "name": "Authentik"
+         *       }
+         *     }
+         */
+        AuthConfig: {
+            /**
+             * @description Who may sign up: `invite`, through an invitation only; `open`, anyone; `closed`, nobody (administrators create accounts).
+             * @enum {string}
+             */
+            registration: "invite" | "open" | "closed";
+            /** @description True while the server has no account; the first one is made through the one-time setup link the server prints at start. */
+            setupRequired: boolean;
+            /** @description Whether this server sends mail (password resets, verifications, invitations). Without mail, the administrator hands out those links. */
+            mail: boolean;
+            /** @description Single sign-on through the operator's OpenID provider, when configured; its button starts at `/auth/oidc/start`. */
+            sso?: {
+                /** @description The provider's name, as the sign-in button shows it ("Sign in with <name>"). */
+                name: string;
+            };
+        };
+        /**
+         * @description **Extension.** The first account, through the one-time setup link.
+         * @example {
+         *       "token": "3q2-7wfVx8kq0b6tY1cJ4mZ9pR2sL5nA8dE1gH4jK7o",
+         *       "name": "Sam Rivera",
+         *       "email": "sam@example.com",
+         *       "password": "correct horse battery staple"
+         *     }
+         */
+        CreateFirstAccountRequest: {
+            /** @description The `token` of the setup link (`/setup?token=…`). */
+            token: string;
+            name: components["schemas"]["DisplayName"];
+            email: components["schemas"]["Email"];
+            password: components["schemas"]["Password"];
+        };
+        /**
+         * @description **Extension.** A new account.
+         * @example {
+         *       "name": "Alex Kim",
+         *       "email": "alex@label.example",
+         *       "password": "correct horse battery staple",
+         *       "invite": "9Xk2mP4qR7sT0vW3yZ6bC9dF2gH5jK8nQ1rS4tV7wX0"
+         *     }
+         */
+        SignUpRequest: {
+            name: components["schemas"]["DisplayName"];
+            email: components["schemas"]["Email"];
+            password: components["schemas"]["Password"];
+            /**
+             * @description The `invite` of the invitation link (`/signup?invite=…`): an
+             *     administrator's invitation, or a collaborator's invitation to a
+             *     player. Needed unless registration is open. An invitation is for
+             *     one email address: sign up with that address (its account then
+             *     counts as verified).
+             */
+            invite?: string;
+        };
+        /**
+         * @description **Extension.** An email address and its password.
+         * @example {
+         *       "email": "sam@example.com",
+         *       "password": "correct horse battery staple"
+         *     }
+         */
+        SignInRequest: {
+            email: components["schemas"]["Email"];
+            password: string;
+        };
+        /**
+         * @description **Extension.** The current password, and the new one.
+         * @example {
+         *       "currentPassword": "correct horse battery staple",
+         *       "newPassword": "a much longer phrase nobody guesses"
+         *     }
+         */
+        ChangePasswordRequest: {
+            currentPassword: string;
+            newPassword: components["schemas"]["Password"];
+        };
+        /**
+         * @description **Extension.** A browser session of the account.
+         * @example {
+         *       "id": "ses_8f3k2m9q1w",
+         *       "object": "session",
+         *       "current": true,
+         *       "method": "password",
+         *       "userAgent": "Mozilla/5.0 (X11; Linux x86_64) Chrome/131.0",
+         *       "address": "203.0.113.7",
+         *       "timeCreated": 1795315200000,
+         *       "timeLastSeen": 1795318200000,
+         *       "expires": 1796527800000
+         *     }
+         */
+        Session: {
+            /** @example ses_8f3k2m9q1w */
+            id: components["schemas"]["Id"];
+            /** @constant */
+            object: "session";
+            /** @description True for the session this request was made with. */
+            current: boolean;
+            /**
+             * @description How the person signed in.
+             * @enum {string}
+             */
+            method: "password" | "passkey" | "oidc" | "setup" | "signup" | "reset";
+            /** @description The browser's User-Agent at sign-in. */
+            userAgent?: string;
+            /** @description The client address at sign-in. */
+            address?: string;
+            timeCreated: components["schemas"]["Timestamp"];
+            timeLastSeen: components["schemas"]["Timestamp"];
+            /** @description When the session ends unless used again (14 days idle, 90 days in all, by default). */
+            expires: components["schemas"]["Timestamp"];
+        };
+        /**
+         * @description **Extension.** How many sessions were ended.
+         * @example {
+         *       "ended": 2
+         *     }
+         */
+        EndedSessions: {
+            ended: number;
         };
         /**
          * @description **Extension.** The caller's default player preferences: the in-app
@@ -3893,6 +4226,19 @@ export interface components {
         UpdateCurrentUserRequest: {
             name: components["schemas"]["DisplayName"] | null;
         };
+        /**
+         * Format: email
+         * @description An email address; compared without regard to case.
+         * @example sam@example.com
+         */
+        Email: string;
+        /**
+         * @description At least 12 characters, no composition rules, and not one of the common
+         *     passwords the server ships a list of (NIST SP 800-63B); a refused one is
+         *     a 400 saying why.
+         * @example correct horse battery staple
+         */
+        Password: string;
         /**
          * @description A 401 of a listener's write: the player is locked (`/problems/player-locked`,
          *     with `lock`, as for its view), or the write needs a player session the
@@ -4321,6 +4667,43 @@ export interface components {
                  *       "title": "The payment provider failed",
                  *       "status": 502,
                  *       "detail": "Stripe did not answer: connection refused. Nothing was charged; try again in a minute.",
+                 *       "instance": "req_5f1c2a9d"
+                 *     }
+                 */
+                "application/problem+json": components["schemas"]["Problem"];
+            };
+        };
+        /** @description The account, signed in; `Set-Cookie` carries its new session. */
+        SignedIn: {
+            headers: {
+                /**
+                 * @description The session cookie (`as_session`, or `__Host-as_session` under https), HttpOnly, SameSite=Lax, Path=/.
+                 * @example as_session=Jx8…; Max-Age=7776000; Path=/; HttpOnly; SameSite=Lax
+                 */
+                "Set-Cookie"?: string;
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["User"];
+            };
+        };
+        /**
+         * @description Refused: the request did not come from this server's own pages (a
+         *     session's changes, and sign-in itself, are taken only from its
+         *     origin); or sign-up is closed, or the invitation is not valid for
+         *     this address.
+         */
+        AuthRefused: {
+            headers: {
+                [name: string]: unknown;
+            };
+            content: {
+                /**
+                 * @example {
+                 *       "type": "/problems/forbidden",
+                 *       "title": "Not allowed",
+                 *       "status": 403,
+                 *       "detail": "Sign-up on this server is by invitation: ask an administrator for one, or sign in if you have an account.",
                  *       "instance": "req_5f1c2a9d"
                  *     }
                  */
@@ -6571,6 +6954,254 @@ export interface operations {
             };
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
+            429: components["responses"]["TooManyRequests"];
+            default: components["responses"]["DefaultProblem"];
+        };
+    };
+    getAuthConfig: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The server's ways in. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AuthConfig"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            429: components["responses"]["TooManyRequests"];
+            default: components["responses"]["DefaultProblem"];
+        };
+    };
+    createFirstAccount: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["CreateFirstAccountRequest"];
+            };
+        };
+        responses: {
+            200: components["responses"]["SignedIn"];
+            400: components["responses"]["BadRequest"];
+            403: components["responses"]["AuthRefused"];
+            409: components["responses"]["Conflict"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            429: components["responses"]["TooManyRequests"];
+            default: components["responses"]["DefaultProblem"];
+        };
+    };
+    signUp: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["SignUpRequest"];
+            };
+        };
+        responses: {
+            200: components["responses"]["SignedIn"];
+            400: components["responses"]["BadRequest"];
+            403: components["responses"]["AuthRefused"];
+            409: components["responses"]["Conflict"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            429: components["responses"]["TooManyRequests"];
+            default: components["responses"]["DefaultProblem"];
+        };
+    };
+    signIn: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["SignInRequest"];
+            };
+        };
+        responses: {
+            200: components["responses"]["SignedIn"];
+            400: components["responses"]["BadRequest"];
+            /** @description The email or the password is wrong (the two are not told apart), or the account is disabled. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "type": "/problems/unauthorized",
+                     *       "title": "Authentication required",
+                     *       "status": 401,
+                     *       "detail": "The email or the password is wrong. Try again, or reset your password.",
+                     *       "instance": "req_5f1c2a9d"
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            403: components["responses"]["AuthRefused"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            429: components["responses"]["TooManyRequests"];
+            default: components["responses"]["DefaultProblem"];
+        };
+    };
+    signOut: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Signed out. */
+            200: {
+                headers: {
+                    /** @description Clears the session cookie. */
+                    "Set-Cookie"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["EmptyObject"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            403: components["responses"]["AuthRefused"];
+            429: components["responses"]["TooManyRequests"];
+            default: components["responses"]["DefaultProblem"];
+        };
+    };
+    changePassword: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["ChangePasswordRequest"];
+            };
+        };
+        responses: {
+            /** @description The password is changed; other sessions are ended. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["EndedSessions"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["AuthRefused"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            429: components["responses"]["TooManyRequests"];
+            default: components["responses"]["DefaultProblem"];
+        };
+    };
+    listSessions: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The sessions. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Session"][];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["AuthRefused"];
+            429: components["responses"]["TooManyRequests"];
+            default: components["responses"]["DefaultProblem"];
+        };
+    };
+    endOtherSessions: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The other sessions are ended. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["EndedSessions"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["AuthRefused"];
+            429: components["responses"]["TooManyRequests"];
+            default: components["responses"]["DefaultProblem"];
+        };
+    };
+    endSession: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The session's id, from *List my sessions*.
+                 * @example ses_8f3k2m9q1w
+                 */
+                sessionid: components["schemas"]["Id"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The session is ended. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["EmptyObject"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["AuthRefused"];
+            404: components["responses"]["NotFound"];
             429: components["responses"]["TooManyRequests"];
             default: components["responses"]["DefaultProblem"];
         };

@@ -26,7 +26,7 @@ import type { AddressInfo } from 'node:net';
 import { resolve } from 'node:path';
 import express, { type Express, type NextFunction, type Request, type Response } from 'express';
 import { createInstance, getHttpOperationsFromSpec, type IHttpConfig, type IHttpRequest, type IHttpResponse, type PrismHttpComponents } from '@stoplight/prism-http';
-import { bearerAuth, type TokenOwners } from '../server/http/auth.ts';
+import { authenticate, type Credentials } from '../server/http/auth.ts';
 import { clientErrorAnswer, maxHeaderSize } from '../server/http/client-error.ts';
 import { cors } from '../server/http/cors.ts';
 import { problemHandler, toProblem } from '../server/http/errors.ts';
@@ -120,7 +120,7 @@ export async function createMockApp(options: Pick<MockOptions, 'publicUrl' | 'sp
 
   const api = express.Router();
   // The server's authentication, with a store that takes any token: the mock has no users.
-  api.use(bearerAuth(anyToken, isPublicPath, { howToGetOne: MOCK_TAKES_ANY_TOKEN }));
+  api.use(authenticate(anyToken, isPublicPath, { howToGetOne: MOCK_TAKES_ANY_TOKEN }));
   api.use(jsonBody());
   api.use(rawBody);
   api.use(async (req: Request, res: Response, next: NextFunction) => {
@@ -242,7 +242,10 @@ function publicPaths(operations: MockOperation[]): (path: string) => boolean {
 export const MOCK_TAKES_ANY_TOKEN = 'The mock takes any token, such as "Bearer any-token".';
 
 const mockUser = { id: 'usr_mock', email: 'partner@example.com' };
-const anyToken: TokenOwners = { tokens: { findActiveUser: async () => mockUser } };
+/** Any token is the mock's one account, with every scope; the mock has no sessions. */
+const anyToken: Credentials = {
+  tokens: { findHolder: async () => ({ tokenId: 'tok_mock', user: mockUser, scopes: null, disabled: false, timeExpires: null, timeLastUsed: null }) },
+};
 
 /** Request ids as the server makes them (the `instance` of problems, and X-Request-Id), and the request's log line. */
 function requestContext(log: MockOptions['log']) {

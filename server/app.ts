@@ -18,7 +18,7 @@ import * as OpenApiValidator from 'express-openapi-validator';
 import type { Context } from './context.ts';
 import { requestContext } from './http/request-context.ts';
 import { cors } from './http/cors.ts';
-import { bearerAuth } from './http/auth.ts';
+import { authenticate } from './http/auth.ts';
 import { rateLimitByAddress, rateLimitByUser } from './http/rate-limit.ts';
 import { securityHeaders } from './http/security-headers.ts';
 import { servedDocsPage, servedSpec } from './http/served-docs.ts';
@@ -42,6 +42,7 @@ import { paymentsHandlers } from './resources/payments/payments-handlers.ts';
 import { playerPageRoutes } from './pages/page-routes.ts';
 import { portalRoutes } from './resources/portal/portal-tus.ts';
 import { portalHandlers } from './resources/portal/portal-handlers.ts';
+import { sessionsHandlers } from './resources/sessions/sessions-handlers.ts';
 
 const root = resolve(import.meta.dirname, '..');
 export const specPath = resolve(root, 'generated/openapi.json');
@@ -106,10 +107,23 @@ export function createApp(ctx: Context, lifecycle: Lifecycle = { isDraining: () 
 
   const api = express.Router();
   api.use(
-    bearerAuth(ctx.store, isSignedPath, {
-      accountOfUnknownToken: (token) => provisionSandboxAccount(ctx, token),
-      ...(ctx.config.sandbox ? { howToGetOne: 'This is a sandbox: any token works, such as "Bearer my-sandbox-token".' } : {}),
-    }),
+    authenticate(
+      {
+        tokens: ctx.store.tokens,
+        sessions: {
+          findActive: (secret, now) => ctx.store.sessions.findActive(secret, now, ctx.config.sessions),
+          touch: (id, now) => ctx.store.sessions.touch(id, now),
+        },
+      },
+      isSignedPath,
+      {
+        accountOfUnknownToken: (token) => provisionSandboxAccount(ctx, token),
+        ...(ctx.config.sandbox ? { howToGetOne: 'This is a sandbox: any token works, such as "Bearer my-sandbox-token".' } : {}),
+        publicOrigin: () => new URL(ctx.config.publicUrl).origin,
+        now: () => ctx.clock.now(),
+        onBookkeepingError: (error) => ctx.logger.warn('recording a credential\'s last use failed', { err: error }),
+      },
+    ),
   );
   api.use(rateLimitByUser(ctx.store.db, ctx.config.rateLimit));
   api.use(jsonBody());
@@ -127,7 +141,7 @@ export function createApp(ctx: Context, lifecycle: Lifecycle = { isDraining: () 
       fileUploader: false,
     }),
   );
-  api.use(dispatchOperations(accountHandlers(ctx), projectsHandlers(ctx), boxesHandlers(ctx), uploadsHandlers(ctx), downloadsHandlers(ctx), playersHandlers(ctx), listeningHandlers(ctx), commentsHandlers(ctx), sandboxHandlers(ctx), webhooksHandlers(ctx), paymentsHandlers(ctx), portalHandlers()));
+  api.use(dispatchOperations(accountHandlers(ctx), projectsHandlers(ctx), boxesHandlers(ctx), uploadsHandlers(ctx), downloadsHandlers(ctx), playersHandlers(ctx), listeningHandlers(ctx), commentsHandlers(ctx), sandboxHandlers(ctx), webhooksHandlers(ctx), paymentsHandlers(ctx), portalHandlers(), sessionsHandlers(ctx)));
   app.use('/api/v1', api);
 
   app.use((req, _res, next) => next(notFound(`There is nothing at ${req.method} ${req.path}. The API is under /api/v1; see /docs.`)));

@@ -61,6 +61,14 @@ export interface Config {
   portal: PortalSettings;
   /** How mail goes out (server/mail/); undefined when SMTP_URL is unset, and then nothing is mailed. */
   mail: MailSettings | undefined;
+  /**
+   * Who may sign up (REGISTRATION): `invite` (the default) through an
+   * invitation only, `open` anyone at /signup, `closed` nobody (administrators
+   * create accounts).
+   */
+  registration: 'invite' | 'open' | 'closed';
+  /** How long browser sessions live (SESSION_IDLE_DAYS, SESSION_MAX_DAYS). */
+  sessions: { idleMs: number; maxMs: number };
 }
 
 /**
@@ -199,10 +207,20 @@ export function loadConfig(env: Env = process.env): Config {
   const stripe = stripeSettings(env, problems);
   const mail = mailSettings(env, problems);
 
+  const registration = (env.REGISTRATION || 'invite') as Config['registration'];
+  if (!['invite', 'open', 'closed'].includes(registration)) {
+    problems.push(`REGISTRATION=${env.REGISTRATION} is not valid: give invite (people sign up through an invitation), open (anyone may sign up) or closed (administrators create accounts).`);
+  }
+  const day = 24 * 60 * 60 * 1000;
+  const sessions = { idleMs: integer('SESSION_IDLE_DAYS', 14, 1, 365) * day, maxMs: integer('SESSION_MAX_DAYS', 90, 1, 3650) * day };
+  if (sessions.maxMs < sessions.idleMs) problems.push('SESSION_MAX_DAYS is below SESSION_IDLE_DAYS: a session\'s whole life must be at least its idle time.');
+
   const config = {
     port,
     stripe,
     mail,
+    registration,
+    sessions,
     blobStore,
     s3,
     sandbox,

@@ -7,6 +7,7 @@ import { startServer } from './server.ts';
 import { describeBlobStore } from './blobs/open-blob-store.ts';
 import { BlobStoreUnavailableError } from './blobs/blob-store.ts';
 import { SigningSecretMismatchError } from './signing/secret-fingerprint.ts';
+import { createSetupLink } from './resources/account/setup-link.ts';
 
 /**
  * Holds the log lines written while the server starts (the audio worker
@@ -51,9 +52,12 @@ try {
 // The address first: it is what a newcomer looks for. Then the one command they need
 // next, for this very configuration, so that the token it mints is one this server knows.
 const token = adminTokenCommand(config, process.env);
+// Issue 20: "On a database with no account, npm start prints, right after its address, a one-time link".
+const setupLink = config.sandbox ? undefined : await createSetupLink(server.ctx);
 console.error(
   [
     `Audio Share is listening at ${server.address} (public URL ${config.publicUrl}).`,
+    ...(setupLink ? [`Create the first account: ${setupLink}`] : []),
     ...(config.sandbox
       ? [
           '  SANDBOX: any bearer token is accepted and gets an account of its own with a demo project; nothing here is kept.',

@@ -66,7 +66,11 @@ export async function startServer(config: Config, overrides: { clock?: Clock; lo
     await sweepAbandonedUploads(ctx).catch((error: unknown) => ctx.logger.warn('sweeping abandoned uploads failed', { err: error }));
     await sweepAbandonedPortalUploads(ctx).catch((error: unknown) => ctx.logger.warn('sweeping abandoned portal uploads failed', { err: error }));
     const now = ctx.clock.now();
-    await Promise.all([ctx.store.jobs.pruneFinished(now - FINISHED_JOBS_KEPT_MS), ctx.store.webhooks.pruneDeliveries(now - DELIVERY_LOG_MS)]).catch((error: unknown) =>
+    await Promise.all([
+      ctx.store.jobs.pruneFinished(now - FINISHED_JOBS_KEPT_MS),
+      ctx.store.webhooks.pruneDeliveries(now - DELIVERY_LOG_MS),
+      ctx.store.sessions.sweep(now, config.sessions),
+    ]).catch((error: unknown) =>
       ctx.logger.warn('pruning finished jobs and old deliveries failed', { err: error }),
     );
   };

@@ -136,10 +136,12 @@ describe.each(backends)('start banner on %s', (backend: Backend) => {
     }
     const started = await startMain({ ...env, PORT: '0', LOG_LEVEL: 'silent', PROCESSING: 'external' });
     child = started.child;
-    const [first, tokenLine, ...rest] = started.banner;
+    const [first, setupLine, tokenLine, ...rest] = started.banner;
 
     const address = /^Audio Share is listening at (http:\/\/127\.0\.0\.1:\d+) /.exec(first)?.[1];
     expect(address, `first line: ${first}`).toBeDefined();
+    // Issue 20: on a database with no account, "right after its address, a one-time link".
+    expect(setupLine).toMatch(/^Create the first account: http:\/\/[^ ]+\/setup\?token=[\w-]{43}$/);
     const command = /^ {2}Token: (.+)$/.exec(tokenLine)?.[1];
     expect(command, `second line: ${tokenLine}`).toBeDefined();
     expect(command).toContain(`DATA_DIR=${shellQuote(env.DATA_DIR!)} `);

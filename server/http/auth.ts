@@ -1,102 +1,210 @@
 /**
- * Bearer authentication (interface section 5: "Requests to the service's
- * endpoints carry an Authorization header with the scheme Bearer followed by
- * <ACCESS_TOKEN>"). What each operation needs is read from the spec's
- * `security`, not from a list of paths here:
- * - `bearerAuth` required (the default): no token, 401;
- * - `bearerAuth` beside `{}` (the listener operations, open to anyone with a
- *   player link): a token is checked when one is sent, and a bad one is
- *   still 401, so a client learns its token is wrong;
- * - no `bearerAuth` at all (the signed URLs, whose signature is their
- *   authority; the player session, whose credential is its cookie): the
- *   header is not looked at.
+ * Authentication: a bearer token (interface section 5: "Requests to the
+ * service's endpoints carry an Authorization header with the scheme Bearer
+ * followed by <ACCESS_TOKEN>") or the account's browser session cookie. What
+ * each operation takes is read from the spec's `security`, not from a list
+ * of paths here:
+ * - `bearerAuth` (with `oauth2`, which names the scope a token needs): a
+ *   token is taken; without `{}` beside it, one is required;
+ * - `sessionCookie`: the session cookie is taken too, and a request that
+ *   changes anything with it must come from our own origin;
+ * - `{}` (the listener operations, open to anyone with a player link): a
+ *   credential is checked when one is sent, and a bad token is still 401, so
+ *   a client learns its token is wrong;
+ * - none of them (the signed URLs, whose signature is their authority; the
+ *   player session, whose credential is its own cookie): nothing is looked at.
+ *
+ * A token sent with a session cookie wins: the cookie is not looked at.
  */
 import { readFileSync } from 'node:fs';
 import { resolve } from 'node:path';
 import type { NextFunction, Request, Response } from 'express';
 import { HttpProblem } from './problem.ts';
+import { checkSameOrigin } from '../auth/same-origin.ts';
+import { SESSION_COOKIE, SECURE_SESSION_COOKIE } from '../auth/session-cookie.ts';
 
-type BearerNeed = 'required' | 'optional' | 'ignored';
 type SecurityRequirement = Record<string, string[]>;
 interface SpecOperation {
   security?: SecurityRequirement[];
 }
 
+/** What an operation takes, from its `security`. */
+export interface OperationAuth {
+  token: boolean;
+  session: boolean;
+  /** `{}` is among the alternatives: the operation is open to a caller with no credential. */
+  anonymous: boolean;
+  /** The scope a token needs, from the `oauth2` requirement; undefined when the operation names none. */
+  scope: string | undefined;
+}
+
 const specFile = resolve(import.meta.dirname, '../../generated/openapi.json');
 
-/** Each operation's need of a bearer token, by method and path pattern (under /api/v1), from the bundled spec. */
-export function bearerNeeds(spec: { security?: SecurityRequirement[]; paths: Record<string, Record<string, unknown>> }) {
-  const routes: Array<{ method: string; pattern: RegExp; need: BearerNeed }> = [];
+/** Each operation's authentication, by method and path pattern (under /api/v1), from the bundled spec. */
+export function operationAuths(spec: { security?: SecurityRequirement[]; paths: Record<string, Record<string, unknown>> }) {
+  const routes: Array<{ method: string; pattern: RegExp; auth: OperationAuth }> = [];
   for (const [path, item] of Object.entries(spec.paths)) {
     for (const [method, operation] of Object.entries(item)) {
       if (!['get', 'put', 'post', 'delete', 'patch', 'head'].includes(method)) continue;
       // OpenAPI, Operation Object `security`: "This definition overrides any declared top-level security."
       // Security Requirement Object: "To make security optional, an empty security requirement ({}) can be included in the array."
-
       const security = (operation as SpecOperation).security ?? spec.security ?? [];
-      const bearer = security.some((requirement) => 'bearerAuth' in requirement);
-      const anonymous = security.length === 0 || security.some((requirement) => Object.keys(requirement).length === 0);
-      const need: BearerNeed = !bearer ? 'ignored' : anonymous ? 'optional' : 'required';
-      routes.push({ method: method.toUpperCase(), pattern: new RegExp(`^${path.replace(/\{[^}]+\}/g, '[^/]+')}/?$`), need });
+      const auth: OperationAuth = {
+        token: security.some((requirement) => 'bearerAuth' in requirement || 'oauth2' in requirement),
+        session: security.some((requirement) => 'sessionCookie' in requirement),
+        anonymous: security.length === 0 || security.some((requirement) => Object.keys(requirement).length === 0),
+        // OpenAPI, Security Requirement Object: "If the security scheme is of type "oauth2" or "openIdConnect", then the
+        // value is a list of scope names required for the execution".
+        scope: security.find((requirement) => requirement.oauth2?.length)?.oauth2[0],
+      };
+      routes.push({ method: method.toUpperCase(), pattern: new RegExp(`^${path.replace(/\{[^}]+\}/g, '[^/]+')}/?$`), auth });
     }
   }
-  return (method: string, path: string): BearerNeed =>
-    routes.find((route) => route.method === (method === 'HEAD' ? 'GET' : method) && route.pattern.test(path))?.need ?? 'required';
+  const required: OperationAuth = { token: true, session: false, anonymous: false, scope: undefined };
+  return (method: string, path: string): OperationAuth => routes.find((route) => route.method === (method === 'HEAD' ? 'GET' : method) && route.pattern.test(path))?.auth ?? required;
 }
 
-let needsOfSpec: ReturnType<typeof bearerNeeds> | undefined;
-const needOf = (method: string, path: string) => {
-  needsOfSpec ??= bearerNeeds(JSON.parse(readFileSync(specFile, 'utf8')));
-  return needsOfSpec(method, path);
+let authsOfSpec: ReturnType<typeof operationAuths> | undefined;
+const authOf = (method: string, path: string) => {
+  authsOfSpec ??= operationAuths(JSON.parse(readFileSync(specFile, 'utf8')));
+  return authsOfSpec(method, path);
 };
 
-/** What a 401 tells the caller to do, on a server whose tokens are minted by its admin CLI. */
-export const MINT_A_TOKEN = 'Create a token with: npm run --silent admin -- token create --email you@example.com';
+/** What a 401 tells the caller to do, on a server whose people sign in and make their own tokens. */
+export const MINT_A_TOKEN = 'Sign in and create a token in Settings (or POST /me/tokens), or ask the operator: npm run --silent admin -- token create --email you@example.com';
 
-/**
- * `accountOfUnknownToken`: only in the sandbox (resources/sandbox), the
- * account a token nobody has seen gets; elsewhere such a token is a 401.
- * `howToGetOne` ends every 401's detail: where a token comes from here
- * (the mock and the sandbox take any).
- */
-/** The one query bearer authentication needs: the account a token belongs to, while it is not revoked. */
-export interface TokenOwners {
-  tokens: { findActiveUser(secret: string): Promise<{ id: string; email: string } | undefined> };
+/** Who a token acts for, and with what (the token repository's answer). */
+export interface TokenHolder {
+  tokenId: string;
+  user: { id: string; email: string };
+  /** null: every scope. */
+  scopes: string[] | null;
+  disabled: boolean;
+  timeExpires: number | null;
+  timeLastUsed: number | null;
 }
 
-export function bearerAuth(
-  store: TokenOwners,
-  isPublicPath: (path: string) => boolean,
-  {
-    accountOfUnknownToken = async () => undefined,
-    howToGetOne = MINT_A_TOKEN,
-  }: { accountOfUnknownToken?: (token: string) => Promise<{ id: string; email: string } | undefined>; howToGetOne?: string } = {},
-) {
+/** A browser session that is still valid, found by its cookie's secret (the session repository's answer). */
+export interface SessionHolder {
+  sessionId: string;
+  user: { id: string; email: string };
+  method: string;
+  timeCreated: number;
+  timeLastSeen: number;
+}
+
+/** What authentication reads: tokens, and (on a server with accounts) sessions. */
+export interface Credentials {
+  tokens: { findHolder(secret: string): Promise<TokenHolder | undefined>; touch?(id: string, now: number): Promise<void> };
+  sessions?: { findActive(secret: string, now: number): Promise<SessionHolder | undefined>; touch(id: string, now: number): Promise<void> };
+}
+
+export interface AuthOptions {
+  /** Only in the sandbox (resources/sandbox): the account a token nobody has seen gets; elsewhere such a token is a 401. */
+  accountOfUnknownToken?: (token: string) => Promise<{ id: string; email: string } | undefined>;
+  /** Ends every 401's detail: where a token comes from here (the mock and the sandbox take any). */
+  howToGetOne?: string;
+  /** PUBLIC_URL's origin (read per request: a server on port 0 learns it once it listens); a session's unsafe requests must come from it. Without it, sessions are not taken. */
+  publicOrigin?: () => string;
+  now?: () => number;
+  /** Where a failed bookkeeping write (a token's last use) is reported; it never fails the request. */
+  onBookkeepingError?: (error: unknown) => void;
+}
+
+/** How often a credential's last use is written: once a minute is precise enough for "last used", and spares a write per request. */
+const TOUCH_EVERY_MS = 60_000;
+
+const SAFE_METHODS = new Set(['GET', 'HEAD', 'OPTIONS']);
+
+export function authenticate(store: Credentials, isPublicPath: (path: string) => boolean, options: AuthOptions = {}) {
+  const { accountOfUnknownToken = async () => undefined, howToGetOne = MINT_A_TOKEN, publicOrigin, now = Date.now, onBookkeepingError = () => {} } = options;
+  const touchLater = (touch: Promise<void> | undefined) => touch?.catch(onBookkeepingError);
   return async (req: Request, _res: Response, next: NextFunction) => {
     if (req.method === 'OPTIONS' || isPublicPath(req.path)) return next();
-    const need = needOf(req.method, req.path);
-    if (need === 'ignored') return next();
-    const header = req.get('authorization');
-    if (!header && need === 'optional') return next();
-    if (!header) {
-      return next(unauthorized(`Send an Authorization header of the form "Bearer <token>". ${howToGetOne}`, false));
-    }
-    const match = /^Bearer\s+(\S+)\s*$/i.exec(header);
-    if (!match) return next(unauthorized(`The Authorization header must be "Bearer <token>". ${howToGetOne}`, true));
+    const auth = authOf(req.method, req.path);
+    if (!auth.token && !auth.session) return next();
     try {
-      const user = (await store.tokens.findActiveUser(match[1])) ?? (await accountOfUnknownToken(match[1]));
-      if (!user) return next(unauthorized(`The bearer token is unknown or revoked. ${howToGetOne}`, true));
-      req.user = user;
-      next();
+      const header = req.get('authorization');
+      if (header !== undefined && auth.token) {
+        const match = /^Bearer\s+(\S+)\s*$/i.exec(header);
+        if (!match) throw unauthorized(`The Authorization header must be "Bearer <token>". ${howToGetOne}`, true);
+        const at = now();
+        const holder = await store.tokens.findHolder(match[1]);
+        if (!holder) {
+          const sandboxAccount = await accountOfUnknownToken(match[1]);
+          if (!sandboxAccount) throw unauthorized(`The bearer token is unknown or revoked. ${howToGetOne}`, true);
+          req.user = sandboxAccount;
+          req.auth = { kind: 'token', scopes: 'all', timeAuthenticated: at };
+          return next();
+        }
+        if (holder.timeExpires !== null && holder.timeExpires <= at) throw unauthorized(`The bearer token expired at ${new Date(holder.timeExpires).toISOString()}. ${howToGetOne}`, true);
+        if (holder.disabled) throw unauthorized('The account this token belongs to is disabled. Ask the server\'s administrator.', true);
+        if (auth.scope !== undefined && holder.scopes !== null && !holder.scopes.includes(auth.scope)) throw insufficientScope(auth.scope, holder.scopes);
+        if (holder.timeLastUsed === null || at - holder.timeLastUsed >= TOUCH_EVERY_MS) touchLater(store.tokens.touch?.(holder.tokenId, at));
+        req.user = holder.user;
+        req.auth = { kind: 'token', tokenId: holder.tokenId, scopes: holder.scopes ?? 'all', timeAuthenticated: at };
+        return next();
+      }
+      if (header !== undefined && !auth.token && auth.session && !auth.anonymous) {
+        throw new HttpProblem('forbidden', `${req.method} ${req.path} needs a signed-in session, not a token: a token cannot manage tokens or sessions, so a leaked one cannot make more. Sign in to the server's pages and do it there.`);
+      }
+      const cookie = auth.session && store.sessions && publicOrigin !== undefined ? sessionCookieOf(req) : undefined;
+      if (cookie !== undefined && store.sessions) {
+        const at = now();
+        const session = await store.sessions.findActive(cookie, at);
+        if (session) {
+          if (!SAFE_METHODS.has(req.method)) {
+            const verdict = checkSameOrigin({ 'sec-fetch-site': req.get('sec-fetch-site'), origin: req.get('origin') }, publicOrigin!());
+            // Issue 20: "A request that changes anything and carries the cookie must come from the server's own origin
+            // (Sec-Fetch-Site: same-origin, or Origin equal to PUBLIC_URL's); anything else is refused with 403 and changes nothing."
+            if (!verdict.allowed) {
+              throw new HttpProblem('forbidden', `This request carries your session cookie but ${verdict.reason}, so it was refused: with a session, changes are taken only from this server's own pages. Apps on other origins use a bearer token.`);
+            }
+          }
+          if (at - session.timeLastSeen >= TOUCH_EVERY_MS) touchLater(store.sessions.touch(session.sessionId, at));
+          req.user = session.user;
+          req.auth = { kind: 'session', sessionId: session.sessionId, method: session.method, scopes: 'all', timeAuthenticated: session.timeCreated };
+          return next();
+        }
+        if (!auth.anonymous) throw unauthorized('Your session has ended (it was signed out, or expired). Sign in again.', false);
+      }
+      if (auth.anonymous) return next();
+      if (!auth.token) throw unauthorized('Sign in first: this needs a signed-in session.', false);
+      throw unauthorized(`Send an Authorization header of the form "Bearer <token>". ${howToGetOne}`, false);
     } catch (error) {
       next(error);
     }
   };
 }
 
+/** The session cookie's value: the `__Host-` one (set under https) first. */
+function sessionCookieOf(req: Request): string | undefined {
+  const header = req.headers.cookie;
+  if (!header?.includes(SESSION_COOKIE)) return undefined;
+  let plain: string | undefined;
+  for (const pair of header.split(';')) {
+    const separator = pair.indexOf('=');
+    if (separator < 0) continue;
+    const name = pair.slice(0, separator).trim();
+    if (name === SECURE_SESSION_COOKIE) return pair.slice(separator + 1).trim();
+    if (name === SESSION_COOKIE) plain = pair.slice(separator + 1).trim();
+  }
+  return plain;
+}
+
 function unauthorized(detail: string, tokenSent: boolean) {
   // RFC 6750 section 3: a 401 carries WWW-Authenticate, with error="invalid_token" when a token was sent.
   return new HttpProblem('unauthorized', detail, {
     headers: { 'WWW-Authenticate': tokenSent ? 'Bearer realm="api", error="invalid_token"' : 'Bearer realm="api"' },
+  });
+}
+
+function insufficientScope(scope: string, held: string[]) {
+  // RFC 6750 section 3.1: insufficient_scope: "The request requires higher privileges than provided by the access token.
+  // The resource server SHOULD respond with the HTTP 403 (Forbidden) status code and MAY include the "scope" attribute
+  // with the scope necessary to access the protected resource."
+  return new HttpProblem('insufficient-scope', `This token lacks the scope ${scope}, which this operation needs. It holds: ${held.join(', ') || 'no scope'}. Create a token with ${scope}.`, {
+    headers: { 'WWW-Authenticate': `Bearer realm="api", error="insufficient_scope", scope="${scope}"` },
+    members: { scope },
   });
 }

@@ -23,6 +23,7 @@ export const PROBLEMS = {
   'malformed-json': { status: 400, title: 'The body is not valid JSON' },
   unauthorized: { status: 401, title: 'Authentication required' },
   forbidden: { status: 403, title: 'Not allowed' },
+  'insufficient-scope': { status: 403, title: 'The token lacks a scope' },
   'signature-invalid': { status: 403, title: 'Signed URL refused' },
   'not-found': { status: 404, title: 'Not found' },
   conflict: { status: 409, title: 'Conflict with the stored state' },

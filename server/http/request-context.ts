@@ -19,6 +19,18 @@ declare global {
     interface Request {
       id: string;
       user?: { id: string; email: string };
+      /** How `user` was authenticated (server/http/auth.ts). */
+      auth?: {
+        kind: 'session' | 'token';
+        sessionId?: string;
+        tokenId?: string;
+        /** How the session's person signed in (password, passkey, oidc…). */
+        method?: string;
+        /** The scopes the credential holds; a session holds every scope. */
+        scopes: readonly string[] | 'all';
+        /** When the person signed in (a session), or when the token was checked. */
+        timeAuthenticated: number;
+      };
     }
     interface Response {
       /** The error a 500 was answered for, logged with the request's line. */

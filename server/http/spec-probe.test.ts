@@ -12,6 +12,7 @@ import { describe, expect, it } from 'vitest';
 import { useTestServer } from '../testing/harness.ts';
 import { backends } from '../testing/databases.ts';
 import { specPath } from '../app.ts';
+import { hashPassword } from '../auth/passwords.ts';
 
 interface Schema {
   $ref?: string;
@@ -39,6 +40,12 @@ interface Operation {
  * and none of them is the empty one (`{}`), which listener operations list
  * because anyone with a public player's link may call them.
  */
+/** Whether only the account's session may call it (token and session management): a token there is refused. */
+function sessionOnly(operation: Operation): boolean {
+  const requirements = (operation.security ?? []) as Array<Record<string, unknown>>;
+  return requirements.length > 0 && requirements.every((requirement) => Object.keys(requirement).length === 1 && 'sessionCookie' in requirement);
+}
+
 function requiresToken(operation: Operation): boolean {
   const requirements = (operation.security ?? [{ bearerAuth: [] }]) as Array<Record<string, unknown>>;
   return requirements.length > 0 && requirements.every((requirement) => Object.keys(requirement).length > 0);
@@ -116,9 +123,20 @@ describe.each(backends)('spec probe on %s', (backend) => {
     const withRealIds = (value: unknown): unknown =>
       Array.isArray(value) ? value.map((item) => (typeof item === 'string' && /^box_/.test(item) ? file.id : withRealIds(item))) : value !== null && typeof value === 'object' ? Object.fromEntries(Object.entries(value).map(([key, item]) => [key, realId(key, withRealIds(item))])) : value;
 
+    // The same user's browser session, for the operations only a session may call; sent as from the server's own page.
+    const origin = new URL(t.server.apiUrl).origin;
+    const probeUser = (await t.server.ctx.store.users.findByEmail('probe@example.com'))!;
+    await t.server.ctx.store.users.setPasswordHash(probeUser.id, await hashPassword('probing passphrase of the test'));
+    const signedIn = await fetch(`${t.server.apiUrl}/auth/signin`, {
+      method: 'POST',
+      headers: { 'Content-Type': 'application/json', Origin: origin },
+      body: JSON.stringify({ email: 'probe@example.com', password: 'probing passphrase of the test' }),
+    });
+    const session: Record<string, string> = { Cookie: signedIn.headers.getSetCookie()[0].split(';')[0], Origin: origin };
+
     const probes: Probe[] = [];
     for (const { method, path, operation, parameters } of operations) {
-      const auth: Record<string, string> = operation.security?.length === 0 ? {} : { Authorization: `Bearer ${token}` };
+      const auth: Record<string, string> = operation.security?.length === 0 ? {} : sessionOnly(operation) ? session : { Authorization: `Bearer ${token}` };
       const pathWith = (name?: string, value?: string) => path.replace(/\{(\w+)\}/g, (_, param: string) => (param === name ? value! : encodeURIComponent(ids[param] ?? 'x')));
       const query = new URLSearchParams();
       for (const parameter of parameters.filter((p) => p.in === 'query')) query.set(parameter.name, parameter.name === 'signature' ? 'a'.repeat(64) : parameter.name === 'expires' ? '1' : 'x');

@@ -130,10 +130,10 @@ export function storeConformance(backend: Backend) {
       const [raw] = await t.store.db.query<{ token_hash: string }>('SELECT token_hash FROM tokens WHERE id = $1', [id]);
       expect(raw.token_hash).not.toContain(secret);
       expect(raw.token_hash).toMatch(/^[0-9a-f]{64}$/);
-      expect(await t.store.tokens.findActiveUser(secret)).toEqual({ id: user.id, email: 'tokens@example.com' });
+      expect((await t.store.tokens.findHolder(secret))?.user).toEqual({ id: user.id, email: 'tokens@example.com' });
       expect(await t.store.tokens.revoke(id, 11)).toBe(true);
       expect(await t.store.tokens.revoke(id, 12)).toBe(false);
-      expect(await t.store.tokens.findActiveUser(secret)).toBeUndefined();
+      expect(await t.store.tokens.findHolder(secret)).toBeUndefined();
       expect((await t.store.tokens.list('tokens@example.com'))[0]).toMatchObject({ id, label: 'laptop', timeRevoked: 11 });
     });
 

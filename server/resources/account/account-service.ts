@@ -13,8 +13,16 @@ async function load(ctx: Ports, caller: Caller): Promise<UserRecord> {
   return (await ctx.store.users.get(caller.id))!;
 }
 
-function userJson(user: UserRecord): Schemas['User'] {
-  return { id: user.id, object: 'user', email: user.email, ...(user.name !== null ? { name: user.name } : {}), timeCreated: user.timeCreated };
+export function userJson(user: UserRecord): Schemas['User'] {
+  return {
+    id: user.id,
+    object: 'user',
+    email: user.email,
+    ...(user.name !== null ? { name: user.name } : {}),
+    emailVerified: user.emailVerified,
+    admin: user.isAdmin,
+    timeCreated: user.timeCreated,
+  };
 }
 
 export async function getCurrentUser(ctx: Ports, caller: Caller): Promise<Schemas['User']> {

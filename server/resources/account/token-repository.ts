@@ -7,8 +7,22 @@ export interface TokenRecord {
   userId: string;
   email: string;
   label: string | null;
+  /** The scopes the token holds; null for every scope (tokens minted before scopes, and by the admin CLI). */
+  scopes: string[] | null;
+  timeExpires: number | null;
+  timeLastUsed: number | null;
   timeCreated: number;
   timeRevoked: number | null;
+}
+
+/** Who a token acts for, and with what: what authentication needs of it. */
+export interface TokenHolder {
+  tokenId: string;
+  user: { id: string; email: string };
+  scopes: string[] | null;
+  disabled: boolean;
+  timeExpires: number | null;
+  timeLastUsed: number | null;
 }
 
 /**
@@ -17,16 +31,32 @@ export interface TokenRecord {
  */
 export const hashToken = (token: string) => createHash('sha256').update(token).digest('hex');
 
-type TokenRow = { id: string; user_id: string; email: string; label: string | null; time_created: number; time_revoked: number | null };
+type TokenRow = {
+  id: string;
+  user_id: string;
+  email: string;
+  label: string | null;
+  scopes: string | null;
+  time_expires: number | null;
+  time_last_used: number | null;
+  time_created: number;
+  time_revoked: number | null;
+};
 
 const fromRow = (row: TokenRow): TokenRecord => ({
   id: row.id,
   userId: row.user_id,
   email: row.email,
   label: row.label,
+  scopes: row.scopes === null ? null : JSON.parse(row.scopes),
+  timeExpires: row.time_expires === null ? null : Number(row.time_expires),
+  timeLastUsed: row.time_last_used === null ? null : Number(row.time_last_used),
   timeCreated: row.time_created,
   timeRevoked: row.time_revoked,
 });
+
+/** Every token starts with this, so that secret scanners can recognise a leaked one. */
+export const TOKEN_PREFIX = 'as_';
 
 export class TokenRepository {
   private db: Db;
@@ -35,11 +65,28 @@ export class TokenRepository {
     this.db = db;
   }
 
-  /** Creates a token and returns its secret, which is shown once and never stored. */
-  async create(userId: string, label: string | null, now: number): Promise<{ id: string; secret: string }> {
+  /**
+   * Creates a token and returns its secret, which is shown once and never
+   * stored. `scopes` null (the default) gives every scope; `expires` null,
+   * none.
+   */
+  async create(
+    userId: string,
+    label: string | null,
+    now: number,
+    { scopes = null, expires = null }: { scopes?: string[] | null; expires?: number | null } = {},
+  ): Promise<{ id: string; secret: string }> {
     const id = newId('tok');
-    const secret = 'as_' + randomBytes(32).toString('base64url');
-    await this.db.execute('INSERT INTO tokens (id, user_id, token_hash, label, time_created) VALUES ($1, $2, $3, $4, $5)', [id, userId, hashToken(secret), label, now]);
+    const secret = TOKEN_PREFIX + randomBytes(32).toString('base64url');
+    await this.db.execute('INSERT INTO tokens (id, user_id, token_hash, label, scopes, time_expires, time_created) VALUES ($1, $2, $3, $4, $5, $6, $7)', [
+      id,
+      userId,
+      hashToken(secret),
+      label,
+      scopes === null ? null : JSON.stringify(scopes),
+      expires,
+      now,
+    ]);
     return { id, secret };
   }
 
@@ -52,18 +99,33 @@ export class TokenRepository {
     await this.db.execute('INSERT INTO tokens (id, user_id, token_hash, label, time_created) VALUES ($1, $2, $3, $4, $5)', [newId('tok'), userId, hashToken(secret), label, now]);
   }
 
-  /** The user an active token belongs to. */
-  async findActiveUser(secret: string): Promise<{ id: string; email: string } | undefined> {
-    const [row] = await this.db.query<{ id: string; email: string }>(
-      'SELECT users.id, users.email FROM tokens JOIN users ON users.id = tokens.user_id WHERE tokens.token_hash = $1 AND tokens.time_revoked IS NULL',
+  /** The holder of a token that is not revoked (expiry and a disabled account are the caller's to check). */
+  async findHolder(secret: string): Promise<TokenHolder | undefined> {
+    const [row] = await this.db.query<{ token_id: string; id: string; email: string; scopes: string | null; disabled: number; time_expires: number | null; time_last_used: number | null }>(
+      `SELECT tokens.id AS token_id, users.id, users.email, tokens.scopes, users.disabled, tokens.time_expires, tokens.time_last_used
+       FROM tokens JOIN users ON users.id = tokens.user_id WHERE tokens.token_hash = $1 AND tokens.time_revoked IS NULL`,
       [hashToken(secret)],
     );
-    return row && { id: row.id, email: row.email };
+    return (
+      row && {
+        tokenId: row.token_id,
+        user: { id: row.id, email: row.email },
+        scopes: row.scopes === null ? null : JSON.parse(row.scopes),
+        disabled: row.disabled === 1,
+        timeExpires: row.time_expires === null ? null : Number(row.time_expires),
+        timeLastUsed: row.time_last_used === null ? null : Number(row.time_last_used),
+      }
+    );
+  }
+
+  /** Records a use of the token, for its `lastUsedAt`. */
+  async touch(id: string, now: number): Promise<void> {
+    await this.db.execute('UPDATE tokens SET time_last_used = $2 WHERE id = $1', [id, now]);
   }
 
   async list(email?: string): Promise<TokenRecord[]> {
     const rows = await this.db.query<TokenRow>(
-      `SELECT tokens.id, tokens.user_id, users.email, tokens.label, tokens.time_created, tokens.time_revoked
+      `SELECT tokens.id, tokens.user_id, users.email, tokens.label, tokens.scopes, tokens.time_expires, tokens.time_last_used, tokens.time_created, tokens.time_revoked
        FROM tokens JOIN users ON users.id = tokens.user_id
        WHERE $1 = '' OR users.email = $1
        ORDER BY tokens.time_created, tokens.id`,

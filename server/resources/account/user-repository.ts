@@ -18,10 +18,32 @@ export interface UserRecord {
   /** Changes with every change to the preferences; their ETag. */
   preferencesVersion: number;
   paymentProvider: PaymentProviderRecord | null;
+  /** argon2id, as a PHC string; null for an account that has none (made from the shell, or by single sign-on). */
+  passwordHash: string | null;
+  /** Whether the account showed it receives mail at `email` (a mailed link, or signing up through a link mailed there). */
+  emailVerified: boolean;
+  isAdmin: boolean;
+  /** A disabled account can neither sign in nor use its tokens. */
+  disabled: boolean;
+  /** Bytes this account may keep, over the server's STORAGE_QUOTA_BYTES; null for the server's. */
+  storageQuota: number | null;
   timeCreated: number;
 }
 
-type UserRow = { id: string; email: string; name: string | null; preferences: string; preferences_version: number; payment_provider: string | null; time_created: number };
+type UserRow = {
+  id: string;
+  email: string;
+  name: string | null;
+  preferences: string;
+  preferences_version: number;
+  payment_provider: string | null;
+  password_hash: string | null;
+  email_verified: number;
+  is_admin: number;
+  disabled: number;
+  storage_quota: number | null;
+  time_created: number;
+};
 
 const fromRow = (row: UserRow): UserRecord => ({
   id: row.id,
@@ -30,6 +52,11 @@ const fromRow = (row: UserRow): UserRecord => ({
   preferences: JSON.parse(row.preferences),
   preferencesVersion: row.preferences_version,
   paymentProvider: row.payment_provider ? JSON.parse(row.payment_provider) : null,
+  passwordHash: row.password_hash,
+  emailVerified: row.email_verified === 1,
+  isAdmin: row.is_admin === 1,
+  disabled: row.disabled === 1,
+  storageQuota: row.storage_quota === null ? null : Number(row.storage_quota),
   timeCreated: row.time_created,
 });
 
@@ -64,6 +91,34 @@ export class UserRepository {
     const normalized = normalizeEmail(email);
     await this.db.execute('INSERT INTO users (id, email, email_verified, time_created) VALUES ($1, $2, 1, $3) ON CONFLICT (email) DO NOTHING', [newId('usr'), normalized, now]);
     return (await this.findByEmail(normalized))!;
+  }
+
+  /**
+   * Makes an account that signs in (the setup link, sign-up, an invitation,
+   * single sign-on); answers undefined when the email is taken, so that the
+   * caller says so rather than failing on the unique index.
+   */
+  async create(account: { email: string; name: string | null; passwordHash: string | null; emailVerified: boolean; isAdmin: boolean }, now: number): Promise<UserRecord | undefined> {
+    const id = newId('usr');
+    const inserted = await this.db.execute(
+      'INSERT INTO users (id, email, name, password_hash, email_verified, is_admin, time_created) VALUES ($1, $2, $3, $4, $5, $6, $7) ON CONFLICT (email) DO NOTHING',
+      [id, normalizeEmail(account.email), account.name, account.passwordHash, account.emailVerified ? 1 : 0, account.isAdmin ? 1 : 0, now],
+    );
+    return inserted === 1 ? this.get(id) : undefined;
+  }
+
+  /** Whether any account exists: on a database with none, the server offers the one-time setup link. */
+  async any(): Promise<boolean> {
+    const [row] = await this.db.query<{ one: number }>('SELECT 1 AS one FROM users LIMIT 1');
+    return row !== undefined;
+  }
+
+  async setPasswordHash(id: string, passwordHash: string): Promise<void> {
+    await this.db.execute('UPDATE users SET password_hash = $2 WHERE id = $1', [id, passwordHash]);
+  }
+
+  async setEmailVerified(id: string): Promise<void> {
+    await this.db.execute('UPDATE users SET email_verified = 1 WHERE id = $1', [id]);
   }
 
   /**

@@ -156,7 +156,8 @@ async function bearerCaller(ctx: Context, req: Request): Promise<Caller | undefi
   const header = req.get('authorization');
   if (!header) return undefined;
   const match = /^Bearer\s+(\S+)\s*$/i.exec(header);
-  const user = match ? await ctx.store.tokens.findActiveUser(match[1]) : undefined;
+  const holder = match ? await ctx.store.tokens.findHolder(match[1]) : undefined;
+  const user = holder && !holder.disabled && (holder.timeExpires === null || holder.timeExpires > ctx.clock.now()) ? holder.user : undefined;
   if (!user) {
     // RFC 6750 section 3: a 401 carries WWW-Authenticate, with error="invalid_token" when a token was sent.
     throw new HttpProblem('unauthorized', 'The bearer token is unknown or revoked; send a valid one, or none to open the player as a listener.', {

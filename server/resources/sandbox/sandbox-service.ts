@@ -107,8 +107,8 @@ const provisioning = new Mutex();
 export async function provisionSandboxAccount(ctx: Ports, token: string): Promise<{ id: string; email: string } | undefined> {
   if (!ctx.config.sandbox) return undefined;
   return provisioning.run(async () => {
-    const known = await ctx.store.tokens.findActiveUser(token);
-    if (known) return known;
+    const known = await ctx.store.tokens.findHolder(token);
+    if (known) return known.user;
     const now = ctx.clock.now();
     const user = await ctx.store.users.findOrCreate(emailOf(token), now);
     await ctx.store.tokens.register(user.id, token, 'sandbox', now);

@@ -1,0 +1,47 @@
+/**
+ * The invitations a sign-up may carry (`invite`):
+ * - an administrator's invitation (POST /admin/invitations, the admin CLI): a
+ *   one-time link for one email address, perhaps making an administrator;
+ * - a collaborator's invitation to a player: `<playerid>.<token>`, the token
+ *   of the invite link the players API already makes for that collaborator's
+ *   email (players/invite-links.ts). The account made with it holds the
+ *   player's access through its email, as every collaborator does.
+ * Either is for one address: signing up with it proves that address (the
+ * link was sent there), so the account's email counts as verified. Issue 20:
+ * "Collaborator access by email is granted only to an account whose email is
+ * verified (by the mailed link, or by signing up through the invite link
+ * sent to that address)."
+ */
+import type { Context } from '../../context.ts';
+import { normalizeEmail } from '../account/user-repository.ts';
+import { inviteMatches } from '../players/invite-links.ts';
+
+export interface Invitation {
+  kind: 'administrator' | 'collaborator';
+  /** Whether the account made with it administers the server. */
+  admin: boolean;
+}
+
+/** The `invite` of a collaborator's sign-up link for a player. */
+export const collaboratorInvite = (playerId: string, token: string) => `${playerId}.${token}`;
+
+/**
+ * Accepts the invitation for `email` (using it, when it is an administrator's
+ * one-time link), or answers undefined when it is not valid for that address.
+ * Call it in the transaction that makes the account.
+ */
+export async function acceptInvitation(ctx: Pick<Context, 'store' | 'config'>, invite: string, email: string, now: number): Promise<Invitation | undefined> {
+  const address = normalizeEmail(email);
+  const separator = invite.indexOf('.');
+  if (separator > 0) {
+    const playerId = invite.slice(0, separator);
+    const token = invite.slice(separator + 1);
+    const collaborator = (await ctx.store.players.invites(playerId).catch(() => [])).find((candidate) => candidate.email === address);
+    if (!collaborator || !inviteMatches(ctx, playerId, address, collaborator.nonce, token)) return undefined;
+    return { kind: 'collaborator', admin: false };
+  }
+  const link = await ctx.store.oneTimeLinks.peek('invitation', invite, now);
+  if (!link || (link.email !== null && link.email !== address)) return undefined;
+  if (!(await ctx.store.oneTimeLinks.consume('invitation', invite, now))) return undefined;
+  return { kind: 'administrator', admin: link.data.admin === true };
+}

@@ -1,0 +1,85 @@
+/**
+ * Browser sessions of accounts: started by a sign-in of any kind (password,
+ * passkey, single sign-on, the setup link, sign-up), listed and ended by
+ * their person.
+ *
+ * Issue 20: a session "is replaced on sign-in and whenever its privileges
+ * change". A sign-in always makes a new session with a new secret and ends
+ * the one the browser carried, so a session id planted in a browser before
+ * sign-in (session fixation) never becomes a signed-in one.
+ */
+import type { Request, Response } from 'express';
+import type { Context } from '../../context.ts';
+import type { Schemas } from '../../lib/api-types.ts';
+import type { Caller } from '../../auth/access.ts';
+import { clearedSessionCookie, sessionCookie } from '../../auth/session-cookie.ts';
+import { notFound } from '../../http/problem.ts';
+import { recordSecurityEvent } from '../account/security-events.ts';
+import type { SessionRecord } from './session-repository.ts';
+
+type Ports = Pick<Context, 'store' | 'clock' | 'config'>;
+
+/** How the person proved who they are. */
+export type SignInMethod = 'password' | 'passkey' | 'oidc' | 'setup' | 'signup' | 'reset';
+
+/** Starts a session for `userId`: a new row, its cookie on `res`, the session the request carried (if any) ended. */
+export async function startSession(ctx: Ports, req: Request, res: Response, userId: string, method: SignInMethod): Promise<{ id: string }> {
+  const now = ctx.clock.now();
+  if (req.auth?.kind === 'session' && req.auth.sessionId && req.user) await ctx.store.sessions.delete(req.user.id, req.auth.sessionId);
+  const { id, secret } = await ctx.store.sessions.create(userId, method, { userAgent: req.get('user-agent') ?? null, address: req.ip ?? null }, now);
+  res.append('Set-Cookie', sessionCookie(ctx.config.publicUrl, secret, ctx.config.sessions.maxMs));
+  // Responses that set a session must never be stored by a cache on the way.
+  res.setHeader('Cache-Control', 'no-store');
+  await recordSecurityEvent(ctx, { userId, kind: 'signin', req, detail: method });
+  return { id };
+}
+
+/** Ends the session the request carries and clears its cookie. */
+export async function endCurrentSession(ctx: Ports, req: Request, res: Response, caller: Caller): Promise<void> {
+  if (req.auth?.kind === 'session' && req.auth.sessionId) {
+    await ctx.store.sessions.delete(caller.id, req.auth.sessionId);
+    await recordSecurityEvent(ctx, { userId: caller.id, kind: 'signout', req });
+  }
+  res.append('Set-Cookie', clearedSessionCookie(ctx.config.publicUrl));
+}
+
+/** Ends every session of an account, but `except` (the one the person is using, when they keep it). */
+export async function endSessionsOf(ctx: Pick<Context, 'store'>, userId: string, options: { except?: string } = {}): Promise<number> {
+  return ctx.store.sessions.deleteAllOf(userId, options.except);
+}
+
+function sessionJson(ctx: Ports, session: SessionRecord, currentId: string | undefined): Schemas['Session'] {
+  return {
+    id: session.id,
+    object: 'session',
+    current: session.id === currentId,
+    method: session.method as Schemas['Session']['method'],
+    ...(session.userAgent !== null ? { userAgent: session.userAgent } : {}),
+    ...(session.address !== null ? { address: session.address } : {}),
+    timeCreated: session.timeCreated,
+    timeLastSeen: session.timeLastSeen,
+    expires: Math.min(session.timeLastSeen + ctx.config.sessions.idleMs, session.timeCreated + ctx.config.sessions.maxMs),
+  };
+}
+
+export async function listSessions(ctx: Ports, caller: Caller, req: Request): Promise<Schemas['Session'][]> {
+  const sessions = await ctx.store.sessions.listOf(caller.id, ctx.clock.now(), ctx.config.sessions);
+  return sessions.map((session) => sessionJson(ctx, session, req.auth?.sessionId));
+}
+
+export async function endSession(ctx: Ports, caller: Caller, req: Request, res: Response, sessionId: string): Promise<void> {
+  if (!(await ctx.store.sessions.delete(caller.id, sessionId))) throw notFound(`You have no session ${sessionId}; list yours with GET /me/sessions.`);
+  await recordSecurityEvent(ctx, { userId: caller.id, kind: 'session-ended', req, detail: sessionId });
+  if (sessionId === req.auth?.sessionId) res.append('Set-Cookie', clearedSessionCookie(ctx.config.publicUrl));
+}
+
+export async function endOtherSessions(ctx: Ports, caller: Caller, req: Request): Promise<number> {
+  const ended = await endSessionsOf(ctx, caller.id, { except: req.auth?.sessionId });
+  if (ended > 0) await recordSecurityEvent(ctx, { userId: caller.id, kind: 'session-ended', req, detail: `${ended} other session(s)` });
+  return ended;
+}
+
+/** Clears the session cookie of a browser that has no valid session (signing out twice is no error). */
+export async function clearSessionCookie(ctx: Pick<Context, 'config'>, res: Response): Promise<void> {
+  res.append('Set-Cookie', clearedSessionCookie(ctx.config.publicUrl));
+}

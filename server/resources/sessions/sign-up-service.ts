@@ -1,0 +1,139 @@
+/**
+ * How accounts come to be and prove who they are with a password: the first
+ * account (the setup link), sign-up (as REGISTRATION says), sign-in, and a
+ * change of password.
+ */
+import type { Request, Response } from 'express';
+import type { Context } from '../../context.ts';
+import type { Schemas } from '../../lib/api-types.ts';
+import type { Caller } from '../../auth/access.ts';
+import { checkSameOrigin } from '../../auth/same-origin.ts';
+import { attemptLimitsOf } from '../../auth/attempt-limits.ts';
+import { hashPassword, requireGoodPassword, verifyPassword } from '../../auth/passwords.ts';
+import { conflict, forbidden, HttpProblem } from '../../http/problem.ts';
+import { normalizeEmail } from '../account/user-repository.ts';
+import { userJson } from '../account/account-service.ts';
+import { recordSecurityEvent } from '../account/security-events.ts';
+import { startSession, endSessionsOf } from './session-service.ts';
+import { acceptInvitation, type Invitation } from './invitations.ts';
+
+type Ports = Pick<Context, 'store' | 'clock' | 'config' | 'logger'>;
+
+/** The words a password must not be made of, besides the common list: the person's own and the service's name. */
+const passwordContext = (email: string, name: string) => [email, email.split('@')[0], name, 'audioshare', 'audio-share', 'audio share'];
+
+/**
+ * Sign-in and sign-up set a session cookie: a page of another site must not
+ * be able to sign a visitor in to an account of its choosing (login CSRF),
+ * so these come only from this server's own pages.
+ */
+function requireOwnPages(ctx: Ports, req: Request): void {
+  const verdict = checkSameOrigin({ 'sec-fetch-site': req.get('sec-fetch-site'), origin: req.get('origin') }, new URL(ctx.config.publicUrl).origin);
+  if (!verdict.allowed) throw forbidden(`Signing in and signing up are taken only from this server's own pages, and ${verdict.reason}. Apps use bearer tokens instead.`);
+}
+
+const attemptOf = (req: Request, email?: string) => ({ account: email === undefined ? undefined : normalizeEmail(email), address: req.ip ?? 'unknown' });
+
+export async function getAuthConfig(ctx: Ports): Promise<Schemas['AuthConfig']> {
+  return { registration: ctx.config.registration, setupRequired: !(await ctx.store.users.any()), mail: false };
+}
+
+export async function createFirstAccount(ctx: Ports, req: Request, res: Response, body: Schemas['CreateFirstAccountRequest']): Promise<Schemas['User']> {
+  requireOwnPages(ctx, req);
+  const limits = attemptLimitsOf(ctx.store.db);
+  await limits.guard(attemptOf(req));
+  requireGoodPassword(body.password, 'password', passwordContext(body.email, body.name));
+  const passwordHash = await hashPassword(body.password);
+  // Counting a failure writes through the store's own connection: never from inside the transaction (on SQLite it would
+  // wait for the transaction's own lock).
+  const user = await ctx.store.transaction(async (store) => {
+    const now = ctx.clock.now();
+    const link = await store.oneTimeLinks.consume('setup', body.token, now);
+    if (!link) return undefined;
+    // The link is for a server with no account; one made meanwhile (by the admin CLI) closes it.
+    if (await store.users.any()) throw conflict('This server has an account already, so there is nothing to set up. Sign in, or ask its administrator for an invitation.');
+    return (await store.users.create({ email: body.email, name: body.name.trim(), passwordHash, emailVerified: false, isAdmin: true }, now))!;
+  });
+  if (!user) {
+    await limits.failed(attemptOf(req));
+    throw forbidden('This setup link is not valid: it was used already, replaced by a newer one, or has expired. Print a new one with: npm run --silent admin -- setup-link');
+  }
+  await recordSecurityEvent(ctx, { userId: user.id, kind: 'account-created', req, detail: 'setup link: administrator' });
+  await startSession(ctx, req, res, user.id, 'setup');
+  return userJson(user);
+}
+
+export async function signUp(ctx: Ports, req: Request, res: Response, body: Schemas['SignUpRequest']): Promise<Schemas['User']> {
+  requireOwnPages(ctx, req);
+  const limits = attemptLimitsOf(ctx.store.db);
+  await limits.guard(attemptOf(req));
+  if (ctx.config.registration === 'closed') throw forbidden('Nobody signs up on this server: its administrators create accounts. Ask one, or sign in if you have an account.');
+  if (ctx.config.registration === 'invite' && body.invite === undefined) {
+    throw forbidden('Sign-up on this server is by invitation: open the link of the invitation you were sent, or ask an administrator for one. If you have an account, sign in.');
+  }
+  requireGoodPassword(body.password, 'password', passwordContext(body.email, body.name));
+  const passwordHash = await hashPassword(body.password);
+  const outcome = await ctx.store.transaction(async (store) => {
+    const now = ctx.clock.now();
+    let invitation: Invitation | undefined;
+    if (body.invite !== undefined) {
+      invitation = await acceptInvitation({ ...ctx, store }, body.invite, body.email, now);
+      if (!invitation) return { refused: true as const };
+    }
+    const created = await store.users.create(
+      { email: body.email, name: body.name.trim(), passwordHash, emailVerified: invitation !== undefined, isAdmin: invitation?.admin ?? false },
+      now,
+    );
+    return { refused: false as const, user: created, invitation };
+  });
+  if (outcome.refused) {
+    await limits.failed(attemptOf(req));
+    throw forbidden(
+      `This invitation does not work for ${normalizeEmail(body.email)}: it was used already, renewed, withdrawn or has expired, or it was made for another address. Sign up with the address the invitation was sent to, or ask for a new one.`,
+    );
+  }
+  if (!outcome.user) throw conflict(`An account with the email ${normalizeEmail(body.email)} exists already. Sign in instead, or reset its password.`);
+  await recordSecurityEvent(ctx, { userId: outcome.user.id, kind: 'account-created', req, detail: outcome.invitation ? `invitation (${outcome.invitation.kind})` : 'open registration' });
+  await startSession(ctx, req, res, outcome.user.id, 'signup');
+  return userJson(outcome.user);
+}
+
+export async function signIn(ctx: Ports, req: Request, res: Response, body: Schemas['SignInRequest']): Promise<Schemas['User']> {
+  requireOwnPages(ctx, req);
+  const limits = attemptLimitsOf(ctx.store.db);
+  const attempt = attemptOf(req, body.email);
+  await limits.guard(attempt);
+  const user = await ctx.store.users.findByEmail(body.email);
+  // verifyPassword spends an argon2 verification even without an account, so that the answer's time does not tell.
+  const matches = await verifyPassword(user?.passwordHash ?? null, body.password);
+  if (!user || !matches) {
+    await limits.failed(attempt);
+    if (user) await recordSecurityEvent(ctx, { userId: user.id, kind: 'signin-failed', req, detail: 'password' });
+    throw new HttpProblem('unauthorized', 'The email or the password is wrong. Try again, or reset your password.');
+  }
+  if (user.disabled) throw new HttpProblem('unauthorized', 'This account is disabled. Ask the server\'s administrator.');
+  await limits.succeeded(attempt);
+  await startSession(ctx, req, res, user.id, 'password');
+  return userJson(user);
+}
+
+export async function changePassword(ctx: Ports, req: Request, caller: Caller, body: Schemas['ChangePasswordRequest']): Promise<Schemas['EndedSessions']> {
+  const limits = attemptLimitsOf(ctx.store.db);
+  const attempt = { account: normalizeEmail(caller.email), address: req.ip ?? 'unknown' };
+  await limits.guard(attempt);
+  const user = (await ctx.store.users.get(caller.id))!;
+  if (user.passwordHash === null) {
+    throw forbidden('This account has no password yet (it signs in with single sign-on or a passkey, or was made from the shell): set one with "Forgot your password?" on the sign-in page.');
+  }
+  if (!(await verifyPassword(user.passwordHash, body.currentPassword))) {
+    await limits.failed(attempt);
+    throw new HttpProblem('validation-error', 'The current password is wrong.', { errors: [{ pointer: '/currentPassword', detail: 'The current password is wrong.' }] });
+  }
+  requireGoodPassword(body.newPassword, 'newPassword', passwordContext(user.email, user.name ?? ''));
+  await ctx.store.users.setPasswordHash(user.id, await hashPassword(body.newPassword));
+  await limits.succeeded(attempt);
+  // Issue 20: "Changing it asks for the current one and ends every other session."
+  const ended = await endSessionsOf(ctx, user.id, { except: req.auth?.sessionId });
+  await recordSecurityEvent(ctx, { userId: user.id, kind: 'password-changed', req, detail: `${ended} other session(s) ended` });
+  return { ended };
+}
