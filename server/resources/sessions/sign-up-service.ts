@@ -35,7 +35,7 @@ function requireOwnPages(ctx: Ports, req: Request): void {
 const attemptOf = (req: Request, email?: string) => ({ account: email === undefined ? undefined : normalizeEmail(email), address: req.ip ?? 'unknown' });
 
 export async function getAuthConfig(ctx: Ports): Promise<Schemas['AuthConfig']> {
-  return { registration: ctx.config.registration, setupRequired: !(await ctx.store.users.any()), mail: false };
+  return { registration: ctx.config.registration, setupRequired: !(await ctx.store.users.any()), mail: ctx.config.mail !== undefined };
 }
 
 export async function createFirstAccount(ctx: Ports, req: Request, res: Response, body: Schemas['CreateFirstAccountRequest']): Promise<Schemas['User']> {
