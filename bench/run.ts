@@ -72,6 +72,7 @@ import { Upload } from '@aws-sdk/lib-storage';
 import { randomBytes } from 'node:crypto';
 import { startReceiver } from '../server/testing/webhook-receiver.ts';
 import { Readable } from 'node:stream';
+import { ARGON2_OPTIONS, hashPassword } from '../server/auth/passwords.ts';
 
 const root = resolve(import.meta.dirname, '..');
 const seconds = Number(process.env.BENCH_SECONDS ?? 10);
@@ -220,7 +221,7 @@ const say = (line: string) => {
 /** Each part alternates its runs for this many rounds and reports medians. */
 const rounds = Number(process.env.BENCH_ROUNDS ?? 3);
 // The parts to run, named on the command line (`npm run bench -- view bundle`) or in BENCH_PARTS; all by default.
-const ALL_PARTS = ['reads', 'upload', 's3-upload', 's3-download', 'cluster-reads', 'audio', 'latency', 'view', 'bundle', 'play', 'webhooks'];
+const ALL_PARTS = ['reads', 'accounts', 'upload', 's3-upload', 's3-download', 'cluster-reads', 'audio', 'latency', 'view', 'bundle', 'play', 'webhooks'];
 const named = process.argv.slice(2).flatMap((arg) => arg.split(',')).filter(Boolean);
 const parts = new Set(named.length > 0 ? named : (process.env.BENCH_PARTS ?? ALL_PARTS.join(',')).split(','));
 const unknownParts = [...parts].filter((part) => !ALL_PARTS.includes(part));
@@ -271,6 +272,48 @@ if (parts.has('reads')) {
         `GET /projects/:id/all (1,000 boxes) ${ours.all.rps.toFixed(0)} req/s (${ratio(ours.all.rps, base.all.rps)}× bare), p99 ${ours.all.p99} ms`,
     );
   }
+}
+
+if (parts.has('accounts')) {
+  // Issue 20: "a password sign-in's server time (argon2id's cost stated), and what a session lookup adds to
+  // GET /players/:id against a token". One server; the bench user gets a password through the store, as the setup
+  // page would give one.
+  const server = await start('server/main.ts', { VALIDATE_RESPONSES: 'false' });
+  const { token, playerid } = await seed(server);
+  const password = 'a bench passphrase nobody guesses';
+  const store = await openStore({ dataDir: server.dataDir });
+  const user = (await store.users.findByEmail('bench@example.com'))!;
+  await store.users.setPasswordHash(user.id, await hashPassword(password));
+  await store.close();
+  const signIn = () =>
+    fetch(`${server.url}/api/v1/auth/signin`, { method: 'POST', headers: { 'Content-Type': 'application/json', Origin: server.url }, body: JSON.stringify({ email: 'bench@example.com', password }) });
+  const timings: number[] = [];
+  let cookie = '';
+  for (let i = 0; i < 60; i++) {
+    const started = process.hrtime.bigint();
+    const response = await signIn();
+    timings.push(Number(process.hrtime.bigint() - started) / 1e6);
+    if (response.status !== 200) throw new Error(`sign-in answered ${response.status}`);
+    cookie = response.headers.getSetCookie()[0].split(';')[0];
+  }
+  timings.sort((a, b) => a - b);
+  say(
+    `password sign-in (argon2id m=${ARGON2_OPTIONS.memoryCost / 1024} MiB, t=${ARGON2_OPTIONS.timeCost}, p=${ARGON2_OPTIONS.parallelism}), one at a time: ` +
+      `median ${timings[30].toFixed(1)} ms, p90 ${timings[54].toFixed(1)} ms`,
+  );
+  const url = `${server.url}/api/v1/players/${playerid}`;
+  const byToken: Array<{ rps: number; p99: number }> = [];
+  const bySession: Array<{ rps: number; p99: number }> = [];
+  for (let round = 0; round < rounds; round++) {
+    byToken.push(await load(url, { Authorization: `Bearer ${token}` }));
+    bySession.push(await load(url, { Cookie: cookie }));
+  }
+  await server.stop();
+  const medianOf = (runs: Array<{ rps: number; p99: number }>, key: 'rps' | 'p99') => runs.map((run) => run[key]).sort((a, b) => a - b)[Math.floor(runs.length / 2)];
+  say(
+    `GET /players/:id with a session cookie ${medianOf(bySession, 'rps').toFixed(0)} req/s, p99 ${medianOf(bySession, 'p99')} ms; ` +
+      `with a token ${medianOf(byToken, 'rps').toFixed(0)} req/s, p99 ${medianOf(byToken, 'p99')} ms (session/token ${ratio(medianOf(bySession, 'rps'), medianOf(byToken, 'rps'))}×)`,
+  );
 }
 
 if (parts.has('upload')) {

@@ -20,7 +20,9 @@ export async function strictBodies() {
   expectTypeOf(player.data).toEqualTypeOf<Schemas['Player'] | undefined>();
   const project = await api.POST('/projects', { body: { name: 'x', color: '#ffffff' } });
   expectTypeOf(project.data).toEqualTypeOf<Schemas['Project'] | undefined>();
-  if (project.error) expectTypeOf(project.error).toEqualTypeOf<Problem>();
+  // Every error is a Problem; a 403 may be an insufficient-scope one, which names the scope.
+  if (project.error) expectTypeOf(project.error).toExtend<Problem>();
+  if (project.error && 'scope' in project.error) expectTypeOf(project.error.scope).toEqualTypeOf<string | undefined>();
 
   // A misspelt property of a body, at the top.
   // @ts-expect-error 'colour' does not exist in type '{ name: string; … }'

@@ -52,8 +52,16 @@ interface Operation {
   links: Record<string, { operationId: string; parameters: Record<string, string> }>;
 }
 
+/**
+ * Operations only a browser's session may call (managing sessions and the
+ * password) are left out: these properties are the bearer API's, and those
+ * operations refuse every token; contract-tests/sessions.test.ts covers them.
+ */
+const sessionOnly = (operation: Json) =>
+  Array.isArray(operation.security) && operation.security.length > 0 && (operation.security as Json[]).every((requirement) => Object.keys(requirement).length === 1 && 'sessionCookie' in requirement);
+
 const operations: Operation[] = Object.entries(spec.paths).flatMap(([template, item]) =>
-  METHODS.filter((method) => item[method]).map((method) => {
+  METHODS.filter((method) => item[method] && !sessionOnly(item[method] as Json)).map((method) => {
     const operation = item[method] as Json;
     const byKey = new Map<string, Parameter>();
     for (const raw of [...((item.parameters as unknown[]) ?? []), ...((operation.parameters as unknown[]) ?? [])]) {

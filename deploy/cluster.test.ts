@@ -34,6 +34,7 @@ import { promisify } from 'node:util';
 import pg from 'pg';
 import { afterAll, describe, expect, it } from 'vitest';
 import { createApiClient } from '../generated/client.ts';
+import { hashPassword } from '../server/auth/passwords.ts';
 import { openStore } from '../server/repositories.ts';
 import { eventually, makeAudio } from '../server/testing/audio.ts';
 import { createTestDatabase, type TestDatabase } from '../server/testing/databases.ts';
@@ -42,6 +43,8 @@ import { useTestS3 } from '../server/testing/s3.ts';
 const root = resolve(import.meta.dirname, '..');
 const FLOWS = 100;
 const USERS = 10;
+/** The password of the person who signs in through nginx (a session made by one API process, used on both). */
+const CLUSTER_PASSWORD = "a cluster person's long passphrase";
 const AUDIO_SECONDS = 2;
 const INSTALL_NGINX = 'apt-get install -y --no-install-recommends nginx-light';
 
@@ -269,9 +272,30 @@ describe('a cluster: nginx over 2 API processes and 2 workers, on PostgreSQL and
           const user = await store.users.findOrCreate(`cluster-${i}@example.com`, Date.now());
           tokens.push((await store.tokens.create(user.id, 'cluster', Date.now())).secret);
         }
+        const person = (await store.users.findByEmail('cluster-0@example.com'))!;
+        await store.users.setPasswordHash(person.id, await hashPassword(CLUSTER_PASSWORD));
       } finally {
         await store.close();
       }
+
+      // --- A person signs in through nginx; the session works on every API process (it lives in the database). ---
+      const signIn = await fetch(`${publicUrl}/api/v1/auth/signin`, {
+        method: 'POST',
+        headers: { 'Content-Type': 'application/json', Origin: publicUrl },
+        body: JSON.stringify({ email: 'cluster-0@example.com', password: CLUSTER_PASSWORD }),
+      });
+      expect(signIn.status).toBe(200);
+      const sessionCookie = signIn.headers.getSetCookie()[0].split(';')[0];
+      const sessionReads = await Promise.all(Array.from({ length: 8 }, () => fetch(`${publicUrl}/api/v1/me/sessions`, { headers: { Cookie: sessionCookie } })));
+      expect(sessionReads.map((response) => response.status)).toEqual(Array(8).fill(200));
+      const servedBy = new Set(
+        readFileSync(join(nginxDir, 'access.log'), 'utf8')
+          .split('\n')
+          .filter((line) => line.startsWith('GET /api/v1/me/sessions 200'))
+          .map((line) => /"([^"]+)"/.exec(line)?.[1]),
+      );
+      // Round robin over two processes: eight reads reach both, and each knew the session made by one of them.
+      expect(servedBy.size).toBe(2);
       const ledger = new ClientLedger();
       const apiUrl = `${publicUrl}/api/v1`;
       const clients = tokens.map((token) => createApiClient({ baseUrl: apiUrl, token, fetch: ledger.fetch }));

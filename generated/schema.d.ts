@@ -1087,11 +1087,12 @@ export interface paths {
          *     for what they may do; the loudness target; the paywall state. The
          *     player page is drawn from this alone.
          *
-         *     Who the listener is comes from a bearer token (a project member), the
-         *     player's session cookie (an invited collaborator, a listener who gave
-         *     the password or a display name, a purchaser), or nothing (anyone with
-         *     the link). A player for collaborators only, or with a password, answers
-         *     401 until a session opens it; an expired one answers 410.
+         *     Who the listener is comes from a bearer token or the account's
+         *     session (a project member), the player's session cookie (an invited
+         *     collaborator, a listener who gave the password or a display name, a
+         *     purchaser), or nothing (anyone with the link). A player for
+         *     collaborators only, or with a password, answers 401 until a session
+         *     opens it; an expired one answers 410.
          */
         get: operations["getPlayerView"];
         put?: never;
@@ -1666,6 +1667,9 @@ export interface paths {
          *     demo project is made, with new ids. It answers the demo's ids.
          *
          *     On any other server the operation does not exist: it answers 404.
+         *
+         *     It takes a bearer token only, not the account's session: a sandbox
+         *     account is named by its token, and nobody signs in to one.
          */
         post: operations["resetSandbox"];
         delete?: never;
@@ -2951,6 +2955,18 @@ export interface components {
             /** @description For validation errors only, one entry for each offending field, parameter or header. */
             errors?: components["schemas"]["ProblemFieldError"][];
         };
+        /**
+         * @description A problem of a 403. An `insufficient-scope` one also names, in `scope`,
+         *     the scope the token lacks (RFC 9457 §3.2: "Problem type definitions MAY
+         *     extend the problem details object with additional members").
+         */
+        InsufficientScopeProblem: {
+            /**
+             * @description The scope this operation needs and the token does not have (`insufficient-scope` only).
+             * @example projects:write
+             */
+            scope?: string;
+        } & components["schemas"]["Problem"];
         /**
          * @description One offending part of a request. Exactly one of `pointer`, `parameter` or `header` says where it is.
          * @example {
@@ -4465,23 +4481,41 @@ export interface components {
         };
         /**
          * @description The caller can see the resource but may not change it: a collaborator
-         *     with the `viewer` role tried to write.
+         *     with the `viewer` role tried to write (`/problems/forbidden`). Or the
+         *     bearer token lacks the scope this operation needs
+         *     (`/problems/insufficient-scope`, with `WWW-Authenticate`).
          */
         Forbidden: {
             headers: {
+                "WWW-Authenticate": components["headers"]["InsufficientScopeChallenge"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/problem+json": components["schemas"]["InsufficientScopeProblem"];
+            };
+        };
+        /**
+         * @description The bearer token lacks the scope this operation needs
+         *     (`/problems/insufficient-scope`); the problem's `scope` member (RFC 9457
+         *     §3.2) and the `WWW-Authenticate` header name it.
+         */
+        InsufficientScope: {
+            headers: {
+                "WWW-Authenticate": components["headers"]["InsufficientScopeChallenge"];
                 [name: string]: unknown;
             };
             content: {
                 /**
                  * @example {
-                 *       "type": "/problems/forbidden",
-                 *       "title": "Not allowed",
+                 *       "type": "/problems/insufficient-scope",
+                 *       "title": "The token lacks a scope",
                  *       "status": 403,
-                 *       "detail": "Your role on this project is viewer, which can only read. Ask the project owner for the editor or admin role.",
-                 *       "instance": "req_5f1c2a9d"
+                 *       "detail": "This token lacks the scope players:read, which this operation needs. It holds: projects:read. Create a token with players:read.",
+                 *       "instance": "req_5f1c2a9d",
+                 *       "scope": "players:read"
                  *     }
                  */
-                "application/problem+json": components["schemas"]["Problem"];
+                "application/problem+json": components["schemas"]["InsufficientScopeProblem"];
             };
         };
         /**
@@ -4816,7 +4850,7 @@ export interface components {
             headers: {
                 /**
                  * @description The session cookie (`as_session`, or `__Host-as_session` under https), HttpOnly, SameSite=Lax, Path=/.
-                 * @example as_session=Jx8…; Max-Age=7776000; Path=/; HttpOnly; SameSite=Lax
+                 * @example as_session=Jx8kq0b6tY1cJ4mZ9pR2sL5nA8dE1gH4jK7oXy3vW2; Max-Age=7776000; Path=/; HttpOnly; SameSite=Lax
                  */
                 "Set-Cookie"?: string;
                 [name: string]: unknown;
@@ -5281,6 +5315,14 @@ export interface components {
          */
         VersionETag: string;
         /**
+         * @description With `/problems/insufficient-scope` only: the scope the token lacks, as
+         *     RFC 6750 §3.1 says ("The request requires higher privileges than
+         *     provided by the access token"), `Bearer error="insufficient_scope",
+         *     scope="…"`.
+         * @example Bearer realm="api", error="insufficient_scope", scope="projects:write"
+         */
+        InsufficientScopeChallenge: string;
+        /**
          * @description **Extension.** Sent when the request asked for a page (`limit` or
          *     `cursor`) and more items follow: the next page's URL, as RFC 8288 has
          *     it, with `rel="next"`. No `Link`, no more pages.
@@ -5386,6 +5428,7 @@ export interface operations {
             };
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["InsufficientScope"];
             429: components["responses"]["TooManyRequests"];
             default: components["responses"]["DefaultProblem"];
         };
@@ -5514,6 +5557,7 @@ export interface operations {
             };
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["InsufficientScope"];
             404: components["responses"]["PlayerNotFound"];
             429: components["responses"]["TooManyRequests"];
             default: components["responses"]["DefaultProblem"];
@@ -5797,6 +5841,7 @@ export interface operations {
             };
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["InsufficientScope"];
             404: components["responses"]["NotFound"];
             429: components["responses"]["TooManyRequests"];
             default: components["responses"]["DefaultProblem"];
@@ -5961,6 +6006,7 @@ export interface operations {
             };
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["InsufficientScope"];
             404: components["responses"]["NotFound"];
             409: components["responses"]["DownloadConflict"];
             429: components["responses"]["TooManyRequests"];
@@ -6010,6 +6056,7 @@ export interface operations {
             };
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["InsufficientScope"];
             404: components["responses"]["NotFound"];
             409: components["responses"]["DownloadConflict"];
             429: components["responses"]["TooManyRequests"];
@@ -6096,6 +6143,7 @@ export interface operations {
             };
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["InsufficientScope"];
             404: components["responses"]["NotFound"];
             429: components["responses"]["TooManyRequests"];
             default: components["responses"]["DefaultProblem"];
@@ -6146,6 +6194,7 @@ export interface operations {
             };
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["InsufficientScope"];
             404: components["responses"]["NotFound"];
             429: components["responses"]["TooManyRequests"];
             default: components["responses"]["DefaultProblem"];
@@ -6680,6 +6729,7 @@ export interface operations {
             };
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["InsufficientScope"];
             429: components["responses"]["TooManyRequests"];
             default: components["responses"]["DefaultProblem"];
         };
@@ -6731,6 +6781,7 @@ export interface operations {
             };
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["InsufficientScope"];
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
             429: components["responses"]["TooManyRequests"];
@@ -6780,6 +6831,7 @@ export interface operations {
             };
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["InsufficientScope"];
             404: components["responses"]["NotFound"];
             429: components["responses"]["TooManyRequests"];
             default: components["responses"]["DefaultProblem"];
@@ -6880,6 +6932,7 @@ export interface operations {
             };
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["InsufficientScope"];
             429: components["responses"]["TooManyRequests"];
             default: components["responses"]["DefaultProblem"];
         };
@@ -6922,6 +6975,7 @@ export interface operations {
             };
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["InsufficientScope"];
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
             429: components["responses"]["TooManyRequests"];
@@ -6959,6 +7013,7 @@ export interface operations {
             };
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["InsufficientScope"];
             429: components["responses"]["TooManyRequests"];
             default: components["responses"]["DefaultProblem"];
         };
@@ -7016,6 +7071,7 @@ export interface operations {
             };
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["InsufficientScope"];
             412: components["responses"]["PreferencesChanged"];
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
@@ -7048,6 +7104,7 @@ export interface operations {
             };
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["InsufficientScope"];
             429: components["responses"]["TooManyRequests"];
             502: components["responses"]["PaymentProviderFailed"];
             default: components["responses"]["DefaultProblem"];
@@ -7091,6 +7148,7 @@ export interface operations {
             };
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["InsufficientScope"];
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
             429: components["responses"]["TooManyRequests"];
@@ -7123,6 +7181,7 @@ export interface operations {
             };
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["InsufficientScope"];
             429: components["responses"]["TooManyRequests"];
             default: components["responses"]["DefaultProblem"];
         };
@@ -7523,6 +7582,7 @@ export interface operations {
             };
             400: components["responses"]["BadRequest"];
             401: components["responses"]["PlayerLocked"];
+            403: components["responses"]["InsufficientScope"];
             404: components["responses"]["NotFound"];
             410: components["responses"]["PlayerExpired"];
             429: components["responses"]["TooManyRequests"];
@@ -8516,6 +8576,7 @@ export interface operations {
                 };
             };
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["InsufficientScope"];
             /** @description This server is not a sandbox. */
             404: {
                 headers: {
@@ -8579,6 +8640,7 @@ export interface operations {
             };
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["InsufficientScope"];
             429: components["responses"]["TooManyRequests"];
             default: components["responses"]["DefaultProblem"];
         };
@@ -8635,6 +8697,7 @@ export interface operations {
             };
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["InsufficientScope"];
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
             429: components["responses"]["TooManyRequests"];
@@ -8667,6 +8730,7 @@ export interface operations {
             };
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["InsufficientScope"];
             404: components["responses"]["NotFound"];
             429: components["responses"]["TooManyRequests"];
             default: components["responses"]["DefaultProblem"];
@@ -8702,6 +8766,7 @@ export interface operations {
             };
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["InsufficientScope"];
             404: components["responses"]["NotFound"];
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
@@ -8735,6 +8800,7 @@ export interface operations {
             };
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["InsufficientScope"];
             404: components["responses"]["NotFound"];
             429: components["responses"]["TooManyRequests"];
             default: components["responses"]["DefaultProblem"];
@@ -8773,6 +8839,7 @@ export interface operations {
             };
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["InsufficientScope"];
             404: components["responses"]["NotFound"];
             429: components["responses"]["TooManyRequests"];
             default: components["responses"]["DefaultProblem"];
@@ -8855,6 +8922,7 @@ export interface operations {
             };
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["InsufficientScope"];
             404: components["responses"]["NotFound"];
             429: components["responses"]["TooManyRequests"];
             default: components["responses"]["DefaultProblem"];
@@ -8912,6 +8980,7 @@ export interface operations {
             };
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["InsufficientScope"];
             404: components["responses"]["NotFound"];
             409: components["responses"]["Conflict"];
             429: components["responses"]["TooManyRequests"];

@@ -120,7 +120,8 @@ export async function createMockApp(options: Pick<MockOptions, 'publicUrl' | 'sp
 
   const api = express.Router();
   // The server's authentication, with a store that takes any token: the mock has no users.
-  api.use(authenticate(anyToken, isPublicPath, { howToGetOne: MOCK_TAKES_ANY_TOKEN }));
+  // The mock's own origin is wherever it was reached: a session's changes must come from there, as on a server.
+  api.use(authenticate(anyToken, isPublicPath, { howToGetOne: MOCK_TAKES_ANY_TOKEN, publicOrigin: (req) => `${req.protocol}://${req.get('host')}` }));
   api.use(jsonBody());
   api.use(rawBody);
   api.use(async (req: Request, res: Response, next: NextFunction) => {
@@ -242,9 +243,13 @@ function publicPaths(operations: MockOperation[]): (path: string) => boolean {
 export const MOCK_TAKES_ANY_TOKEN = 'The mock takes any token, such as "Bearer any-token".';
 
 const mockUser = { id: 'usr_mock', email: 'partner@example.com' };
-/** Any token is the mock's one account, with every scope; the mock has no sessions. */
+/** Any token, and any session cookie, is the mock's one account, with every scope. */
 const anyToken: Credentials = {
   tokens: { findHolder: async () => ({ tokenId: 'tok_mock', user: mockUser, scopes: null, disabled: false, timeExpires: null, timeLastUsed: null }) },
+  sessions: {
+    findActive: async (_secret, now) => ({ sessionId: 'ses_mock', user: mockUser, method: 'password', timeCreated: now, timeLastSeen: now }),
+    touch: async () => {},
+  },
 };
 
 /** Request ids as the server makes them (the `instance` of problems, and X-Request-Id), and the request's log line. */

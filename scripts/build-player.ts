@@ -15,13 +15,13 @@ import { join, resolve } from 'node:path';
 
 const root = resolve(import.meta.dirname, '..');
 
-export const PLAYER_BUNDLE_FILES = ['player.js', 'player.css', 'portal.js', 'portal.css', 'LICENSES.txt'] as const;
+export const PLAYER_BUNDLE_FILES = ['player.js', 'player.css', 'portal.js', 'portal.css', 'account.js', 'account.css', 'LICENSES.txt'] as const;
 
 export async function buildPlayerBundle(outDir: string): Promise<void> {
   const result = await build({
     absWorkingDir: root,
-    // The player page, and the upload portal's page (web/portal/), which shares its assets route and licences file.
-    entryPoints: { player: 'web/player/main.ts', portal: 'web/portal/main.ts' },
+    // The player page, the upload portal's page (web/portal/) and the account pages (web/account/), which share its assets route and licences file.
+    entryPoints: { player: 'web/player/main.ts', portal: 'web/portal/main.ts', account: 'web/account/main.ts' },
     outdir: outDir,
     bundle: true,
     minify: true,

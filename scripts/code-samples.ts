@@ -86,6 +86,8 @@ interface Request {
   query: Record<string, unknown>;
   headers: Record<string, string>;
   authenticated: boolean;
+  /** Only a signed-in session may call it (sessions, the password): the sample sends the session cookie, not a token. */
+  sessionOnly: boolean;
   /** The success answer is not JSON (a download's bytes). */
   binaryAnswer: boolean;
   body?: { mediaType: string; json?: unknown; file?: string };
@@ -103,6 +105,10 @@ export function sampleRequest(spec: Json, template: string, method: (typeof METH
     query: {},
     headers: {},
     authenticated: !(Array.isArray(operation.security) && operation.security.length === 0),
+    sessionOnly:
+      Array.isArray(operation.security) &&
+      operation.security.length > 0 &&
+      (operation.security as Json[]).every((requirement) => Object.keys(requirement).length === 1 && 'sessionCookie' in requirement),
     binaryAnswer: false,
   };
   const success = Object.entries((operation.responses as Record<string, unknown>) ?? {}).find(([status]) => /^2/.test(status));
@@ -142,8 +148,10 @@ const shellQuote = (text: string) => `'${text.replace(/'/g, `'\\''`)}'`;
 
 export function curlSample(request: Request, baseUrl = SAMPLE_BASE_URL): string {
   const lines = [`curl -sS -X ${request.method.toUpperCase()} ${shellQuote(sampleUrl(request, baseUrl))}`];
-  // Double quotes, so that the shell puts the token in.
-  if (request.authenticated) lines.push(`-H "Authorization: Bearer $TOKEN"`);
+  // Double quotes, so that the shell puts the token (or the session) in. An operation only a session may call takes the
+  // session cookie, sent as from the server's own page (its Origin): a token there is refused.
+  if (request.sessionOnly) lines.push(`-H "Cookie: as_session=$SESSION"`, `-H ${shellQuote(`Origin: ${new URL(baseUrl).origin}`)}`);
+  else if (request.authenticated) lines.push(`-H "Authorization: Bearer $TOKEN"`);
   for (const [name, value] of Object.entries(request.headers)) lines.push(`-H ${shellQuote(`${name}: ${value}`)}`);
   if (request.body?.json !== undefined) {
     lines.push(`-H 'Content-Type: application/json'`);
@@ -170,7 +178,8 @@ export function typeScriptSample(request: Request, baseUrl = SAMPLE_BASE_URL): s
     `import { createApiClient } from './generated/client.ts';`,
     '',
     // The helpers' first step, the upload URL, needs the token.
-    `const api = createApiClient({ baseUrl: ${JSON.stringify(baseUrl)}${request.authenticated || helper ? ', token: process.env.TOKEN' : ''} });`,
+    ...(request.sessionOnly ? ['// Only with a signed-in session: in the browser, on the server\'s own pages, whose cookie goes along by itself.'] : []),
+    `const api = createApiClient({ baseUrl: ${JSON.stringify(baseUrl)}${(request.authenticated && !request.sessionOnly) || helper ? ', token: process.env.TOKEN' : ''} });`,
   ];
   // The two upload PUTs are one step of the client's helpers, which make the upload URL and send exactly its headers.
   if (helper) {

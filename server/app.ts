@@ -41,6 +41,7 @@ import { commentsHandlers } from './resources/comments/comments-handlers.ts';
 import { webhooksHandlers } from './resources/webhooks/webhooks-handlers.ts';
 import { paymentsHandlers } from './resources/payments/payments-handlers.ts';
 import { playerPageRoutes } from './pages/page-routes.ts';
+import { accountPageRoutes } from './pages/account-pages.ts';
 import { portalRoutes } from './resources/portal/portal-tus.ts';
 import { portalHandlers } from './resources/portal/portal-handlers.ts';
 import { sessionsHandlers } from './resources/sessions/sessions-handlers.ts';
@@ -103,6 +104,7 @@ export function createApp(ctx: Context, lifecycle: Lifecycle = { isDraining: () 
   // Problem `type` URIs (/problems/<slug>) resolve to the table of problem types in the docs.
   app.get('/problems/:slug', (_req, res) => res.redirect(302, '/docs#/section/errors'));
   app.use(playerPageRoutes(ctx));
+  app.use(accountPageRoutes(ctx));
   // The upload portals' tus endpoints: before the API's token check (a portal's uploader has none) and its validator (PATCH bodies stream unparsed).
   app.use(portalRoutes(ctx));
 

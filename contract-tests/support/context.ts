@@ -22,6 +22,10 @@ declare module 'vitest' {
     propertiesToken: string;
     /** The signing secret of the real servers' Stripe webhook endpoint, to sign the events the tests send. */
     stripeWebhookSecret: string;
+    /** An account that signs in with a password (the session tests'). */
+    account: { name: string; email: string; password: string };
+    /** An invitation to sign up with, for contract-invited@example.com. */
+    invite: string;
   }
 }
 
@@ -29,6 +33,8 @@ export const baseUrl = inject('baseUrl');
 export const token = inject('token');
 export const target = inject('target');
 export const stripeWebhookSecret = inject('stripeWebhookSecret');
+export const account = inject('account');
+export const invite = inject('invite');
 /** The mock answers with the spec's examples and keeps no state. */
 export const onMock = target === 'mock';
 export const checkedFetch = validatingFetch(baseUrl, inject('coverageFile'));

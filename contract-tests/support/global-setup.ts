@@ -31,6 +31,30 @@ import { startContractMock } from './mock.ts';
 import { startTestServer } from '../../server/testing/test-server.ts';
 import { openRunS3 } from '../../server/testing/s3-run.ts';
 import { FakeStripe } from '../../server/testing/fake-stripe.ts';
+import { validatingFetch } from './validating-fetch.ts';
+import { createSetupLink } from '../../server/resources/account/setup-link.ts';
+import type { TestServer } from '../../server/testing/test-server.ts';
+
+/** The account the session tests sign in to: on a real server, the first account, made through the setup link. */
+export const ACCOUNT = { name: 'Contract Admin', email: 'contract-admin@example.com', password: 'contract suite passphrase 2026' };
+
+/**
+ * On a real server: the first account, made as a person would (the setup
+ * link the server prints, then createFirstAccount, recorded for coverage),
+ * and an invitation for the sign-up test.
+ */
+async function accountsOf(server: TestServer, coverageFile: string): Promise<{ invite: string }> {
+  const link = new URL((await createSetupLink(server.ctx))!);
+  const origin = new URL(server.apiUrl).origin;
+  const made = await validatingFetch(server.apiUrl, coverageFile)(`${server.apiUrl}/auth/setup`, {
+    method: 'POST',
+    headers: { 'Content-Type': 'application/json', Origin: origin },
+    body: JSON.stringify({ token: link.searchParams.get('token'), ...ACCOUNT }),
+  });
+  if (made.status !== 200) throw new Error(`createFirstAccount answered ${made.status}: ${await made.text()}`);
+  const invitation = await server.ctx.store.oneTimeLinks.create('invitation', { email: 'contract-invited@example.com', ttlMs: 3_600_000 }, server.clock.now());
+  return { invite: invitation.secret };
+}
 
 const STRIPE_WEBHOOK_SECRET = 'whsec_contract_suite_secret';
 
@@ -43,7 +67,11 @@ async function paymentsEnv(): Promise<{ env: Record<string, string>; stop: () =>
 
 export default async function setup(project: TestProject) {
   const target = process.env.CONTRACT_TARGET ?? 'mock';
-  project.provide('coverageFile', resetCoverage(target));
+  const coverageFile = resetCoverage(target);
+  project.provide('coverageFile', coverageFile);
+  // The mock takes any password and invitation; a server given by URL names its own (CONTRACT_PASSWORD, CONTRACT_INVITE).
+  project.provide('account', { ...ACCOUNT, password: process.env.CONTRACT_PASSWORD ?? ACCOUNT.password, email: process.env.CONTRACT_EMAIL ?? ACCOUNT.email });
+  project.provide('invite', process.env.CONTRACT_INVITE ?? 'mock-invitation');
   project.provide('target', target);
   project.provide('stripeWebhookSecret', STRIPE_WEBHOOK_SECRET);
 
@@ -67,6 +95,7 @@ export default async function setup(project: TestProject) {
     // Webhooks may reach loopback, as on a self-hosted server: the webhook tests run their receiver there.
     const server = await startTestServer(target, { PROCESSING: 'in-process', JOB_POLL_MS: '50', WEBHOOK_ALLOW_PRIVATE: 'true', ...blobStore, ...payments.env });
     project.provide('baseUrl', server.apiUrl);
+    project.provide('invite', (await accountsOf(server, coverageFile)).invite);
     project.provide('token', await server.token('contract@example.com'));
     project.provide('propertiesToken', await server.token('contract-properties@example.com'));
     stop = async () => {
@@ -78,6 +107,7 @@ export default async function setup(project: TestProject) {
     const payments = await paymentsEnv();
     const server = await startTestServer('sqlite', { SANDBOX: 'true', PROCESSING: 'in-process', JOB_POLL_MS: '50', ...payments.env });
     project.provide('baseUrl', server.apiUrl);
+    project.provide('invite', (await accountsOf(server, coverageFile)).invite);
     project.provide('token', `contract-partner-${Date.now()}`);
     // A token the sandbox has not seen is an account of its own.
     project.provide('propertiesToken', `contract-properties-${Date.now()}`);

@@ -279,6 +279,61 @@ describe('breaking changes', () => {
   });
 });
 
+describe('breaking changes of security', () => {
+  /** The released spec with a bearer token required by default and its list operation open to anyone, and a revision of it. */
+  function guarded(): Spec {
+    const spec = released() as Spec;
+    spec.security = [{ bearerAuth: [] }];
+    spec.paths['/players'].get.security = [{ bearerAuth: [] }, {}];
+    return spec;
+  }
+  const changesOfGuarded = (mutate: (spec: Spec) => void) => {
+    const revision = guarded();
+    mutate(revision);
+    return breakingChanges(guarded(), revision);
+  };
+  const list = '#/paths/~1players/get/security';
+  const create = '#/paths/~1players/post/security';
+
+  it('reports an operation open to anyone that now needs a credential', () => {
+    expect(changesAfter((spec) => (spec.security = [{ bearerAuth: [] }]))).toEqual([
+      { path: list, message: 'a credential is now required: the operation was open to anyone' },
+      { path: create, message: 'a credential is now required: the operation was open to anyone' },
+      { path: '#/paths/~1players~1{playerid}/post/security', message: 'a credential is now required: the operation was open to anyone' },
+    ]);
+    expect(changesOfGuarded((spec) => (spec.paths['/players'].get.security = [{ bearerAuth: [] }]))).toEqual([{ path: list, message: 'a credential is now required: the operation was open to anyone' }]);
+  });
+
+  it('reports a way in removed, not a new one beside it', () => {
+    expect(changesOfGuarded((spec) => (spec.security = [{ sessionCookie: [] }]))).toEqual([
+      { path: create, message: 'a request authorized by bearerAuth is no longer accepted' },
+      { path: '#/paths/~1players~1{playerid}/post/security', message: 'a request authorized by bearerAuth is no longer accepted' },
+    ]);
+    expect(changesOfGuarded((spec) => (spec.security = [{ bearerAuth: ['players:write'] }, { oauth2: ['players:write'] }, { sessionCookie: [] }]))).toEqual([]);
+    // Two schemes that must be sent together where one was enough: a client holding the one is refused.
+    expect(changesOfGuarded((spec) => (spec.security = [{ bearerAuth: [], apiKey: [] }]))).toEqual([
+      { path: create, message: 'a request authorized by bearerAuth is no longer accepted' },
+      { path: '#/paths/~1players~1{playerid}/post/security', message: 'a request authorized by bearerAuth is no longer accepted' },
+    ]);
+  });
+
+  it('takes scopes named for the first time (the tokens made before carry every scope), not a scope added to or changed in a named list', () => {
+    expect(changesOfGuarded((spec) => (spec.paths['/players'].post.security = [{ bearerAuth: ['players:write'] }]))).toEqual([]);
+    const scoped = (scopes: string[]) => (spec: Spec) => (spec.paths['/players'].post.security = [{ bearerAuth: scopes }]);
+    const before = guarded();
+    scoped(['players:write'])(before);
+    const changesTo = (scopes: string[]) => {
+      const revision = guarded();
+      scoped(scopes)(revision);
+      return breakingChanges(before, revision);
+    };
+    expect(changesTo(['players:write', 'projects:write'])).toEqual([{ path: create, message: 'a token with the scopes of bearerAuth [players:write] no longer suffices: now bearerAuth [players:write, projects:write]' }]);
+    expect(changesTo(['players:admin'])).toEqual([{ path: create, message: 'a token with the scopes of bearerAuth [players:write] no longer suffices: now bearerAuth [players:admin]' }]);
+    expect(changesTo(['players:write'])).toEqual([]);
+    expect(changesTo([])).toEqual([]);
+  });
+});
+
 describe('the verdict', () => {
   const withVersion = (version: string, mutate: (spec: Spec) => void = () => {}) => {
     const spec = released() as Spec;

@@ -26,6 +26,16 @@
  * - **Operations and statuses:** an operation or webhook removed, a status
  *   removed (`default` included), a new success (2xx) status beside the
  *   ones clients handle.
+ * - **Security** (an operation's own, else the document's): a client holds
+ *   one of the credentials the base accepted, or none where the base took
+ *   none. Breaking: an operation open to anyone (`security: []`, or `{}`
+ *   among its requirements) that now needs a credential; a requirement
+ *   with no counterpart left (one needing no scheme it lacks); a scope added
+ *   to, or changed in, a requirement that already named scopes, which the
+ *   tokens made for the old list lack. Harmless: a new alternative (another
+ *   way in, such as a session cookie or an OAuth token), and scopes named
+ *   where a requirement named none: on this API, tokens made before scopes
+ *   carry every scope, so they keep working.
  *
  * Harmless, and not reported: a new operation, a new optional request field
  * or parameter, a widened request type, a new response field, a new error
@@ -416,6 +426,50 @@ export function breakingChanges(base: JsonObject, revision: JsonObject): Breakin
     }
   };
 
+  // ── Security ──────────────────────────────────────────────────────────────
+
+  /**
+   * OpenAPI 3.1, Operation Object `security`: "This definition overrides any
+   * declared top-level security. To remove a top-level security declaration,
+   * an empty array can be used." Security Requirement Object: "To make
+   * security optional, an empty security requirement ({}) can be included
+   * in the array."
+   */
+  const securityOf = (document: JsonObject, operation: JsonObject): JsonObject[] =>
+    (Array.isArray(operation.security) ? operation.security : Array.isArray(document.security) ? document.security : []).filter(isObject);
+  const isOpen = (requirements: JsonObject[]) => requirements.length === 0 || requirements.some((requirement) => Object.keys(requirement).length === 0);
+  const scopesOf = (requirement: JsonObject, scheme: string) => (Array.isArray(requirement[scheme]) ? (requirement[scheme] as Json[]).map(String) : []);
+
+  const compareSecurity = (beforeOperation: JsonObject, afterOperation: JsonObject, pointer: string) => {
+    const before = securityOf(base, beforeOperation);
+    const after = securityOf(revision, afterOperation);
+    if (isOpen(after)) return;
+    if (isOpen(before)) {
+      report(pointer, 'a credential is now required: the operation was open to anyone');
+      return;
+    }
+    for (const requirement of before) {
+      const schemes = Object.keys(requirement);
+      // The revision's requirements this credential still meets: those that need no scheme it lacks.
+      const kept = after.filter((other) => Object.keys(other).every((scheme) => schemes.includes(scheme)));
+      if (kept.length === 0) {
+        report(pointer, `a request authorized by ${schemes.join(' and ')} is no longer accepted`);
+        continue;
+      }
+      // Scopes named for the first time are met by the tokens made before them (they carry every scope); added to a list, not.
+      const scopesMet = kept.some((other) =>
+        Object.keys(other).every((scheme) => {
+          const was = scopesOf(requirement, scheme);
+          return was.length === 0 || scopesOf(other, scheme).every((scope) => was.includes(scope));
+        }),
+      );
+      if (!scopesMet) {
+        const named = kept.map((other) => Object.keys(other).map((scheme) => `${scheme} [${scopesOf(other, scheme).join(', ')}]`).join(' and ')).join(' or ');
+        report(pointer, `a token with the scopes of ${schemes.map((scheme) => `${scheme} [${scopesOf(requirement, scheme).join(', ')}]`).join(' and ')} no longer suffices: now ${named}`);
+      }
+    }
+  };
+
   const comparePathItems = (section: 'paths' | 'webhooks') => {
     const before = isObject(base[section]) ? base[section] : {};
     const after = isObject(revision[section]) ? revision[section] : {};
@@ -440,6 +494,7 @@ export function breakingChanges(base: JsonObject, revision: JsonObject): Breakin
           compareParameters(beforeItem, beforeOperation, afterItem, afterOperation);
           compareRequestBody(operation.requestBody, operationPointer, counterpart.requestBody, afterOperation.pointer, 'request');
           compareResponses(operation.responses, `${operationPointer}/responses`, counterpart.responses, `${afterOperation.pointer}/responses`);
+          compareSecurity(operation, counterpart, `${operationPointer}/security`);
         } else {
           // A webhook's request is what the server sends and the partner's receiver reads.
           compareRequestBody(operation.requestBody, operationPointer, counterpart.requestBody, afterOperation.pointer, 'response');

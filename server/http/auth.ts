@@ -105,7 +105,7 @@ export interface AuthOptions {
   /** Ends every 401's detail: where a token comes from here (the mock and the sandbox take any). */
   howToGetOne?: string;
   /** PUBLIC_URL's origin (read per request: a server on port 0 learns it once it listens); a session's unsafe requests must come from it. Without it, sessions are not taken. */
-  publicOrigin?: () => string;
+  publicOrigin?: (req: Request) => string;
   now?: () => number;
   /** Where a failed bookkeeping write (a token's last use) is reported; it never fails the request. */
   onBookkeepingError?: (error: unknown) => void;
@@ -154,7 +154,7 @@ export function authenticate(store: Credentials, isPublicPath: (path: string) =>
         const session = await store.sessions.findActive(cookie, at);
         if (session) {
           if (!SAFE_METHODS.has(req.method)) {
-            const verdict = checkSameOrigin({ 'sec-fetch-site': req.get('sec-fetch-site'), origin: req.get('origin') }, publicOrigin!());
+            const verdict = checkSameOrigin({ 'sec-fetch-site': req.get('sec-fetch-site'), origin: req.get('origin') }, publicOrigin!(req));
             // Issue 20: "A request that changes anything and carries the cookie must come from the server's own origin
             // (Sec-Fetch-Site: same-origin, or Origin equal to PUBLIC_URL's); anything else is refused with 403 and changes nothing."
             if (!verdict.allowed) {

@@ -24,6 +24,7 @@ export const PROBLEMS = {
   'link-invalid': { status: 400, title: 'This link does not work' },
   unauthorized: { status: 401, title: 'Authentication required' },
   forbidden: { status: 403, title: 'Not allowed' },
+  // RFC 6750 §3.1, insufficient_scope: "The request requires higher privileges than provided by the access token."
   'insufficient-scope': { status: 403, title: 'The token lacks a scope' },
   'signature-invalid': { status: 403, title: 'Signed URL refused' },
   'not-found': { status: 404, title: 'Not found' },

@@ -17,10 +17,18 @@ import express, { Router } from 'express';
 export const ICON_DIR = resolve(import.meta.dirname, '../../web/assets');
 export const BUNDLE_DIR = resolve(import.meta.dirname, '../../generated/player');
 
-const ASSETS = { 'player.js': BUNDLE_DIR, 'player.css': BUNDLE_DIR, 'portal.js': BUNDLE_DIR, 'portal.css': BUNDLE_DIR, 'icon.svg': ICON_DIR } as const;
+const ASSETS = {
+  'player.js': BUNDLE_DIR,
+  'player.css': BUNDLE_DIR,
+  'portal.js': BUNDLE_DIR,
+  'portal.css': BUNDLE_DIR,
+  'account.js': BUNDLE_DIR,
+  'account.css': BUNDLE_DIR,
+  'icon.svg': ICON_DIR,
+} as const;
 export type AssetName = keyof typeof ASSETS;
-/** The bundled pages' scripts and stylesheets: the player's and the upload portal's. */
-const BUNDLE_NAMES = ['player.js', 'player.css', 'portal.js', 'portal.css'] as const;
+/** The bundled pages' scripts and stylesheets: the player's, the upload portal's and the account pages'. */
+const BUNDLE_NAMES = ['player.js', 'player.css', 'portal.js', 'portal.css', 'account.js', 'account.css'] as const;
 type BundleName = (typeof BUNDLE_NAMES)[number];
 
 const version = (() => {

@@ -166,4 +166,17 @@ describe.each(backends)('accounts and sessions on %s', (backend) => {
     expect((await refused.json()).detail).toMatch(/expired/);
     expect((await t.fetch('/me', { token: valid.secret })).status).toBe(200);
   });
+
+  it('a member signed in opens their own locked player with the account session, and needs no player session', async () => {
+    await account('member@example.com');
+    const { api } = await t.as('member@example.com');
+    const { data: project } = await api.POST('/projects', { body: { name: 'Locked' } });
+    const { data: player } = await api.POST('/players', { body: { name: 'Locked', projectid: project!.id, password: 'a player password' } });
+    const stranger = await t.fetch(`/players/${player!.id}/view`);
+    expect(stranger.status).toBe(401);
+    expect((await stranger.json()).type).toBe('/problems/player-locked');
+    const { cookie } = await signIn('member@example.com');
+    const member = await t.fetch(`/players/${player!.id}/view`, { headers: { Cookie: cookie! } });
+    expect(member.status).toBe(200);
+  });
 });

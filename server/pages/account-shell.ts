@@ -1,0 +1,268 @@
+/**
+ * The HTML of the account pages (issue 20's front door): /setup, /signup,
+ * /signin, /reset-password, /verify-email, /settings and the signed-in home
+ * at /. The server renders each page's forms, with their labels, hints and
+ * autocomplete attributes, so that the page has its final layout before any
+ * script runs (no shift when the app wires it) and password managers see
+ * the forms as they are. The bundled app (web/account/) reads which page it
+ * is from `data-page` and drives the forms through the API.
+ *
+ * Nothing of a request is written into the HTML but the invitation in
+ * /signup?invite=…, carried to the "Sign in" link, and it is escaped and
+ * URL-encoded; every other value the pages show comes from the API and is
+ * set as text by the app.
+ */
+import { assetHref } from './page-assets.ts';
+
+const escapeHtml = (text: string) =>
+  text.replace(/[&<>"']/g, (char) => ({ '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&#39;' })[char]!);
+
+export const ACCOUNT_PAGES = ['setup', 'signup', 'signin', 'reset-password', 'verify-email', 'settings', 'home'] as const;
+export type AccountPage = (typeof ACCOUNT_PAGES)[number];
+
+/** The pages only a signed-in person sees: they carry the bar with "Sign out". */
+export const SIGNED_IN_PAGES: ReadonlySet<AccountPage> = new Set(['settings', 'home']);
+
+export interface AccountPageOptions {
+  basePath: string;
+  page: AccountPage;
+  /** /signup?invite=… and /signin?invite=…: the invitation the page carries on to the other. */
+  invite?: string;
+  /** /reset-password?token=…: the page that takes the new password instead of the one that sends a link. */
+  withToken?: boolean;
+  /** REGISTRATION: /signin links to /signup only when anyone may sign up. */
+  registration?: 'invite' | 'open' | 'closed';
+}
+
+const TITLES: Record<AccountPage, string> = {
+  setup: 'Create the first account',
+  signup: 'Create an account',
+  signin: 'Sign in',
+  'reset-password': 'Reset your password',
+  'verify-email': 'Verify your email address',
+  settings: 'Settings',
+  home: 'Audio Share',
+};
+
+/** A labelled field; `hint` is read with the field (aria-describedby). */
+function field(id: string, label: string, attributes: string, hint?: string): string {
+  const described = hint ? ` aria-describedby="${id}-hint"` : '';
+  return `        <div class="field">
+          <label for="${id}">${label}</label>
+          <input id="${id}" ${attributes}${described}>
+${hint ? `          <p class="hint" id="${id}-hint">${hint}</p>\n` : ''}        </div>`;
+}
+
+const NEW_PASSWORD_HINT = 'At least 12 characters. A phrase of several words is easy to remember and hard to guess.';
+const nameField = field('name', 'Name', 'name="name" type="text" autocomplete="name" required maxlength="100"');
+const emailField = field('email', 'Email', 'name="email" type="email" autocomplete="email" required maxlength="320" spellcheck="false" autocapitalize="none"');
+const newPasswordField = (label = 'Password') =>
+  field('password', label, 'name="password" type="password" autocomplete="new-password" required minlength="12" maxlength="1024"', NEW_PASSWORD_HINT);
+
+/** The form's message (a problem's detail) and its button: the alert sits above the button, its room kept, so nothing moves when it shows. */
+const formEnd = (button: string, id = 'form') => `        <p class="form-error" id="${id}-error" role="alert"></p>
+        <button type="submit">${button}</button>`;
+
+function signedOutBody({ basePath: b, page, invite, withToken, registration }: AccountPageOptions): string {
+  const inviteQuery = invite ? `?invite=${escapeHtml(encodeURIComponent(invite))}` : '';
+  switch (page) {
+    case 'setup':
+      return `      <h1>Create the first account</h1>
+      <p class="lead">This account administers the server. The link that opened this page works once.</p>
+      <form id="account-form" novalidate>
+${nameField}
+${emailField}
+${newPasswordField()}
+${formEnd('Create account')}
+      </form>`;
+    case 'signup':
+      return `      <h1>Create an account</h1>
+      <p class="lead" id="signup-lead">${invite ? 'You were invited: the account you create here gets what was shared with you.' : 'An account keeps your projects and the players you share.'}</p>
+      <form id="account-form" novalidate>
+${nameField}
+${emailField}
+${newPasswordField()}
+${formEnd('Create account')}
+      </form>
+      <p class="aside">Already have an account? <a href="${b}/signin${inviteQuery}">Sign in</a></p>`;
+    case 'signin':
+      return `      <h1>Sign in</h1>
+      <form id="account-form" novalidate>
+${emailField}
+${field('password', 'Password', 'name="password" type="password" autocomplete="current-password" required maxlength="1024"')}
+${formEnd('Sign in')}
+      </form>
+      <p class="aside"><a href="${b}/reset-password">Forgot your password?</a></p>
+      <div class="alternatives">
+        <button type="button" id="passkey-signin" class="secondary">Sign in with a passkey</button>
+        <button type="button" id="sso-signin" class="secondary" hidden></button>
+        <p class="form-error" id="alternatives-error" role="alert"></p>
+      </div>
+${registration === 'open' ? `      <p class="aside" id="signup-link">New here? <a href="${b}/signup">Create an account</a></p>\n` : ''}`;
+    case 'reset-password':
+      if (withToken) {
+        return `      <h1>Choose a new password</h1>
+      <p class="lead">Setting it signs the account out everywhere.</p>
+      <form id="account-form" novalidate>
+${field('password', 'New password', 'name="password" type="password" autocomplete="new-password" required minlength="12" maxlength="1024"', NEW_PASSWORD_HINT)}
+${formEnd('Set password')}
+      </form>
+      <section id="done" class="done" hidden>
+        <h2 tabindex="-1">Your password is set</h2>
+        <p>Every session of the account has ended. <a href="${b}/signin">Sign in</a> with the new password.</p>
+      </section>`;
+      }
+      return `      <h1>Reset your password</h1>
+      <p class="lead">Type the email address of your account: we send it a link to choose a new password.</p>
+      <form id="account-form" novalidate>
+${emailField}
+${formEnd('Send reset link')}
+      </form>
+      <section id="done" class="done" hidden>
+        <h2 tabindex="-1">Check your email</h2>
+        <p>If an account uses this address, a link to reset its password is on its way. It works once, for an hour.</p>
+      </section>
+      <p class="aside"><a href="${b}/signin">Back to sign-in</a></p>`;
+    case 'verify-email':
+      return `      <h1>Verify your email address</h1>
+      <p id="verify-status" role="status" aria-live="polite">Verifying…</p>
+      <p class="aside"><a href="${b}/">Continue</a></p>`;
+    default:
+      return '';
+  }
+}
+
+/** The bar of every signed-in page: the way home, to the settings, and out. */
+function signedInBar(page: AccountPage, b: string): string {
+  const current = (which: AccountPage) => (page === which ? ' aria-current="page"' : '');
+  return `    <header class="bar">
+      <a class="bar-brand" href="${b}/"${current('home')}>Audio Share</a>
+      <nav class="bar-nav" aria-label="Account">
+        <a href="${b}/settings"${current('settings')}>Settings</a>
+      </nav>
+      <button type="button" id="sign-out" class="secondary">Sign out</button>
+    </header>`;
+}
+
+const SCOPES: Array<[string, string]> = [
+  ['projects:read', 'Read projects and files'],
+  ['projects:write', 'Change projects, files, uploads'],
+  ['players:read', 'Read players'],
+  ['players:write', 'Change players, collaborators, portals'],
+  ['comments:read', 'Read comments'],
+  ['comments:write', 'Write comments'],
+  ['webhooks:read', 'Read webhooks'],
+  ['webhooks:write', 'Change webhooks'],
+  ['account:read', 'Read the account'],
+  ['account:write', 'Change the account'],
+];
+
+function signedInBody(page: AccountPage, b: string): string {
+  if (page === 'home') {
+    return `      <h1 id="account-name"></h1>
+      <p id="account-email" class="lead"></p>
+      <p>Your projects and players will be here. Meanwhile, the API and its <a href="${b}/docs">docs</a> do everything.</p>`;
+  }
+  const scopes = SCOPES.map(
+    ([scope, what]) => `            <label class="check"><input type="checkbox" name="scope" value="${scope}"> <code>${scope}</code> <span>${what}</span></label>`,
+  ).join('\n');
+  return `      <h1>Settings</h1>
+      <div role="tablist" aria-label="Settings">
+        <button type="button" role="tab" id="tab-security" aria-selected="true" aria-controls="panel-security">Security</button>
+      </div>
+      <div role="tabpanel" id="panel-security" aria-labelledby="tab-security" tabindex="0">
+        <section aria-labelledby="email-heading">
+          <h2 id="email-heading">Email address</h2>
+          <p id="email-state"></p>
+          <div id="email-verify" hidden>
+            <button type="button" id="send-verification" class="secondary">Send a verification link</button>
+            <p class="form-error" id="email-verify-error" role="alert"></p>
+            <p class="form-done" id="email-verify-done" role="status"></p>
+          </div>
+        </section>
+        <section aria-labelledby="password-heading">
+          <h2 id="password-heading">Password</h2>
+          <form id="password-form" novalidate>
+            <input type="email" name="username" autocomplete="username" hidden id="password-username">
+${field('current-password', 'Current password', 'name="current-password" type="password" autocomplete="current-password" required maxlength="1024"').replace(/^/gm, '    ')}
+${field('new-password', 'New password', 'name="new-password" type="password" autocomplete="new-password" required minlength="12" maxlength="1024"', 'At least 12 characters. Changing it signs you out everywhere else.').replace(/^/gm, '    ')}
+            <p class="form-error" id="password-form-error" role="alert"></p>
+            <p class="form-done" id="password-form-done" role="status"></p>
+            <button type="submit">Change password</button>
+          </form>
+        </section>
+        <section aria-labelledby="passkeys-heading">
+          <h2 id="passkeys-heading">Passkeys</h2>
+          <p class="hint">A passkey signs you in with this device's lock (fingerprint, face, PIN) instead of a password.</p>
+          <ul id="passkey-list" class="items" aria-labelledby="passkeys-heading"></ul>
+          <form id="passkey-form" class="inline" novalidate>
+${field('passkey-name', 'Passkey name', 'name="passkey-name" type="text" autocomplete="off" maxlength="100" placeholder="Laptop"').replace(/^/gm, '    ')}
+            <button type="submit">Add a passkey</button>
+            <p class="form-error" id="passkey-form-error" role="alert"></p>
+          </form>
+        </section>
+        <section aria-labelledby="sessions-heading">
+          <h2 id="sessions-heading">Sessions</h2>
+          <p class="hint">Where your account is signed in now.</p>
+          <ul id="session-list" class="items" aria-labelledby="sessions-heading"></ul>
+          <p class="form-error" id="sessions-error" role="alert"></p>
+          <button type="button" id="end-other-sessions" class="secondary">Sign out everywhere else</button>
+        </section>
+        <section aria-labelledby="tokens-heading">
+          <h2 id="tokens-heading">API tokens</h2>
+          <p class="hint">A token lets a program use the API as you, with the scopes you give it and no more.</p>
+          <ul id="token-list" class="items" aria-labelledby="tokens-heading"></ul>
+          <form id="token-form" novalidate>
+${field('token-name', 'Token name', 'name="token-name" type="text" autocomplete="off" required maxlength="100"').replace(/^/gm, '    ')}
+            <fieldset>
+              <legend>Scopes</legend>
+${scopes}
+            </fieldset>
+${field('token-expiry', 'Expires on (optional)', 'name="token-expiry" type="date"', 'Leave empty for a token that lasts until you revoke it.').replace(/^/gm, '    ')}
+            <p class="form-error" id="token-form-error" role="alert"></p>
+            <button type="submit">Create token</button>
+          </form>
+          <section id="token-secret" class="secret" hidden aria-labelledby="token-secret-heading">
+            <h3 id="token-secret-heading" tabindex="-1">Your new token</h3>
+            <p>Copy it now: it is shown this once, and never again.</p>
+            <div class="secret-row">
+              <input id="token-secret-value" type="text" readonly aria-label="New token" spellcheck="false" autocomplete="off">
+              <button type="button" id="token-secret-copy" class="secondary">Copy</button>
+            </div>
+            <p id="token-secret-copied" role="status"></p>
+          </section>
+        </section>
+      </div>`;
+}
+
+export function renderAccountPage(options: AccountPageOptions): string {
+  const { basePath, page } = options;
+  const signedIn = SIGNED_IN_PAGES.has(page);
+  const body = signedIn
+    ? `${signedInBar(page, basePath)}
+    <main id="account" class="wide" data-page="${page}" data-state="loading" data-api-base="${basePath}/api/v1" data-base-path="${basePath}">
+${signedInBody(page, basePath)}
+    </main>`
+    : `    <main id="account" class="card" data-page="${page}" data-state="loading" data-api-base="${basePath}/api/v1" data-base-path="${basePath}">
+      <p class="card-brand"><a href="${basePath}/">Audio Share</a></p>
+${signedOutBody(options)}
+    </main>`;
+  return `<!doctype html>
+<html lang="en">
+  <head>
+    <meta charset="utf-8">
+    <meta name="viewport" content="width=device-width, initial-scale=1">
+    <meta name="robots" content="noindex">
+    <title>${escapeHtml(TITLES[page])}</title>
+    <link rel="icon" href="${basePath}/favicon.ico" sizes="any">
+    <link rel="icon" href="${assetHref(basePath, 'icon.svg')}" type="image/svg+xml">
+    <link rel="stylesheet" href="${assetHref(basePath, 'account.css')}">
+    <script type="module" src="${assetHref(basePath, 'account.js')}"></script>
+  </head>
+  <body${signedIn ? ' class="signed-in"' : ''}>
+${body}
+    <noscript><p>These pages need JavaScript.</p></noscript>
+  </body>
+</html>
+`;
+}
