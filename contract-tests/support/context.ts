@@ -26,6 +26,8 @@ declare module 'vitest' {
     account: { name: string; email: string; password: string };
     /** An invitation to sign up with, for contract-invited@example.com. */
     invite: string;
+    /** An account whose address is not verified yet (its token), and its reset and verification links' tokens. */
+    mailed: { token: string; reset: string; verify: string };
   }
 }
 
@@ -35,6 +37,7 @@ export const target = inject('target');
 export const stripeWebhookSecret = inject('stripeWebhookSecret');
 export const account = inject('account');
 export const invite = inject('invite');
+export const mailed = inject('mailed');
 /** The mock answers with the spec's examples and keeps no state. */
 export const onMock = target === 'mock';
 export const checkedFetch = validatingFetch(baseUrl, inject('coverageFile'));
