@@ -980,8 +980,8 @@ export interface paths {
          *     202, in about the same time, whether or not the address has an
          *     account, so it tells no one who has one; the mail is queued after the
          *     answer. At most 3 reset mails per account an hour (more are not sent,
-         *     and the answer does not say so), and the failed attempts of the
-         *     client's address count as for sign-in. On a server that sends no mail
+         *     and the answer does not say so); an address over its limit of failed
+         *     attempts (sign-ins, guessed links) gets 429. On a server that sends no mail
          *     the answer is 409 for every address: its operator prints reset links
          *     with `npm run admin -- user reset-link --email …`.
          */

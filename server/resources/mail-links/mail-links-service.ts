@@ -46,16 +46,18 @@ const addressOf = (req: Request) => ({ address: req.ip ?? 'unknown' });
 /**
  * Answers at once, the same for every address; the link is made and its
  * mail queued after the answer, so that neither the answer nor its time
- * tells whether an account has the address. Every request counts against
- * the client address's attempts (never against the account's: asking for
- * resets of someone's address must not lock them out of signing in).
+ * tells whether an account has the address. An address over its limit of
+ * failed attempts (sign-ins, guessed links) is refused here too; a request
+ * is no failure itself (it proves nothing either way), and what it can
+ * cost someone else is capped: MAILS_PER_HOUR to one account. It never
+ * counts against the account: asking for resets of someone's address must
+ * not lock them out of signing in.
  */
 export async function requestPasswordReset(ctx: Ports, req: Request, email: string): Promise<void> {
   if (!ctx.config.mail) throw mailNotConfigured('a reset link');
   const limits = attemptLimitsOf(ctx.store.db);
   const attempt = addressOf(req);
   await limits.guard(attempt);
-  await limits.failed(attempt);
   void mailResetLink(ctx, normalizeEmail(email)).catch((error: unknown) => ctx.logger.error('queuing a password reset mail failed', { err: error }));
 }
 
