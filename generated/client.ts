@@ -98,6 +98,13 @@ export const operations = {
   rotateWebhookSecret: { method: 'post', path: '/webhooks/{webhookid}/secret', authenticated: true, caller: 'required', summary: "Rotate a webhook's secret" },
   listWebhookDeliveries: { method: 'get', path: '/webhooks/{webhookid}/deliveries', authenticated: true, caller: 'required', summary: "List a webhook's deliveries" },
   redeliverWebhook: { method: 'post', path: '/webhooks/{webhookid}/deliveries/{deliveryid}/redeliver', authenticated: true, caller: 'required', summary: "Redeliver an event" },
+  startPasskeySignIn: { method: 'post', path: '/auth/passkeys/options', authenticated: false, caller: 'none', summary: "Start signing in with a passkey" },
+  finishPasskeySignIn: { method: 'post', path: '/auth/passkeys/signin', authenticated: true, caller: 'optional', summary: "Sign in with a passkey" },
+  listPasskeys: { method: 'get', path: '/me/passkeys', authenticated: true, caller: 'required', summary: "List passkeys" },
+  addPasskey: { method: 'post', path: '/me/passkeys', authenticated: true, caller: 'required', summary: "Add a passkey" },
+  startPasskeyRegistration: { method: 'post', path: '/me/passkeys/options', authenticated: true, caller: 'required', summary: "Start adding a passkey" },
+  renamePasskey: { method: 'post', path: '/me/passkeys/{passkeyid}', authenticated: true, caller: 'required', summary: "Rename a passkey" },
+  removePasskey: { method: 'delete', path: '/me/passkeys/{passkeyid}', authenticated: true, caller: 'required', summary: "Remove a passkey" },
 } as const;
 
 export type OperationId = keyof typeof operations;

@@ -1839,6 +1839,141 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/auth/passkeys/options": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Start signing in with a passkey
+         * @description **Extension.** Answers the options for `navigator.credentials.get()`
+         *     and the `challengeId` to send back with its answer to *Sign in with a
+         *     passkey*. No email address is asked for: the person picks one of the
+         *     passkeys their authenticator holds for this server. The challenge works
+         *     once, for 5 minutes.
+         */
+        post: operations["startPasskeySignIn"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/auth/passkeys/signin": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Sign in with a passkey
+         * @description **Extension.** Checks the browser's answer to *Start signing in with a
+         *     passkey* against the passkey it names, and signs its account in: the
+         *     answer sets the session cookie, as a sign-in with a password does.
+         *     A passkey that is unknown or was removed, a challenge used already or
+         *     expired, and a signature that does not verify are all answered 401
+         *     alike. Failed attempts count against the account and the address, as
+         *     failed sign-ins with a password do: at most 10 per account and 30 per
+         *     address in 15 minutes; then 429 with `Retry-After`. Only from the
+         *     server's own pages (same origin).
+         */
+        post: operations["finishPasskeySignIn"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/me/passkeys": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List passkeys
+         * @description **Extension.** The caller's passkeys, oldest first. Only with a signed-in session.
+         */
+        get: operations["listPasskeys"];
+        put?: never;
+        /**
+         * Add a passkey
+         * @description **Extension.** Checks the browser's answer to *Start adding a passkey*
+         *     and keeps the new passkey under `name`; from then on it signs the
+         *     account in (*Sign in with a passkey*). The challenge works once, and
+         *     only for the account that asked for it. An account holds at most 100
+         *     passkeys. Only with a signed-in session, from the server's own pages.
+         */
+        post: operations["addPasskey"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/me/passkeys/options": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Start adding a passkey
+         * @description **Extension.** Answers the options for `navigator.credentials.create()`
+         *     and the `challengeId` to send back with its answer to *Add a passkey*.
+         *     The relying party is the server's host name; the passkey is
+         *     discoverable, so that signing in with it needs no email address. The
+         *     challenge works once, for 5 minutes. Only with a signed-in session,
+         *     from the server's own pages.
+         */
+        post: operations["startPasskeyRegistration"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/me/passkeys/{passkeyid}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The passkey's id.
+                 * @example pky_8c2m5r9t3w
+                 */
+                passkeyid: components["parameters"]["PasskeyId"];
+            };
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Rename a passkey
+         * @description **Extension.** Gives one of the caller's passkeys a new name. Another account's passkey answers 404, as one that does not exist. Only with a signed-in session, from the server's own pages.
+         */
+        post: operations["renamePasskey"];
+        /**
+         * Remove a passkey
+         * @description **Extension.** Removes one of the caller's passkeys: it signs nobody in from then on. Sessions it began go on until they end. Another account's passkey answers 404, as one that does not exist. Only with a signed-in session, from the server's own pages.
+         */
+        delete: operations["removePasskey"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
 }
 export interface webhooks {
     "player.created": {
@@ -4425,6 +4560,251 @@ export interface components {
              */
             playerids: components["schemas"]["Id"][];
         };
+        /**
+         * @description The ceremony this answer belongs to, as the options' answer gave it.
+         *     Each works once, and for 5 minutes.
+         * @example chl_4n7q2w9e5r1t3y6u
+         */
+        ChallengeId: string;
+        /**
+         * @description **Extension.** What the browser needs to sign in with a passkey: pass `options` to `navigator.credentials.get()` (through `PublicKeyCredential.parseRequestOptionsFromJSON`, or a library such as `@simplewebauthn/browser`), then send its answer with `challengeId` to *Sign in with a passkey*.
+         * @example {
+         *       "challengeId": "chl_7w2e9r4t1y6u3i8o",
+         *       "options": {
+         *         "challenge": "Yp3kQ8vN2mX7cR1tZ5wL9bHs4dF6gJ0aEuKoTiMnBqc",
+         *         "rpId": "localhost",
+         *         "timeout": 300000,
+         *         "userVerification": "preferred"
+         *       }
+         *     }
+         */
+        PasskeySignInOptions: {
+            challengeId: components["schemas"]["ChallengeId"];
+            /**
+             * @description The W3C WebAuthn Level 3 `PublicKeyCredentialRequestOptionsJSON`
+             *     (https://www.w3.org/TR/webauthn-3/#dictdef-publickeycredentialrequestoptionsjson).
+             *     It names no credential (`allowCredentials` is absent): the person
+             *     picks one of the passkeys their authenticator holds for this server,
+             *     and no email address is asked for.
+             */
+            options: {
+                [key: string]: unknown;
+            };
+        };
+        /**
+         * @description **Extension.** The browser's answer to *Start signing in with a passkey*.
+         * @example {
+         *       "challengeId": "chl_7w2e9r4t1y6u3i8o",
+         *       "response": {
+         *         "id": "KEbWNCc7NgaYnUyrNeFGX9_3Y-8oIu3KB6O7GpVdnrE",
+         *         "rawId": "KEbWNCc7NgaYnUyrNeFGX9_3Y-8oIu3KB6O7GpVdnrE",
+         *         "type": "public-key",
+         *         "response": {
+         *           "clientDataJSON": "eyJ0eXBlIjoid2ViYXV0aG4uZ2V0IiwiY2hhbGxlbmdlIjoiWXAza1E4dk4ybVg3Y1IxdFo1d0w5YkhzNGRGNmdKMGFFdUtvVGlNbkJxYyIsIm9yaWdpbiI6Imh0dHA6Ly9sb2NhbGhvc3Q6ODA4MCJ9",
+         *           "authenticatorData": "SZYN5YgOjGh0NBcPZHZgW4_krrmihjLHmVzzuoMdl2MdAAAAAQ",
+         *           "signature": "MEUCIQDm3wR1Zq8l5kF2nS9yV0cA7pXbT4uH6eJ1oG3rW8sQ2AIgK9vE5cN1mL7xZ2qB4tR6yU0wI3oP8aS5dF1gH7jK9lM",
+         *           "userHandle": "dXNyXzJiN3g5YzR2MW4"
+         *         },
+         *         "clientExtensionResults": {},
+         *         "authenticatorAttachment": "platform"
+         *       }
+         *     }
+         */
+        FinishPasskeySignInRequest: {
+            challengeId: components["schemas"]["ChallengeId"];
+            /**
+             * @description What `navigator.credentials.get()` answered, as the W3C WebAuthn
+             *     Level 3 `AuthenticationResponseJSON`
+             *     (https://www.w3.org/TR/webauthn-3/#dictdef-authenticationresponsejson):
+             *     `PublicKeyCredential.toJSON()`, or `@simplewebauthn/browser`'s
+             *     `startAuthentication()`.
+             */
+            response: {
+                /** @description The credential's id, base64url. */
+                id: string;
+                /** @description The same id, base64url. */
+                rawId: string;
+                /** @constant */
+                type: "public-key";
+                /** @description The authenticator's answer, its binary fields base64url. */
+                response: {
+                    [key: string]: unknown;
+                };
+            } & {
+                [key: string]: unknown;
+            };
+        };
+        /**
+         * @description A name the account's owner gives the passkey, to tell it from their others (the device or password manager that holds it). Leading and trailing spaces are dropped.
+         * @example MacBook Touch ID
+         */
+        PasskeyName: string;
+        /**
+         * @description **Extension.** A passkey of the caller's account: a WebAuthn credential that signs the caller in without a password or an email address.
+         * @example {
+         *       "id": "pky_8c2m5r9t3w",
+         *       "object": "passkey",
+         *       "name": "MacBook Touch ID",
+         *       "backedUp": true,
+         *       "transports": [
+         *         "internal",
+         *         "hybrid"
+         *       ],
+         *       "timeCreated": 1795315200000,
+         *       "timeLastUsed": 1795318200000
+         *     }
+         */
+        Passkey: {
+            /** @example pky_8c2m5r9t3w */
+            id: components["schemas"]["Id"];
+            /**
+             * @description Always `passkey`.
+             * @constant
+             */
+            object: "passkey";
+            name: components["schemas"]["PasskeyName"];
+            /**
+             * @description Whether the authenticator said, at its last use, that the passkey is
+             *     backed up (synced to the person's other devices by their password
+             *     manager), so that losing one device does not lose it.
+             */
+            backedUp: boolean;
+            /**
+             * @description How a browser may reach the authenticator that holds the passkey, as
+             *     the browser reported it (WebAuthn's `AuthenticatorTransport`:
+             *     `internal`, `hybrid`, `usb`, `nfc`, `ble`…). Empty when it reported none.
+             */
+            transports: string[];
+            timeCreated: components["schemas"]["Timestamp"];
+            /** @description When it last signed the account in; `null` if never. */
+            timeLastUsed: components["schemas"]["Timestamp"] | null;
+        };
+        /**
+         * @description **Extension.** The browser's answer to *Start adding a passkey*, and a name for the new passkey.
+         * @example {
+         *       "challengeId": "chl_4n7q2w9e5r1t3y6u",
+         *       "name": "MacBook Touch ID",
+         *       "response": {
+         *         "id": "KEbWNCc7NgaYnUyrNeFGX9_3Y-8oIu3KB6O7GpVdnrE",
+         *         "rawId": "KEbWNCc7NgaYnUyrNeFGX9_3Y-8oIu3KB6O7GpVdnrE",
+         *         "type": "public-key",
+         *         "response": {
+         *           "clientDataJSON": "eyJ0eXBlIjoid2ViYXV0aG4uY3JlYXRlIiwiY2hhbGxlbmdlIjoiM3EyLTd3ejhYSmsxUjVjTjBiWXRRZTl2TG1QYTRzVWY2Z0hpMmpLb0R4RSIsIm9yaWdpbiI6Imh0dHA6Ly9sb2NhbGhvc3Q6ODA4MCJ9",
+         *           "attestationObject": "o2NmbXRkbm9uZWdhdHRTdG10oGhhdXRoRGF0YVjESZYN5YgOjGh0NBcPZHZgW4_krrmihjLHmVzzuoMdl2NdAAAAAAAAAAAAAAAAAAAAAAAAAAAAQChG1jQnOzYGmJ1Mqzx",
+         *           "transports": [
+         *             "internal",
+         *             "hybrid"
+         *           ]
+         *         },
+         *         "clientExtensionResults": {
+         *           "credProps": {
+         *             "rk": true
+         *           }
+         *         },
+         *         "authenticatorAttachment": "platform"
+         *       }
+         *     }
+         */
+        AddPasskeyRequest: {
+            challengeId: components["schemas"]["ChallengeId"];
+            name: components["schemas"]["PasskeyName"];
+            /**
+             * @description What `navigator.credentials.create()` answered, as the W3C WebAuthn
+             *     Level 3 `RegistrationResponseJSON`
+             *     (https://www.w3.org/TR/webauthn-3/#dictdef-registrationresponsejson):
+             *     `PublicKeyCredential.toJSON()`, or `@simplewebauthn/browser`'s
+             *     `startRegistration()`.
+             */
+            response: {
+                /** @description The credential's id, base64url. */
+                id: string;
+                /** @description The same id, base64url. */
+                rawId: string;
+                /** @constant */
+                type: "public-key";
+                /** @description The authenticator's answer, its binary fields base64url. */
+                response: {
+                    [key: string]: unknown;
+                };
+            } & {
+                [key: string]: unknown;
+            };
+        };
+        /**
+         * @description **Extension.** What the browser needs to create a passkey for the caller's account: pass `options` to `navigator.credentials.create()` (through `PublicKeyCredential.parseCreationOptionsFromJSON`, or a library such as `@simplewebauthn/browser`), then send its answer with `challengeId` to *Add a passkey*.
+         * @example {
+         *       "challengeId": "chl_4n7q2w9e5r1t3y6u",
+         *       "options": {
+         *         "challenge": "3q2-7wz8XJk1R5cN0bYtQe9vLmPa4sUf6gHi2jKoDxE",
+         *         "rp": {
+         *           "name": "Audio Share",
+         *           "id": "localhost"
+         *         },
+         *         "user": {
+         *           "id": "dXNyXzJiN3g5YzR2MW4",
+         *           "name": "you@example.com",
+         *           "displayName": "Sam Rivera"
+         *         },
+         *         "pubKeyCredParams": [
+         *           {
+         *             "alg": -8,
+         *             "type": "public-key"
+         *           },
+         *           {
+         *             "alg": -7,
+         *             "type": "public-key"
+         *           },
+         *           {
+         *             "alg": -257,
+         *             "type": "public-key"
+         *           }
+         *         ],
+         *         "timeout": 300000,
+         *         "attestation": "none",
+         *         "excludeCredentials": [
+         *           {
+         *             "id": "KEbWNCc7NgaYnUyrNeFGX9_3Y-8oIu3KB6O7GpVdnrE",
+         *             "type": "public-key",
+         *             "transports": [
+         *               "internal",
+         *               "hybrid"
+         *             ]
+         *           }
+         *         ],
+         *         "authenticatorSelection": {
+         *           "residentKey": "required",
+         *           "userVerification": "preferred",
+         *           "requireResidentKey": true
+         *         },
+         *         "extensions": {
+         *           "credProps": true
+         *         },
+         *         "hints": []
+         *       }
+         *     }
+         */
+        PasskeyRegistrationOptions: {
+            challengeId: components["schemas"]["ChallengeId"];
+            /**
+             * @description The W3C WebAuthn Level 3 `PublicKeyCredentialCreationOptionsJSON`
+             *     (https://www.w3.org/TR/webauthn-3/#dictdef-publickeycredentialcreationoptionsjson).
+             *     It asks for a discoverable credential (`residentKey: required`), so
+             *     that signing in later needs no email address, and excludes the
+             *     account's passkeys already known.
+             */
+            options: {
+                [key: string]: unknown;
+            };
+        };
+        /**
+         * @description **Extension.** A new name for one of the caller's passkeys.
+         * @example {
+         *       "name": "Work laptop"
+         *     }
+         */
+        RenamePasskeyRequest: {
+            name: components["schemas"]["PasskeyName"];
+        };
     };
     responses: {
         /**
@@ -5193,6 +5573,27 @@ export interface components {
                 "application/problem+json": components["schemas"]["Problem"];
             };
         };
+        /**
+         * @description The caller has no passkey with this id: it was removed, or it is another
+         *     account's. The two are answered alike.
+         */
+        PasskeyNotFound: {
+            headers: {
+                [name: string]: unknown;
+            };
+            content: {
+                /**
+                 * @example {
+                 *       "type": "/problems/not-found",
+                 *       "title": "Not found",
+                 *       "status": 404,
+                 *       "detail": "You have no passkey pky_8c2m5r9t3w.",
+                 *       "instance": "req_5f1c2a9d"
+                 *     }
+                 */
+                "application/problem+json": components["schemas"]["Problem"];
+            };
+        };
     };
     parameters: {
         /**
@@ -5289,6 +5690,11 @@ export interface components {
          * @example whk_2m8q4t7w1k
          */
         WebhookId: components["schemas"]["Id"];
+        /**
+         * @description The passkey's id.
+         * @example pky_8c2m5r9t3w
+         */
+        PasskeyId: components["schemas"]["Id"];
     };
     requestBodies: never;
     headers: {
@@ -8983,6 +9389,266 @@ export interface operations {
             403: components["responses"]["InsufficientScope"];
             404: components["responses"]["NotFound"];
             409: components["responses"]["Conflict"];
+            429: components["responses"]["TooManyRequests"];
+            default: components["responses"]["DefaultProblem"];
+        };
+    };
+    startPasskeySignIn: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The options, and the ceremony's id. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["PasskeySignInOptions"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            429: components["responses"]["AddressTooManyRequests"];
+            default: components["responses"]["DefaultProblem"];
+        };
+    };
+    finishPasskeySignIn: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["FinishPasskeySignInRequest"];
+            };
+        };
+        responses: {
+            200: components["responses"]["SignedIn"];
+            400: components["responses"]["BadRequest"];
+            /** @description The passkey did not sign in (see the description); nothing was changed. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "type": "/problems/unauthorized",
+                     *       "title": "Authentication required",
+                     *       "status": 401,
+                     *       "detail": "This passkey did not sign you in. Try again, or sign in with your email address and password.",
+                     *       "instance": "req_5f1c2a9d"
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            403: components["responses"]["AuthRefused"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            429: components["responses"]["TooManyRequests"];
+            default: components["responses"]["DefaultProblem"];
+        };
+    };
+    listPasskeys: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The passkeys. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Passkey"][];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["AuthRefused"];
+            429: components["responses"]["TooManyRequests"];
+            default: components["responses"]["DefaultProblem"];
+        };
+    };
+    addPasskey: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["AddPasskeyRequest"];
+            };
+        };
+        responses: {
+            /** @description The passkey added. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "id": "pky_8c2m5r9t3w",
+                     *       "object": "passkey",
+                     *       "name": "MacBook Touch ID",
+                     *       "backedUp": true,
+                     *       "transports": [
+                     *         "internal",
+                     *         "hybrid"
+                     *       ],
+                     *       "timeCreated": 1795315200000,
+                     *       "timeLastUsed": null
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Passkey"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["AuthRefused"];
+            /** @description The account holds 100 passkeys already, or this passkey is registered already. */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "type": "/problems/conflict",
+                     *       "title": "Conflict with the stored state",
+                     *       "status": 409,
+                     *       "detail": "This passkey is registered already. Remove it first to add it again.",
+                     *       "instance": "req_5f1c2a9d"
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            429: components["responses"]["TooManyRequests"];
+            default: components["responses"]["DefaultProblem"];
+        };
+    };
+    startPasskeyRegistration: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The options, and the ceremony's id. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["PasskeyRegistrationOptions"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["AuthRefused"];
+            429: components["responses"]["TooManyRequests"];
+            default: components["responses"]["DefaultProblem"];
+        };
+    };
+    renamePasskey: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The passkey's id.
+                 * @example pky_8c2m5r9t3w
+                 */
+                passkeyid: components["parameters"]["PasskeyId"];
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["RenamePasskeyRequest"];
+            };
+        };
+        responses: {
+            /** @description The passkey, renamed. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "id": "pky_8c2m5r9t3w",
+                     *       "object": "passkey",
+                     *       "name": "Work laptop",
+                     *       "backedUp": true,
+                     *       "transports": [
+                     *         "internal",
+                     *         "hybrid"
+                     *       ],
+                     *       "timeCreated": 1795315200000,
+                     *       "timeLastUsed": 1795318200000
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Passkey"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["AuthRefused"];
+            404: components["responses"]["PasskeyNotFound"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            429: components["responses"]["TooManyRequests"];
+            default: components["responses"]["DefaultProblem"];
+        };
+    };
+    removePasskey: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The passkey's id.
+                 * @example pky_8c2m5r9t3w
+                 */
+                passkeyid: components["parameters"]["PasskeyId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The passkey is removed. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["EmptyObject"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["AuthRefused"];
+            404: components["responses"]["PasskeyNotFound"];
             429: components["responses"]["TooManyRequests"];
             default: components["responses"]["DefaultProblem"];
         };

@@ -47,13 +47,14 @@ describe('the spec as partners read it', () => {
     // The prefixes newId gives each kind (server/lib/ids.ts); boxes are files, folders and stacks.
     const prefixFor = (owner: string, field: string) => {
       if (field === 'id') {
-        const byOwner: Record<string, string> = { Player: 'ply_', PlayerView: 'ply_', Project: 'prj_', User: 'usr_', Comment: 'cmt_', Webhook: 'whk_', WebhookDelivery: 'msg_', WebhookEvent: 'evt_', Session: 'ses_' };
+        const byOwner: Record<string, string> = { Player: 'ply_', PlayerView: 'ply_', Project: 'prj_', User: 'usr_', Comment: 'cmt_', Webhook: 'whk_', WebhookDelivery: 'msg_', WebhookEvent: 'evt_', Session: 'ses_', Passkey: 'pky_' };
         return byOwner[owner] ?? 'box_';
       }
       if (field === 'webhookid') return 'whk_';
       if (field === 'deliveryid') return 'msg_';
       if (field === 'sessionid') return 'ses_';
       if (field === 'eventid') return 'evt_';
+      if (field === 'passkeyid') return 'pky_';
       if (/projectid$/.test(field)) return 'prj_';
       if (field === 'playerid' || field === 'playerids') return 'ply_';
       if (field === 'uploadid') return 'upl_';

@@ -70,6 +70,48 @@ describe('configuration', () => {
     expect(() => limits({ RATE_LIMIT_IP_PER_SECOND: '500' })).toThrow(/RATE_LIMIT_IP_BURST=300 is below RATE_LIMIT_IP_PER_SECOND=500/);
   });
 
+  describe('single sign-on', () => {
+    const oidc = { OIDC_ISSUER: 'https://auth.example.org/realms/main', OIDC_CLIENT_ID: 'audio-share', OIDC_CLIENT_SECRET: 'a-client-secret-never-printed', OIDC_NAME: 'Authentik' };
+    const problems = (env: Record<string, string>) => {
+      try {
+        loadConfig({ DATA_DIR: dataDir(), ...env });
+      } catch (error) {
+        expect(error).toBeInstanceOf(ConfigError);
+        return (error as Error).message;
+      }
+      throw new Error('the configuration was accepted');
+    };
+
+    it('is off unless configured, and takes the four settings together', () => {
+      expect(loadConfig({ DATA_DIR: dataDir() }).oidc).toBeUndefined();
+      expect(loadConfig({ DATA_DIR: dataDir(), ...oidc }).oidc).toEqual({ issuer: 'https://auth.example.org/realms/main', clientId: 'audio-share', clientSecret: 'a-client-secret-never-printed', name: 'Authentik', insecure: false });
+    });
+
+    it('takes all four or none, and names what is missing without printing the secret', () => {
+      const message = problems({ OIDC_ISSUER: oidc.OIDC_ISSUER, OIDC_CLIENT_SECRET: oidc.OIDC_CLIENT_SECRET });
+      expect(message).toContain('OIDC_ISSUER, OIDC_CLIENT_SECRET are set, but OIDC_CLIENT_ID, OIDC_NAME are missing: single sign-on needs all four');
+      expect(message).not.toContain('a-client-secret-never-printed');
+      expect(problems({ OIDC_NAME: 'Google' })).toContain('OIDC_NAME is set, but OIDC_ISSUER, OIDC_CLIENT_ID, OIDC_CLIENT_SECRET are missing');
+    });
+
+    it('refuses an http:// issuer unless its host is loopback', () => {
+      for (const issuer of ['http://auth.example.org', 'http://10.0.0.5:9000/application/o/audio/', 'http://[fe80::1]/', 'http://128.0.0.1/', 'http://localhost.example.org/']) {
+        expect(problems({ ...oidc, OIDC_ISSUER: issuer }), issuer).toContain(`OIDC_ISSUER=${issuer} is not valid: an http:// issuer is accepted only on a loopback host`);
+      }
+      for (const issuer of ['http://127.0.0.1:9000', 'http://127.45.0.3/realms/test', 'http://[::1]:8443/', 'http://localhost:3000/']) {
+        expect(loadConfig({ DATA_DIR: dataDir(), ...oidc, OIDC_ISSUER: issuer }).oidc, issuer).toMatchObject({ issuer, insecure: true });
+      }
+    });
+
+    it('names a bad issuer or name and what it accepts', () => {
+      for (const issuer of ['auth.example.org', 'ftp://auth.example.org', 'https://auth.example.org/?realm=main', 'https://auth.example.org/#main', 'https://admin:pw@auth.example.org']) {
+        expect(problems({ ...oidc, OIDC_ISSUER: issuer }), issuer).toContain(`OIDC_ISSUER=${issuer} is not valid: give the provider's issuer URL`);
+      }
+      expect(problems({ ...oidc, OIDC_NAME: 'x'.repeat(61) })).toContain('is not valid: give the provider\'s name as people know it (up to 60 characters)');
+      expect(problems({ ...oidc, OIDC_NAME: 'Auth\nentik' })).toContain('OIDC_NAME=Auth');
+    });
+  });
+
   describe('the blob store', () => {
     const s3 = { BLOB_STORE: 's3', S3_BUCKET: 'audio-files', S3_ACCESS_KEY_ID: 'AKID', S3_SECRET_ACCESS_KEY: 'a-secret-never-printed' };
     const problems = (env: Record<string, string>) => {

@@ -69,6 +69,20 @@ export interface Config {
   registration: 'invite' | 'open' | 'closed';
   /** How long browser sessions live (SESSION_IDLE_DAYS, SESSION_MAX_DAYS). */
   sessions: { idleMs: number; maxMs: number };
+  /** Single sign-on against the operator's OpenID provider (server/auth/oidc-client.ts); undefined when not configured. */
+  oidc: OidcSettings | undefined;
+}
+
+/** The OpenID provider people may sign in with, and this server's client registration there. */
+export interface OidcSettings {
+  /** The provider's issuer identifier, as given: its discovery document is at <issuer>/.well-known/openid-configuration. */
+  issuer: string;
+  clientId: string;
+  clientSecret: string;
+  /** What the sign-in page calls the provider: its button reads "Sign in with <name>". */
+  name: string;
+  /** True for an http:// issuer, accepted only on a loopback host (a provider started by the tests, or on the same machine). */
+  insecure: boolean;
 }
 
 /**
@@ -206,6 +220,7 @@ export function loadConfig(env: Env = process.env): Config {
 
   const stripe = stripeSettings(env, problems);
   const mail = mailSettings(env, problems);
+  const oidc = oidcSettings(env, problems);
 
   const registration = (env.REGISTRATION || 'invite') as Config['registration'];
   if (!['invite', 'open', 'closed'].includes(registration)) {
@@ -219,6 +234,7 @@ export function loadConfig(env: Env = process.env): Config {
     port,
     stripe,
     mail,
+    oidc,
     registration,
     sessions,
     blobStore,
@@ -317,8 +333,6 @@ function stripeSettings(env: Env, problems: string[]): StripeSettings | undefine
   return secretKey && webhookSecret ? { secretKey, webhookSecret, apiBase } : undefined;
 }
 
-const LOOPBACK_HOSTS = new Set(['localhost', '127.0.0.1', '[::1]', '::1']);
-
 /**
  * SMTP_URL and MAIL_FROM, both or neither. SMTP_URL is
  * smtp[s]://[user[:password]@]host[:port], the user and password
@@ -368,11 +382,62 @@ function mailSettings(env: Env, problems: string[]): MailSettings | undefined {
     host: url.hostname.replace(/^\[(.*)\]$/, '$1'),
     port: url.port ? Number(url.port) : secure ? 465 : 587,
     secure,
-    requireTls: !secure && user !== undefined && !LOOPBACK_HOSTS.has(url.hostname),
+    requireTls: !secure && user !== undefined && !isLoopbackHost(url.hostname),
     user,
     password,
     from,
   };
+}
+
+/** The OIDC_* variables: all four or none. */
+const OIDC_VARIABLES = ['OIDC_ISSUER', 'OIDC_CLIENT_ID', 'OIDC_CLIENT_SECRET', 'OIDC_NAME'];
+
+/**
+ * OIDC_ISSUER, OIDC_CLIENT_ID, OIDC_CLIENT_SECRET and OIDC_NAME, all or
+ * none: a provider without its client's credentials cannot be signed in
+ * with, and credentials without a provider say nothing. The issuer is an
+ * https URL; http is accepted only on a loopback host (127.0.0.0/8, ::1,
+ * localhost), where nothing on the network can read or change the tokens on
+ * their way.
+ */
+function oidcSettings(env: Env, problems: string[]): OidcSettings | undefined {
+  const given = OIDC_VARIABLES.filter((name) => env[name]);
+  if (given.length === 0) return undefined;
+  const missing = OIDC_VARIABLES.filter((name) => !env[name]);
+  if (missing.length > 0) {
+    problems.push(
+      `${given.join(', ')} ${given.length === 1 ? 'is' : 'are'} set, but ${missing.join(', ')} ${missing.length === 1 ? 'is' : 'are'} missing: single sign-on needs all four of OIDC_ISSUER (the provider's issuer URL), OIDC_CLIENT_ID and OIDC_CLIENT_SECRET (this server's client at the provider) and OIDC_NAME (the provider's name on the sign-in page), or none of them.`,
+    );
+    return undefined;
+  }
+  const issuer = env.OIDC_ISSUER!.trim();
+  let insecure = false;
+  try {
+    const parsed = new URL(issuer);
+    // OpenID Connect Discovery 1.0, section 3: the issuer is a "URL using the https scheme with no query or fragment components".
+    if (!['http:', 'https:'].includes(parsed.protocol) || parsed.search || parsed.hash || parsed.username || parsed.password) throw new Error();
+    if (parsed.protocol === 'http:') {
+      if (!isLoopbackHost(parsed.hostname)) {
+        problems.push(`OIDC_ISSUER=${issuer} is not valid: an http:// issuer is accepted only on a loopback host (127.0.0.1, ::1, localhost); give the provider's https:// issuer URL.`);
+      }
+      insecure = true;
+    }
+  } catch {
+    problems.push(`OIDC_ISSUER=${issuer} is not valid: give the provider's issuer URL, such as https://auth.example.org/realms/main, without a query or credentials (its discovery document is at <issuer>/.well-known/openid-configuration).`);
+  }
+  const name = env.OIDC_NAME!.trim();
+  // Shown on the sign-in page's button: plain text of a sensible length.
+  if (name.length === 0 || name.length > 60 || /\p{Cc}/u.test(name)) problems.push(`OIDC_NAME=${env.OIDC_NAME} is not valid: give the provider's name as people know it (up to 60 characters), such as Authentik or Google.`);
+  return { issuer, clientId: env.OIDC_CLIENT_ID!, clientSecret: env.OIDC_CLIENT_SECRET!, name, insecure };
+}
+
+/** 127.0.0.0/8, ::1 and localhost: addresses that never leave the machine. */
+function isLoopbackHost(hostname: string): boolean {
+  const host = hostname.replace(/^\[(.*)\]$/, '$1').toLowerCase();
+  if (host === 'localhost') return true;
+  if (isIP(host) === 4) return host.split('.')[0] === '127';
+  // The URL parser writes every spelling of ::1 (0:0:0:0:0:0:0:1 and the like) as ::1.
+  return host === '::1';
 }
 
 /** The S3_* variables, each of which means something only with BLOB_STORE=s3. */

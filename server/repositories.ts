@@ -18,9 +18,11 @@ import { PurchaseRepository } from './resources/listening/purchase-repository.ts
 import { SandboxRepository } from './resources/sandbox/sandbox-repository.ts';
 import { WebhookRepository } from './resources/webhooks/webhook-repository.ts';
 import { PortalRepository } from './resources/portal/portal-repository.ts';
+import { PasskeyRepository } from './resources/passkeys/passkey-repository.ts';
 import { SessionRepository } from './resources/sessions/session-repository.ts';
 import { OneTimeLinkRepository } from './resources/account/one-time-link-repository.ts';
 import { SecurityEventRepository } from './resources/account/security-events.ts';
+import { SsoRepository } from './resources/sso/sso-repository.ts';
 
 export function registerRepositories(db: Db) {
   return {
@@ -36,9 +38,11 @@ export function registerRepositories(db: Db) {
     sandbox: new SandboxRepository(db),
     webhooks: new WebhookRepository(db),
     portal: new PortalRepository(db),
+    passkeys: new PasskeyRepository(db),
     sessions: new SessionRepository(db),
     oneTimeLinks: new OneTimeLinkRepository(db),
     securityEvents: new SecurityEventRepository(db),
+    sso: new SsoRepository(db),
   };
 }
 

@@ -28,6 +28,8 @@ declare module 'vitest' {
     invite: string;
     /** An account whose address is not verified yet (its token), and its reset and verification links' tokens. */
     mailed: { token: string; reset: string; verify: string };
+    /** An invitation to sign up with, for contract-passkeys@example.com (the passkey tests' account). */
+    passkeyInvite: string;
   }
 }
 
@@ -38,6 +40,7 @@ export const stripeWebhookSecret = inject('stripeWebhookSecret');
 export const account = inject('account');
 export const invite = inject('invite');
 export const mailed = inject('mailed');
+export const passkeyInvite = inject('passkeyInvite');
 /** The mock answers with the spec's examples and keeps no state. */
 export const onMock = target === 'mock';
 export const checkedFetch = validatingFetch(baseUrl, inject('coverageFile'));

@@ -45,7 +45,7 @@ export const ACCOUNT = { name: 'Contract Admin', email: 'contract-admin@example.
  * link the server prints, then createFirstAccount, recorded for coverage),
  * and an invitation for the sign-up test.
  */
-async function accountsOf(server: TestServer, coverageFile: string): Promise<{ invite: string }> {
+async function accountsOf(server: TestServer, coverageFile: string): Promise<{ invite: string; passkeyInvite: string }> {
   const link = new URL((await createSetupLink(server.ctx))!);
   const origin = new URL(server.apiUrl).origin;
   const made = await validatingFetch(server.apiUrl, coverageFile)(`${server.apiUrl}/auth/setup`, {
@@ -55,7 +55,9 @@ async function accountsOf(server: TestServer, coverageFile: string): Promise<{ i
   });
   if (made.status !== 200) throw new Error(`createFirstAccount answered ${made.status}: ${await made.text()}`);
   const invitation = await server.ctx.store.oneTimeLinks.create('invitation', { email: 'contract-invited@example.com', ttlMs: 3_600_000 }, server.clock.now());
-  return { invite: invitation.secret };
+  // The passkey tests' own account: the session tests end their account's other sessions, which would end theirs.
+  const passkeyInvitation = await server.ctx.store.oneTimeLinks.create('invitation', { email: 'contract-passkeys@example.com', ttlMs: 3_600_000 }, server.clock.now());
+  return { invite: invitation.secret, passkeyInvite: passkeyInvitation.secret };
 }
 
 const STRIPE_WEBHOOK_SECRET = 'whsec_contract_suite_secret';
@@ -105,6 +107,7 @@ export default async function setup(project: TestProject) {
   project.provide('account', { ...ACCOUNT, password: process.env.CONTRACT_PASSWORD ?? ACCOUNT.password, email: process.env.CONTRACT_EMAIL ?? ACCOUNT.email });
   project.provide('invite', process.env.CONTRACT_INVITE ?? 'mock-invitation');
   project.provide('mailed', MOCK_MAILED);
+  project.provide('passkeyInvite', process.env.CONTRACT_PASSKEY_INVITE ?? 'mock-invitation');
   project.provide('target', target);
   project.provide('stripeWebhookSecret', STRIPE_WEBHOOK_SECRET);
 
@@ -129,7 +132,9 @@ export default async function setup(project: TestProject) {
     // Webhooks may reach loopback, as on a self-hosted server: the webhook tests run their receiver there.
     const server = await startTestServer(target, { PROCESSING: 'in-process', JOB_POLL_MS: '50', WEBHOOK_ALLOW_PRIVATE: 'true', ...blobStore, ...payments.env, ...mail.env });
     project.provide('baseUrl', server.apiUrl);
-    project.provide('invite', (await accountsOf(server, coverageFile)).invite);
+    const invitations = await accountsOf(server, coverageFile);
+    project.provide('invite', invitations.invite);
+    project.provide('passkeyInvite', invitations.passkeyInvite);
     project.provide('mailed', await mailLinksOf(server));
     project.provide('token', await server.token('contract@example.com'));
     project.provide('propertiesToken', await server.token('contract-properties@example.com'));
@@ -144,7 +149,9 @@ export default async function setup(project: TestProject) {
     const mail = await mailEnv();
     const server = await startTestServer('sqlite', { SANDBOX: 'true', PROCESSING: 'in-process', JOB_POLL_MS: '50', ...payments.env, ...mail.env });
     project.provide('baseUrl', server.apiUrl);
-    project.provide('invite', (await accountsOf(server, coverageFile)).invite);
+    const invitations = await accountsOf(server, coverageFile);
+    project.provide('invite', invitations.invite);
+    project.provide('passkeyInvite', invitations.passkeyInvite);
     project.provide('mailed', await mailLinksOf(server));
     project.provide('token', `contract-partner-${Date.now()}`);
     // A token the sandbox has not seen is an account of its own.

@@ -7,6 +7,7 @@
 import type { AccountApi, AuthConfig } from './api.ts';
 import { showError, value, wireForm } from './forms.ts';
 import { signInWithPasskey } from './passkeys.ts';
+import { ssoErrorMessage } from './sso-errors.ts';
 
 export interface PageContext {
   api: AccountApi;
@@ -108,6 +109,9 @@ export async function signinPage(ctx: PageContext): Promise<void> {
   });
 
   const settings = await config(ctx);
+  // Single sign-on that did not sign the person in comes back here with a code (/signin?error=sso-cancelled): its words.
+  const ssoError = ssoErrorMessage(ctx.params.get('error'), settings?.sso?.name ?? 'Single sign-on');
+  if (ssoError) showError(alternatives, ssoError);
   if (settings?.sso) {
     const sso = document.getElementById('sso-signin') as HTMLButtonElement;
     sso.textContent = `Sign in with ${settings.sso.name}`;

@@ -15,7 +15,8 @@ export type SecurityEventKind =
   | 'token-revoked'
   | 'passkey-added'
   | 'passkey-removed'
-  | 'email-verified';
+  | 'email-verified'
+  | 'identity-linked';
 
 export interface SecurityEventRecord {
   id: string;

@@ -27,7 +27,7 @@ const passwordContext = (email: string, name: string) => [email, email.split('@'
  * be able to sign a visitor in to an account of its choosing (login CSRF),
  * so these come only from this server's own pages.
  */
-function requireOwnPages(ctx: Ports, req: Request): void {
+export function requireOwnPages(ctx: Pick<Context, 'config'>, req: Request): void {
   const verdict = checkSameOrigin({ 'sec-fetch-site': req.get('sec-fetch-site'), origin: req.get('origin') }, new URL(ctx.config.publicUrl).origin);
   if (!verdict.allowed) throw forbidden(`Signing in and signing up are taken only from this server's own pages, and ${verdict.reason}. Apps use bearer tokens instead.`);
 }
@@ -35,7 +35,13 @@ function requireOwnPages(ctx: Ports, req: Request): void {
 const attemptOf = (req: Request, email?: string) => ({ account: email === undefined ? undefined : normalizeEmail(email), address: req.ip ?? 'unknown' });
 
 export async function getAuthConfig(ctx: Ports): Promise<Schemas['AuthConfig']> {
-  return { registration: ctx.config.registration, setupRequired: !(await ctx.store.users.any()), mail: ctx.config.mail !== undefined };
+  return {
+    registration: ctx.config.registration,
+    setupRequired: !(await ctx.store.users.any()),
+    mail: ctx.config.mail !== undefined,
+    // The sign-in page's button "Sign in with <OIDC_NAME>", which starts at /auth/oidc/start.
+    ...(ctx.config.oidc ? { sso: { name: ctx.config.oidc.name } } : {}),
+  };
 }
 
 export async function createFirstAccount(ctx: Ports, req: Request, res: Response, body: Schemas['CreateFirstAccountRequest']): Promise<Schemas['User']> {

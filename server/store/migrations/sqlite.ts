@@ -14,6 +14,7 @@ import { commentPlayersSchema } from './comment-players.ts';
 import { portalRoomSchema } from './portal-room.ts';
 import { portalHeldSchema } from './portal-held.ts';
 import { accountsSchema } from './accounts.ts';
+import { authChallengeExpirySchema } from './auth-challenge-expiry.ts';
 
 export const sqliteMigrations: Migration[] = [
   { version: 1, name: 'initial schema', sql: initialSchema('INTEGER') },
@@ -31,4 +32,5 @@ export const sqliteMigrations: Migration[] = [
   { version: 13, name: 'portal uploads take the room of the bytes they have', sql: portalRoomSchema('INTEGER') },
   { version: 14, name: 'portal folders hold what strangers send', sql: portalHeldSchema() },
   { version: 15, name: 'accounts: passwords, sessions, scoped tokens, passkeys, single sign-on, one-time links, security events', sql: accountsSchema('INTEGER') },
+  { version: 18, name: 'expired passkey and sign-in ceremonies found by an index', sql: authChallengeExpirySchema() },
 ];

@@ -1,0 +1,30 @@
+import type { OperationHandlers } from '../../http/operations.ts';
+import type { Context } from '../../context.ts';
+import * as passkeys from './passkeys-service.ts';
+
+export function passkeysHandlers(ctx: Context): OperationHandlers {
+  return {
+    listPasskeys: async (req, res) => {
+      res.json(await passkeys.listPasskeys(ctx, req.user));
+    },
+    startPasskeyRegistration: async (req, res) => {
+      res.json(await passkeys.startRegistration(ctx, req.user));
+    },
+    addPasskey: async (req, res) => {
+      res.json(await passkeys.addPasskey(ctx, req, req.user, req.body));
+    },
+    renamePasskey: async (req, res) => {
+      res.json(await passkeys.renamePasskey(ctx, req.user, req.params.passkeyid, req.body));
+    },
+    removePasskey: async (req, res) => {
+      await passkeys.removePasskey(ctx, req, req.user, req.params.passkeyid);
+      res.json({});
+    },
+    startPasskeySignIn: async (_req, res) => {
+      res.json(await passkeys.startSignIn(ctx));
+    },
+    finishPasskeySignIn: async (req, res) => {
+      res.json(await passkeys.finishSignIn(ctx, req, res, req.body));
+    },
+  };
+}

@@ -1,0 +1,91 @@
+/**
+ * Single sign-on in headless Chromium, the whole round trip: from /signin's
+ * button "Sign in with <OIDC_NAME>" to a real OpenID provider on loopback,
+ * through its own login and consent pages, and back to /auth/oidc/callback,
+ * which lands on / signed in; and a person who cancels at the provider is
+ * back on /signin, which says so.
+ */
+import { describe, expect, it } from 'vitest';
+import type { BrowserContext } from 'playwright-core';
+import { backends } from '../server/testing/databases.ts';
+import { useBrowser } from '../server/testing/browser.ts';
+import { useServerWithOidc } from '../server/testing/oidc-provider.ts';
+import { seriousAxeViolations, watchedPage } from './testing/player-browser.ts';
+
+const BROWSER_TEST_MS = 90_000;
+
+const onlyLoopback = (context: BrowserContext) =>
+  context.route(
+    (url) => url.hostname !== '127.0.0.1',
+    (route) => route.abort(),
+  );
+
+describe.each(backends)('single sign-on in Chromium on %s', (backend) => {
+  const t = useServerWithOidc(backend, { REGISTRATION: 'open' });
+  const chromium = useBrowser();
+
+  /** A browser of its own, that reaches nothing but loopback (the provider's development pages link to a web font). */
+  async function browser(): Promise<BrowserContext> {
+    const context = await chromium.browser.newContext();
+    await onlyLoopback(context);
+    return context;
+  }
+
+  it(
+    'goes to the provider, signs in on its pages, and comes back signed in to a new account',
+    async () => {
+      t.provider.addPerson('chromium-ada', { email: `ada-${backend}@example.org`, emailVerified: true, name: 'Ada Lovelace' });
+      const context = await browser();
+      try {
+        const page = await context.newPage();
+        await page.goto(`${t.server.address}/signin`);
+        await page.getByRole('button', { name: 'Sign in with Test SSO', exact: true }).click();
+        // The provider's login page.
+        await page.getByPlaceholder('Enter any login').waitFor();
+        expect(new URL(page.url()).origin).toBe(t.provider.issuer);
+        await page.getByPlaceholder('Enter any login').fill('chromium-ada');
+        await page.getByPlaceholder('and password').fill('any password');
+        await page.getByRole('button', { name: 'Sign-in' }).click();
+        // Its consent page, then back to the server.
+        await page.getByRole('button', { name: 'Continue' }).click();
+        await page.waitForURL(`${t.server.address}/`);
+        // The home page, signed in: its heading is the account's name.
+        await expect.poll(() => page.getByRole('heading', { level: 1 }).textContent()).toBe('Ada Lovelace');
+
+        const cookies = await context.cookies(t.server.address);
+        expect(cookies.find((cookie) => cookie.name === 'as_session')).toMatchObject({ httpOnly: true, sameSite: 'Lax', path: '/' });
+        // The round trip's own cookie is spent.
+        expect(cookies.find((cookie) => cookie.name === 'as_oidc')).toBeUndefined();
+        const me = await context.request.get(`${t.server.apiUrl}/me`);
+        expect(await me.json()).toMatchObject({ email: `ada-${backend}@example.org`, name: 'Ada Lovelace', emailVerified: true });
+      } finally {
+        await context.close();
+      }
+    },
+    BROWSER_TEST_MS,
+  );
+
+  it(
+    'comes back to /signin saying so when the person cancels at the provider',
+    async () => {
+      const watched = await watchedPage(chromium.browser);
+      await onlyLoopback(watched.context);
+      const { page, context } = watched;
+      try {
+        await page.goto(`${t.server.address}/signin`);
+        await page.getByRole('button', { name: 'Sign in with Test SSO', exact: true }).click();
+        await page.getByRole('link', { name: '[ Cancel ]' }).click();
+        await page.waitForURL(`${t.server.address}/signin?error=sso-cancelled`);
+        await expect.poll(() => page.locator('#alternatives-error').textContent()).toBe('Signing in with Test SSO was cancelled.');
+        expect(await page.locator('#alternatives-error').getAttribute('role')).toBe('alert');
+        expect((await context.cookies(t.server.address)).map((cookie) => cookie.name)).not.toContain('as_session');
+        expect(await seriousAxeViolations(page)).toEqual([]);
+        // The provider's development pages are not ours: what they logged (their web font, which this browser may not fetch) is left out.
+        expect((await watched.problems()).filter((line) => !line.includes(t.provider.issuer) && !line.includes('https://fonts.googleapis.com/'))).toEqual([]);
+      } finally {
+        await watched.close();
+      }
+    },
+    BROWSER_TEST_MS,
+  );
+});
