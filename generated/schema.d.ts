@@ -977,6 +977,110 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/auth/password-reset": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Ask for a password reset
+         * @description **Extension.** Mails a link to `/reset-password?token=…` to the
+         *     address, if an account has it. The link works once, for an hour, and
+         *     using it ends every session of the account. The answer is the same
+         *     202, in about the same time, whether or not the address has an
+         *     account, so it tells no one who has one; the mail is queued after the
+         *     answer. At most 3 reset mails per account an hour (more are not sent,
+         *     and the answer does not say so); an address over its limit of failed
+         *     attempts (sign-ins, guessed links) gets 429. On a server that sends no mail
+         *     the answer is 409 for every address: its operator prints reset links
+         *     with `npm run admin -- user reset-link --email …`.
+         */
+        post: operations["requestPasswordReset"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/auth/password-reset/complete": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Set a new password with a reset link
+         * @description **Extension.** Sets the account's password (the rules of
+         *     *Sign up*) with the token of a reset link, and ends every session of
+         *     the account, wherever it was signed in; then sign in with the new
+         *     password. The link works once: a second use, an unknown or expired
+         *     token answers 400 `/problems/link-invalid`. Using it also shows that
+         *     the account receives mail at its address, which counts as verified.
+         */
+        post: operations["completePasswordReset"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/me/email-verification": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Mail me a link to verify my email address
+         * @description **Extension.** Mails a link to `/verify-email?token=…` to the
+         *     account's address; it works once, for two days. Until the address is
+         *     verified, the players shared with it by email stay closed to the
+         *     account (a collaborator's access by email needs a verified address).
+         *     At most 3 such mails an hour (then 429). An address verified already
+         *     is a 409, and so is a server that sends no mail.
+         */
+        post: operations["sendEmailVerification"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/auth/email-verification": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Verify an email address with a mailed link
+         * @description **Extension.** Marks the account's email address verified with the
+         *     token of a verification link; players shared with that address by
+         *     email open to the account from then on. The link works once, and only
+         *     while the account still has the address it was mailed to: a second
+         *     use, an unknown or expired token answers 400 `/problems/link-invalid`.
+         *     Needs no sign-in: the link may be opened on another device.
+         */
+        post: operations["verifyEmail"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/me/tokens": {
         parameters: {
             query?: never;
@@ -4635,6 +4739,35 @@ export interface components {
             ended: number;
         };
         /**
+         * @description **Extension.** The address of the account whose password is to be reset.
+         * @example {
+         *       "email": "sam@example.com"
+         *     }
+         */
+        PasswordResetRequest: {
+            email: components["schemas"]["Email"];
+        };
+        /**
+         * @description **Extension.** The reset link's token and the new password.
+         * @example {
+         *       "token": "3q2-7wfVx8kq0b6tY1cJ4mZ9pR2sL5nA8dE1gH4jK7o",
+         *       "password": "correct horse battery staple"
+         *     }
+         */
+        CompletePasswordResetRequest: {
+            token: components["schemas"]["LinkToken"];
+            password: components["schemas"]["Password"];
+        };
+        /**
+         * @description **Extension.** The verification link's token.
+         * @example {
+         *       "token": "3q2-7wfVx8kq0b6tY1cJ4mZ9pR2sL5nA8dE1gH4jK7o"
+         *     }
+         */
+        VerifyEmailRequest: {
+            token: components["schemas"]["LinkToken"];
+        };
+        /**
          * @description **Extension.** The caller's default player preferences: the in-app
          *     "Default player settings". *Create a player* falls back to these for
          *     every field the request leaves out, and to the final defaults for
@@ -4818,6 +4951,11 @@ export interface components {
          * @example correct horse battery staple
          */
         Password: string;
+        /**
+         * @description The `token` of the mailed link (`?token=…`).
+         * @example 3q2-7wfVx8kq0b6tY1cJ4mZ9pR2sL5nA8dE1gH4jK7o
+         */
+        LinkToken: string;
         /**
          * @description A 401 of a listener's write: the player is locked (`/problems/player-locked`,
          *     with `lock`, as for its view), or the write needs a player session the
@@ -5586,6 +5724,37 @@ export interface components {
                  *       "instance": "req_5f1c2a9d"
                  *     }
                  */
+                "application/problem+json": components["schemas"]["Problem"];
+            };
+        };
+        /** @description This server sends no mail (`/problems/mail-not-configured`); its operator hands out the links instead. */
+        MailNotConfigured: {
+            headers: {
+                [name: string]: unknown;
+            };
+            content: {
+                /**
+                 * @example {
+                 *       "type": "/problems/mail-not-configured",
+                 *       "title": "This server sends no mail",
+                 *       "status": 409,
+                 *       "detail": "This server sends no mail, so it cannot mail a reset link. Ask its operator for one: npm run admin -- user reset-link --email you@example.com",
+                 *       "instance": "req_5f1c2a9d"
+                 *     }
+                 */
+                "application/problem+json": components["schemas"]["Problem"];
+            };
+        };
+        /**
+         * @description The request is malformed (`/problems/validation-error`, or a new
+         *     password the rules refuse), or the link's token does not work
+         *     (`/problems/link-invalid`): unknown, used already, or expired.
+         */
+        LinkInvalid: {
+            headers: {
+                [name: string]: unknown;
+            };
+            content: {
                 "application/problem+json": components["schemas"]["Problem"];
             };
         };
@@ -8185,6 +8354,128 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["AuthRefused"];
             404: components["responses"]["NotFound"];
+            429: components["responses"]["TooManyRequests"];
+            default: components["responses"]["DefaultProblem"];
+        };
+    };
+    requestPasswordReset: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["PasswordResetRequest"];
+            };
+        };
+        responses: {
+            /** @description Accepted; if an account has this address, a link is on its way there. */
+            202: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["EmptyObject"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            409: components["responses"]["MailNotConfigured"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            429: components["responses"]["TooManyRequests"];
+            default: components["responses"]["DefaultProblem"];
+        };
+    };
+    completePasswordReset: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["CompletePasswordResetRequest"];
+            };
+        };
+        responses: {
+            /** @description The password is set, and every session of the account ended. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["EmptyObject"];
+                };
+            };
+            400: components["responses"]["LinkInvalid"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            429: components["responses"]["TooManyRequests"];
+            default: components["responses"]["DefaultProblem"];
+        };
+    };
+    sendEmailVerification: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Accepted; the link is on its way to the account's address. */
+            202: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["EmptyObject"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["AuthRefused"];
+            /** @description The address is verified already (`/problems/conflict`), or this server sends no mail (`/problems/mail-not-configured`). */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            429: components["responses"]["TooManyRequests"];
+            default: components["responses"]["DefaultProblem"];
+        };
+    };
+    verifyEmail: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["VerifyEmailRequest"];
+            };
+        };
+        responses: {
+            /** @description The address is verified. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["EmptyObject"];
+                };
+            };
+            400: components["responses"]["LinkInvalid"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
             429: components["responses"]["TooManyRequests"];
             default: components["responses"]["DefaultProblem"];
         };

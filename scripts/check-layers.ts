@@ -3,7 +3,7 @@
  * architecture, checked over every TypeScript file git knows.
  *
  * 1. Dependencies point down. The lower layers of the server (lib, http,
- *    store, blobs, jobs, auth, payments, signing, audio) import nothing from
+ *    store, blobs, jobs, auth, payments, signing, audio, mail) import nothing from
  *    the resources (server/resources/) or the composition root (context.ts,
  *    repositories.ts, open-context.ts, app.ts, server.ts, the entry points),
  *    not even a type: a lower layer takes the narrow port it uses. (The
@@ -71,7 +71,7 @@ export function importsOf(file: string, source: string): ImportEdge[] {
   return edges;
 }
 
-const lowerLayers = ['lib', 'http', 'store', 'blobs', 'jobs', 'auth', 'payments', 'signing', 'audio'].map((name) => `server/${name}/`);
+const lowerLayers = ['lib', 'http', 'store', 'blobs', 'jobs', 'auth', 'payments', 'signing', 'audio', 'mail'].map((name) => `server/${name}/`);
 const compositionRoot = ['server/context.ts', 'server/repositories.ts', 'server/open-context.ts', 'server/app.ts', 'server/server.ts', 'server/main.ts', 'server/worker-main.ts', 'server/sandbox-main.ts'];
 const isTest = (file: string) => /\.test\.ts$|(^|\/)testing\/|-test-helpers\.ts$|\.conformance\.ts$/.test(file);
 const isProduction = (file: string) => /^(server|web|mock)\//.test(file) && !isTest(file);

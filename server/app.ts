@@ -28,6 +28,7 @@ import { notFound } from './http/problem.ts';
 import { problemHandler } from './http/errors.ts';
 import { memoiseRouteRegexps } from './http/route-regexp-cache.ts';
 import { readinessHandler } from './http/readiness.ts';
+import { mailLinksHandlers } from './resources/mail-links/mail-links-handlers.ts';
 import { dispatchOperations } from './http/operations.ts';
 import { accountHandlers } from './resources/account/account-handlers.ts';
 import { projectsHandlers } from './resources/projects/projects-handlers.ts';
@@ -149,7 +150,7 @@ export function createApp(ctx: Context, lifecycle: Lifecycle = { isDraining: () 
       fileUploader: false,
     }),
   );
-  api.use(dispatchOperations(accountHandlers(ctx), projectsHandlers(ctx), boxesHandlers(ctx), uploadsHandlers(ctx), downloadsHandlers(ctx), playersHandlers(ctx), listeningHandlers(ctx), commentsHandlers(ctx), sandboxHandlers(ctx), webhooksHandlers(ctx), paymentsHandlers(ctx), portalHandlers(), sessionsHandlers(ctx), passkeysHandlers(ctx), accountSecurityHandlers(ctx), adminHandlers(ctx)));
+  api.use(dispatchOperations(accountHandlers(ctx), projectsHandlers(ctx), boxesHandlers(ctx), uploadsHandlers(ctx), downloadsHandlers(ctx), playersHandlers(ctx), listeningHandlers(ctx), commentsHandlers(ctx), sandboxHandlers(ctx), webhooksHandlers(ctx), paymentsHandlers(ctx), portalHandlers(), sessionsHandlers(ctx), passkeysHandlers(ctx), mailLinksHandlers(ctx), accountSecurityHandlers(ctx), adminHandlers(ctx)));
   app.use('/api/v1', api);
 
   app.use((req, _res, next) => next(notFound(`There is nothing at ${req.method} ${req.path}. The API is under /api/v1; see /docs.`)));

@@ -172,4 +172,56 @@ describe('configuration', () => {
       expect(problems({ BLOB_STORE: 'disk', S3_ENDPOINT: 'http://127.0.0.1:7480', S3_BUCKET: 'audio-files' })).toContain('S3_ENDPOINT, S3_BUCKET are set, but BLOB_STORE is disk');
     });
   });
+  describe('mail', () => {
+    const problems = (env: Record<string, string>) => {
+      try {
+        loadConfig({ DATA_DIR: dataDir(), ...env });
+      } catch (error) {
+        expect(error).toBeInstanceOf(ConfigError);
+        return (error as Error).message;
+      }
+      throw new Error('the configuration was accepted');
+    };
+
+    it('sends no mail unless SMTP_URL is set', () => {
+      expect(loadConfig({ DATA_DIR: dataDir() }).mail).toBeUndefined();
+    });
+
+    it('takes smtp:// and smtps:// with percent-encoded credentials, and requires STARTTLS to send a password anywhere but loopback', () => {
+      const from = 'Audio Share <audio@example.org>';
+      expect(loadConfig({ DATA_DIR: dataDir(), SMTP_URL: 'smtp://me%40example.org:p%40ss%3Aw0rd@mail.example.org', MAIL_FROM: from }).mail).toEqual({
+        host: 'mail.example.org',
+        port: 587,
+        secure: false,
+        requireTls: true,
+        user: 'me@example.org',
+        password: 'p@ss:w0rd',
+        from,
+      });
+      expect(loadConfig({ DATA_DIR: dataDir(), SMTP_URL: 'smtps://me:secret@mail.example.org', MAIL_FROM: 'audio@example.org' }).mail).toMatchObject({ port: 465, secure: true, requireTls: false });
+      expect(loadConfig({ DATA_DIR: dataDir(), SMTP_URL: 'smtp://me:secret@127.0.0.1:2525', MAIL_FROM: 'audio@example.org' }).mail).toMatchObject({ port: 2525, requireTls: false });
+      // A relay that takes mail without a password (a local postfix, a mail catcher): STARTTLS when offered.
+      expect(loadConfig({ DATA_DIR: dataDir(), SMTP_URL: 'smtp://relay.internal:25', MAIL_FROM: 'audio@example.org' }).mail).toMatchObject({ user: undefined, requireTls: false });
+      expect(loadConfig({ DATA_DIR: dataDir(), SMTP_URL: 'smtp://[::1]:25', MAIL_FROM: 'audio@example.org' }).mail).toMatchObject({ host: '::1' });
+    });
+
+    it('names a bad SMTP_URL or MAIL_FROM and what it accepts, and never prints the password', () => {
+      const good = { SMTP_URL: 'smtp://me:a-secret-never-printed@mail.example.org', MAIL_FROM: 'audio@example.org' };
+      for (const [env, expected] of [
+        [{ ...good, SMTP_URL: 'http://me:a-secret-never-printed@mail.example.org' }, 'SMTP_URL=http://me:***@mail.example.org is not valid: give smtp://user:password@host:port'],
+        [{ ...good, SMTP_URL: 'mail.example.org' }, 'SMTP_URL=mail.example.org is not a URL'],
+        [{ ...good, SMTP_URL: 'smtp://me:a-secret-never-printed@mail.example.org/?pool=true' }, 'SMTP_URL=smtp://me:***@mail.example.org/?pool=true has a path or a query'],
+        [{ ...good, SMTP_URL: 'smtp://:a-secret-never-printed@mail.example.org' }, 'has a password but no user'],
+        [{ ...good, MAIL_FROM: '' }, 'SMTP_URL is set but MAIL_FROM is missing'],
+        [{ ...good, MAIL_FROM: 'not an address' }, 'MAIL_FROM=not an address is not valid: give one address'],
+        [{ ...good, MAIL_FROM: 'a@example.org, b@example.org' }, 'is not valid: give one address'],
+        [{ ...good, MAIL_FROM: 'a@example.org\r\nBcc: everyone@example.org' }, 'is not valid: give one address'],
+        [{ MAIL_FROM: 'audio@example.org' }, 'MAIL_FROM is set, but SMTP_URL is not'],
+      ] as const) {
+        const message = problems(env);
+        expect(message, JSON.stringify(env)).toContain(expected);
+        expect(message).not.toContain('a-secret-never-printed');
+      }
+    });
+  });
 });

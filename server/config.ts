@@ -9,6 +9,7 @@ import { randomBytes } from 'node:crypto';
 import { isIP } from 'node:net';
 import { join, resolve } from 'node:path';
 import type { S3Settings } from './blobs/s3-blob-store.ts';
+import addressparser from 'nodemailer/lib/addressparser';
 
 export interface Config {
   port: number;
@@ -58,6 +59,8 @@ export interface Config {
   stripe: StripeSettings | undefined;
   /** The limits of players' public upload portals (server/resources/portal/). */
   portal: PortalSettings;
+  /** How mail goes out (server/mail/); undefined when SMTP_URL is unset, and then nothing is mailed. */
+  mail: MailSettings | undefined;
   /**
    * Who may sign up (REGISTRATION): `invite` (the default) through an
    * invitation only, `open` anyone at /signup, `closed` nobody (administrators
@@ -80,6 +83,27 @@ export interface OidcSettings {
   name: string;
   /** True for an http:// issuer, accepted only on a loopback host (a provider started by the tests, or on the same machine). */
   insecure: boolean;
+}
+
+/**
+ * The SMTP server mail is handed to, from SMTP_URL, and the sender, from
+ * MAIL_FROM. Only the composition root reads them (server/mail/smtp-mailer.ts).
+ */
+export interface MailSettings {
+  host: string;
+  port: number;
+  /** smtps://: TLS from the first byte (port 465 by default); smtp://: STARTTLS when offered (port 587 by default). */
+  secure: boolean;
+  /**
+   * smtp:// with credentials to a host other than loopback: STARTTLS is
+   * required, so that the password and the links mailed never cross a
+   * network in clear, whatever a server (or someone between) advertises.
+   */
+  requireTls: boolean;
+  user: string | undefined;
+  password: string | undefined;
+  /** The From header of every mail, as given (a bare address, or "Name <address>"). */
+  from: string;
 }
 
 /** How the server reaches Stripe (server/payments/stripe-provider.ts). */
@@ -195,6 +219,7 @@ export function loadConfig(env: Env = process.env): Config {
   if (sandbox && blobStore === 's3') problems.push('SANDBOX=true cannot be used with BLOB_STORE=s3: a sandbox accepts any token, so it keeps its files only in a throwaway folder. Start it with npm run sandbox, which makes one.');
 
   const stripe = stripeSettings(env, problems);
+  const mail = mailSettings(env, problems);
   const oidc = oidcSettings(env, problems);
 
   const registration = (env.REGISTRATION || 'invite') as Config['registration'];
@@ -208,6 +233,7 @@ export function loadConfig(env: Env = process.env): Config {
   const config = {
     port,
     stripe,
+    mail,
     oidc,
     registration,
     sessions,
@@ -305,6 +331,62 @@ function stripeSettings(env: Env, problems: string[]): StripeSettings | undefine
     problems.push('STRIPE_WEBHOOK_SECRET is not a webhook signing secret: give the one Stripe shows for the endpoint, which starts with whsec_.');
   }
   return secretKey && webhookSecret ? { secretKey, webhookSecret, apiBase } : undefined;
+}
+
+/**
+ * SMTP_URL and MAIL_FROM, both or neither. SMTP_URL is
+ * smtp[s]://[user[:password]@]host[:port], the user and password
+ * percent-encoded; it takes no path or query (nodemailer reads transport
+ * options from a query, and a setting should not smuggle in others).
+ * Neither is ever echoed with its password.
+ */
+function mailSettings(env: Env, problems: string[]): MailSettings | undefined {
+  const raw = env.SMTP_URL || undefined;
+  const from = env.MAIL_FROM || undefined;
+  if (!raw) {
+    if (from) problems.push('MAIL_FROM is set, but SMTP_URL is not: set SMTP_URL to the SMTP server that sends mail (smtp://user:password@host:587), or unset MAIL_FROM.');
+    return undefined;
+  }
+  const found: string[] = [];
+  // user:password@ is shown as user:***@, so that an error message never prints the password.
+  const shown = raw.replace(/\/\/([^/@:]*):[^/@]*@/, '//$1:***@');
+  const usage = 'give smtp://user:password@host:port (STARTTLS, port 587 by default) or smtps://user:password@host:port (TLS, port 465 by default), with the user and password percent-encoded';
+  let url: URL | undefined;
+  let user: string | undefined;
+  let password: string | undefined;
+  try {
+    url = new URL(raw);
+    user = url.username ? decodeURIComponent(url.username) : undefined;
+    password = url.password ? decodeURIComponent(url.password) : undefined;
+  } catch {
+    found.push(`SMTP_URL=${shown} is not a URL: ${usage}.`);
+  }
+  if (url && !found.length) {
+    if (url.protocol !== 'smtp:' && url.protocol !== 'smtps:') found.push(`SMTP_URL=${shown} is not valid: ${usage}.`);
+    else if (!url.hostname) found.push(`SMTP_URL=${shown} names no host: ${usage}.`);
+    else if ((url.pathname !== '' && url.pathname !== '/') || url.search || url.hash) found.push(`SMTP_URL=${shown} has a path or a query: ${usage}, and nothing after the port.`);
+    else if (password && !user) found.push(`SMTP_URL=${shown} has a password but no user: ${usage}.`);
+  }
+  // RFC 5322 section 3.4: a mailbox is an addr-spec (local-part "@" domain), or a display name and <addr-spec>.
+  // A line break would start a header of its own: refused, as anything but one mailbox is.
+  const mailbox = from && !/[\r\n]/.test(from) ? addressparser(from, { flatten: true }) : [];
+  if (!from) found.push('SMTP_URL is set but MAIL_FROM is missing: give the address mail is sent from, such as "Audio Share <audio@example.org>", one the SMTP server may send as.');
+  else if (mailbox.length !== 1 || !/^[^\s@]+@[^\s@]+$/.test(mailbox[0].address)) {
+    found.push(`MAIL_FROM=${from} is not valid: give one address, such as audio@example.org or "Audio Share <audio@example.org>".`);
+  }
+  problems.push(...found);
+  if (!url || !from || found.length > 0) return undefined;
+  const secure = url.protocol === 'smtps:';
+  return {
+    // WHATWG URL keeps an IPv6 host in brackets; a socket wants the bare address.
+    host: url.hostname.replace(/^\[(.*)\]$/, '$1'),
+    port: url.port ? Number(url.port) : secure ? 465 : 587,
+    secure,
+    requireTls: !secure && user !== undefined && !isLoopbackHost(url.hostname),
+    user,
+    password,
+    from,
+  };
 }
 
 /** The OIDC_* variables: all four or none. */

@@ -14,6 +14,7 @@ import type { BoxListCache } from './resources/boxes/box-list-cache.ts';
 import type { Schemas } from './lib/api-types.ts';
 import type { MediaTools } from './audio/media-tools.ts';
 import type { PaymentProvider } from './payments/payment-provider.ts';
+import type { Mailer } from './mail/mailer.ts';
 
 export interface Context {
   config: Config;
@@ -29,6 +30,12 @@ export interface Context {
   media: MediaTools;
   /** Where listeners pay for paywalls (Stripe); undefined on a server that takes no payments. */
   payments: PaymentProvider | undefined;
+  /**
+   * Where this process sends mail (SMTP_URL); undefined when it sends none.
+   * Only the mail worker calls it: the resources queue mail with
+   * queueMail (server/resources/mail/mail-outbox.ts).
+   */
+  mailer: Mailer | undefined;
   /** Tells this process's workers, if it runs any, that a job was queued. */
   jobQueued(): void;
 }

@@ -66,6 +66,10 @@ console.error(
       : [`  Token: ${token.command}`, ...(token.passwordHidden ? ['         (add the password of DATABASE_URL to the URL; it is not printed here)'] : [])]),
     `  API:   ${config.publicUrl}/api/v1`,
     `  Docs:  ${config.publicUrl}/docs`,
+    server.ctx.mailer
+      ? `  Mail:  sent through ${server.ctx.mailer.description}`
+      : '  Mail:  off (no SMTP_URL): nothing is mailed; invitation links are in the API answers, reset links come from the admin CLI (user reset-link)',
+    // Last: the tests wait for this line as the banner's end.
     `  Data:  ${describeDatabase(config)}; files in ${describeBlobStore(config)}`,
   ].join('\n'),
 );

@@ -17,6 +17,7 @@ import { createLogger, type Logger } from './lib/logger.ts';
 import { BoxListCache } from './resources/boxes/box-list-cache.ts';
 import { SystemMediaTools, type MediaTools } from './audio/media-tools.ts';
 import { StripeProvider } from './payments/stripe-provider.ts';
+import { SmtpMailer } from './mail/smtp-mailer.ts';
 
 /**
  * Opens the blob store and the store (applying migrations), checks that this
@@ -52,6 +53,7 @@ export async function createContext(
     boxListCache: new BoxListCache(),
     media: overrides.media ?? new SystemMediaTools(),
     payments: config.stripe ? new StripeProvider(config.stripe) : undefined,
+    mailer: config.mail ? new SmtpMailer(config.mail) : undefined,
     jobQueued,
   };
 }

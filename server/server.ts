@@ -20,6 +20,7 @@ import { sweepAbandonedUploads } from './resources/uploads/uploads-service.ts';
 import type { Worker } from './jobs/worker.ts';
 import { DELIVERY_LOG_MS } from './resources/webhooks/webhooks-service.ts';
 import { sweepAbandonedPortalUploads } from './resources/portal/portal-sweeper.ts';
+import { startMailWorker } from './resources/mail/mail-delivery.ts';
 
 /** How long jobs that ended stay in the queue's table, for someone looking into what happened. */
 const FINISHED_JOBS_KEPT_MS = 7 * 24 * 3_600_000;
@@ -30,6 +31,8 @@ export interface RunningServer {
   worker: Worker<Store> | undefined;
   /** This process's webhook sender; none with WEBHOOK_CONCURRENCY=0. */
   webhookWorker: Worker<Store> | undefined;
+  /** This process's mail sender; none without SMTP_URL. */
+  mailWorker: Worker<Store> | undefined;
   http: Server;
   /** The address it listens at, for example http://127.0.0.1:8080. */
   address: string;
@@ -45,14 +48,18 @@ export interface RunningServer {
 export async function startServer(config: Config, overrides: { clock?: Clock; logger?: Logger; media?: MediaTools } = {}): Promise<RunningServer> {
   let worker: Worker<Store> | undefined;
   let webhookWorker: Worker<Store> | undefined;
+  let mailWorker: Worker<Store> | undefined;
   const ctx = await createContext(config, overrides, () => {
     worker?.nudge();
     webhookWorker?.nudge();
+    mailWorker?.nudge();
   });
   const store = ctx.store;
   if (config.processing === 'in-process') worker = await startAudioWorker(ctx, analysisEvents(ctx));
   // Deliveries are light (one HTTP request each), so every server process sends them, whatever PROCESSING says.
   if (config.webhooks.concurrency > 0) webhookWorker = startWebhookWorker(ctx);
+  // Mail, like deliveries, goes out from every server process; a process without SMTP_URL sends none.
+  mailWorker = startMailWorker(ctx);
   // Every ten minutes, and once at start, remove files whose upload URL expired unused, and what the queue and the
   // webhook log no longer need: jobs that ended a week ago, deliveries older than the log's 30 days.
   const sweep = async () => {
@@ -95,7 +102,7 @@ export async function startServer(config: Config, overrides: { clock?: Clock; lo
     (closing ??= (async () => {
       draining = true;
       // The worker's grace runs alongside the HTTP drain, so both end within SHUTDOWN_GRACE_SECONDS, not one after the other.
-      const workerStopped = Promise.all([worker?.stop(), webhookWorker?.stop()]);
+      const workerStopped = Promise.all([worker?.stop(), webhookWorker?.stop(), mailWorker?.stop()]);
       const closed = new Promise<void>((done) => http.close(() => done()));
       for (const res of underWay) {
         // RFC 9112 section 9.6: a server that sends "close" closes the connection after that response.
@@ -112,7 +119,8 @@ export async function startServer(config: Config, overrides: { clock?: Clock; lo
       clearTimeout(grace);
       clearInterval(sweeper);
       await workerStopped;
+      ctx.mailer?.close();
       await store.close();
     })());
-  return { ctx, worker, webhookWorker, http, address: `http://${host}:${port}`, close };
+  return { ctx, worker, webhookWorker, mailWorker, http, address: `http://${host}:${port}`, close };
 }

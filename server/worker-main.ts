@@ -13,6 +13,7 @@ import { loadConfigOrExit } from './config.ts';
 import { createContext } from './open-context.ts';
 import { startAudioWorker } from './resources/processing/audio-worker.ts';
 import { startWebhookWorker } from './resources/webhooks/webhook-delivery.ts';
+import { startMailWorker } from './resources/mail/mail-delivery.ts';
 import { analysisEvents } from './resources/uploads/upload-events.ts';
 import { BlobStoreUnavailableError } from './blobs/blob-store.ts';
 import { SigningSecretMismatchError } from './signing/secret-fingerprint.ts';
@@ -33,6 +34,8 @@ if (!worker) {
 }
 // Deliveries go out from here too, so a deployment whose servers are busy still sends them.
 const webhookWorker = config.webhooks.concurrency > 0 ? startWebhookWorker(ctx) : undefined;
+// And mail, when there is an SMTP server to send it to.
+const mailWorker = startMailWorker(ctx);
 console.error(`Audio worker ${worker.id} is running (${config.workerConcurrency} at a time) on ${config.databaseUrl ? 'PostgreSQL' : `SQLite in ${config.dataDir}`}.`);
 
 let stopping: Promise<void> | undefined;
@@ -42,12 +45,14 @@ for (const signal of ['SIGINT', 'SIGTERM'] as const) {
       console.error(`${signal} again: handing the jobs under way back now.`);
       void worker.stop(0);
       void webhookWorker?.stop(0);
+      void mailWorker?.stop(0);
       return;
     }
     console.error(`${signal}: finishing the jobs under way (for up to ${config.shutdownGraceMs / 1000} s), then stopping.`);
     stopping = (async () => {
       try {
-        await Promise.all([worker.stop(), webhookWorker?.stop()]);
+        await Promise.all([worker.stop(), webhookWorker?.stop(), mailWorker?.stop()]);
+        ctx.mailer?.close();
         await ctx.store.close();
         process.exit(0);
       } catch (error) {

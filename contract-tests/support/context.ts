@@ -26,6 +26,8 @@ declare module 'vitest' {
     account: { name: string; email: string; password: string };
     /** An invitation to sign up with, for contract-invited@example.com. */
     invite: string;
+    /** An account whose address is not verified yet (its token), and its reset and verification links' tokens. */
+    mailed: { token: string; reset: string; verify: string };
     /** An invitation to sign up with, for contract-passkeys@example.com (the passkey tests' account). */
     passkeyInvite: string;
     /** A token of an administrator of the server (on a real server, the first account's, made through the setup link). */
@@ -39,6 +41,7 @@ export const target = inject('target');
 export const stripeWebhookSecret = inject('stripeWebhookSecret');
 export const account = inject('account');
 export const invite = inject('invite');
+export const mailed = inject('mailed');
 export const passkeyInvite = inject('passkeyInvite');
 export const adminToken = inject('adminToken');
 /** The mock answers with the spec's examples and keeps no state. */

@@ -34,6 +34,8 @@ import { FakeStripe } from '../../server/testing/fake-stripe.ts';
 import { validatingFetch } from './validating-fetch.ts';
 import { createSetupLink } from '../../server/resources/account/setup-link.ts';
 import type { TestServer } from '../../server/testing/test-server.ts';
+import { startSmtpSink } from '../../server/testing/smtp-sink.ts';
+import { hashPassword } from '../../server/auth/passwords.ts';
 
 /** The account the session tests sign in to: on a real server, the first account, made through the setup link. */
 export const ACCOUNT = { name: 'Contract Admin', email: 'contract-admin@example.com', password: 'contract suite passphrase 2026' };
@@ -60,6 +62,36 @@ async function accountsOf(server: TestServer, coverageFile: string): Promise<{ i
 
 const STRIPE_WEBHOOK_SECRET = 'whsec_contract_suite_secret';
 
+/** An SMTP server on loopback for a real server of the suite (it mails resets and verifications), and the settings that point the server at it. */
+async function mailEnv(): Promise<{ env: Record<string, string>; stop: () => Promise<void> }> {
+  const sink = await startSmtpSink();
+  return { env: { SMTP_URL: sink.url, MAIL_FROM: 'Contract Suite <contract@example.org>' }, stop: () => sink.close() };
+}
+
+/**
+ * On a real server: an account whose address is not verified yet, with its
+ * token and an email verification link, and a password reset link of
+ * another, made as the mails would carry them (the suite reads no mail).
+ */
+async function mailLinksOf(server: TestServer): Promise<Mailed> {
+  const store = server.ctx.store;
+  const now = server.clock.now();
+  const user = (await store.users.create({ email: 'contract-mail@example.com', name: 'Contract Mail', passwordHash: await hashPassword(ACCOUNT.password), emailVerified: false, isAdmin: false }, now))!;
+  // The reset on an account of its own: using it verifies the address, which sendEmailVerification needs unverified.
+  const other = (await store.users.create({ email: 'contract-reset@example.com', name: 'Contract Reset', passwordHash: null, emailVerified: false, isAdmin: false }, now))!;
+  const reset = await store.oneTimeLinks.create('reset', { userId: other.id, email: other.email, ttlMs: 3_600_000 }, now);
+  const verify = await store.oneTimeLinks.create('verify', { userId: user.id, email: user.email, ttlMs: 3_600_000 }, now);
+  return { token: (await store.tokens.create(user.id, 'contract mail', now)).secret, reset: reset.secret, verify: verify.secret };
+}
+
+/** What the mail tests use: the mock takes anything. */
+interface Mailed {
+  token: string;
+  reset: string;
+  verify: string;
+}
+const MOCK_MAILED: Mailed = { token: 'mock-token', reset: 'mock-reset', verify: 'mock-verify' };
+
 /** A fake Stripe for a real server of the suite, and the settings that point the server at it. */
 async function paymentsEnv(): Promise<{ env: Record<string, string>; stop: () => Promise<void> }> {
   const stripe = new FakeStripe({ chargesEnabled: true });
@@ -74,6 +106,7 @@ export default async function setup(project: TestProject) {
   // The mock takes any password and invitation; a server given by URL names its own (CONTRACT_PASSWORD, CONTRACT_INVITE).
   project.provide('account', { ...ACCOUNT, password: process.env.CONTRACT_PASSWORD ?? ACCOUNT.password, email: process.env.CONTRACT_EMAIL ?? ACCOUNT.email });
   project.provide('invite', process.env.CONTRACT_INVITE ?? 'mock-invitation');
+  project.provide('mailed', MOCK_MAILED);
   project.provide('passkeyInvite', process.env.CONTRACT_PASSKEY_INVITE ?? 'mock-invitation');
   project.provide('target', target);
   project.provide('stripeWebhookSecret', STRIPE_WEBHOOK_SECRET);
@@ -96,13 +129,15 @@ export default async function setup(project: TestProject) {
     const s3 = target === 'postgres' ? await openRunS3() : undefined;
     const blobStore = s3 ? s3.env(await s3.bucket()) : {};
     const payments = await paymentsEnv();
+    const mail = await mailEnv();
     // Audio jobs run in the server, so that uploaded audio reaches `ready` and its peaks can be fetched.
     // Webhooks may reach loopback, as on a self-hosted server: the webhook tests run their receiver there.
-    const server = await startTestServer(target, { PROCESSING: 'in-process', JOB_POLL_MS: '50', WEBHOOK_ALLOW_PRIVATE: 'true', ...blobStore, ...payments.env });
+    const server = await startTestServer(target, { PROCESSING: 'in-process', JOB_POLL_MS: '50', WEBHOOK_ALLOW_PRIVATE: 'true', ...blobStore, ...payments.env, ...mail.env });
     project.provide('baseUrl', server.apiUrl);
     const invitations = await accountsOf(server, coverageFile);
     project.provide('invite', invitations.invite);
     project.provide('passkeyInvite', invitations.passkeyInvite);
+    project.provide('mailed', await mailLinksOf(server));
     project.provide('token', await server.token('contract@example.com'));
     project.provide('propertiesToken', await server.token('contract-properties@example.com'));
     // The first account is an administrator.
@@ -111,14 +146,17 @@ export default async function setup(project: TestProject) {
       await server.stop();
       await s3?.close();
       await payments.stop();
+      await mail.stop();
     };
   } else if (target === 'sandbox') {
     const payments = await paymentsEnv();
-    const server = await startTestServer('sqlite', { SANDBOX: 'true', PROCESSING: 'in-process', JOB_POLL_MS: '50', ...payments.env });
+    const mail = await mailEnv();
+    const server = await startTestServer('sqlite', { SANDBOX: 'true', PROCESSING: 'in-process', JOB_POLL_MS: '50', ...payments.env, ...mail.env });
     project.provide('baseUrl', server.apiUrl);
     const invitations = await accountsOf(server, coverageFile);
     project.provide('invite', invitations.invite);
     project.provide('passkeyInvite', invitations.passkeyInvite);
+    project.provide('mailed', await mailLinksOf(server));
     project.provide('token', `contract-partner-${Date.now()}`);
     // A token the sandbox has not seen is an account of its own.
     project.provide('propertiesToken', `contract-properties-${Date.now()}`);
@@ -127,6 +165,7 @@ export default async function setup(project: TestProject) {
     stop = async () => {
       await server.stop();
       await payments.stop();
+      await mail.stop();
     };
   } else {
     throw new Error(`Unknown CONTRACT_TARGET "${target}". Use mock, sqlite, postgres or sandbox, or set CONTRACT_BASE_URL and CONTRACT_TOKEN.`);

@@ -208,6 +208,11 @@ describe.each(backends)('start banner on %s', (backend: Backend) => {
       expect(rest[0]).toContain('password of DATABASE_URL');
     }
 
+    // Without SMTP_URL, the banner says that nothing is mailed, in one line.
+    expect(started.banner.filter((line) => line.startsWith('  Mail:'))).toEqual([
+      '  Mail:  off (no SMTP_URL): nothing is mailed; invitation links are in the API answers, reset links come from the admin CLI (user reset-link)',
+    ]);
+
     // Run it as printed, from a shell that has none of the server's settings.
     const minted = await run('sh', ['-c', command!], { cwd: root, env: bareEnv() });
     const token = minted.stdout.trim();

@@ -10,6 +10,7 @@
  *   user disable|enable|make-admin --email E
  *                                        disable an account (its sessions end, its tokens are refused), enable it,
  *                                        or make it an administrator
+ *   user reset-link --email E            print a password reset link for the account (valid an hour, works once)
  *
  * It opens the same store as the server (DATA_DIR or DATABASE_URL), and works
  * while the server runs: SQLite is in WAL mode with a busy timeout. It says on
@@ -24,6 +25,7 @@ import { systemClock } from '../lib/clock.ts';
 import { HttpProblem } from '../http/problem.ts';
 import { changeUser, invite } from '../resources/admin/admin-service.ts';
 import { createSetupLink } from '../resources/account/setup-link.ts';
+import { createResetLink, RESET_LINK_TTL_MS } from '../resources/mail-links/mail-links-service.ts';
 import { describeDatabase } from './admin-command.ts';
 
 const usage = `Usage:
@@ -32,7 +34,8 @@ const usage = `Usage:
   npm run --silent admin -- token revoke <token id>
   npm run --silent admin -- invite --email someone@example.com [--admin]
   npm run --silent admin -- setup-link
-  npm run --silent admin -- user disable|enable|make-admin --email someone@example.com`;
+  npm run --silent admin -- user disable|enable|make-admin --email someone@example.com
+  npm run --silent admin -- user reset-link --email you@example.com`;
 
 const parseCommandLine = (argv: string[]) =>
   parseArgs({
@@ -75,7 +78,7 @@ function misuseOf(positionals: string[], values: ReturnType<typeof parseCommandL
   }
   if (group === 'invite') return command === undefined ? needsEmail('invite') : misuse('');
   if (group === 'setup-link') return command === undefined ? undefined : misuse('');
-  if (group === 'user') return ['disable', 'enable', 'make-admin'].includes(command ?? '') && rest.length === 0 ? needsEmail(`user ${command}`) : misuse('');
+  if (group === 'user') return ['disable', 'enable', 'make-admin', 'reset-link'].includes(command ?? '') && rest.length === 0 ? needsEmail(`user ${command}`) : misuse('');
   return misuse('');
 }
 
@@ -146,6 +149,17 @@ async function run(positionals: string[], values: ReturnType<typeof parseCommand
     const link = await createSetupLink({ store, clock: systemClock, config });
     if (!link) return { code: 1, stdout: '', stderr: `${database} has accounts already; the setup link makes only the first. Use invite --email to add one.\n` };
     return { code: 0, stdout: `${link}\n`, stderr: `Open it to create the first account (an administrator); it works once, and ends the links printed before it.\n` };
+  }
+  if (group === 'user' && command === 'reset-link' && email) {
+    // For an account whose person cannot get one by mail (a server without SMTP_URL, or mail that does not
+    // arrive): the operator hands it to them. It works as a mailed one does: once, for an hour, ending every session.
+    const link = await createResetLink({ store, clock: systemClock, config }, email);
+    if (!link) return { code: 1, stdout: '', stderr: `No account has the email ${email} in ${database}.\n` };
+    return {
+      code: 0,
+      stdout: `${link.url}\n`,
+      stderr: `A password reset link for ${link.email} in ${database}: it works once, for ${RESET_LINK_TTL_MS / 60_000} minutes, and ends every session of the account. Give it to them only.\n`,
+    };
   }
   if (group === 'user' && email) {
     const user = await store.users.findByEmail(email);

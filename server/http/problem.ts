@@ -21,6 +21,7 @@ export interface FieldError {
 export const PROBLEMS = {
   'validation-error': { status: 400, title: 'Your request is not valid' },
   'malformed-json': { status: 400, title: 'The body is not valid JSON' },
+  'link-invalid': { status: 400, title: 'This link does not work' },
   unauthorized: { status: 401, title: 'Authentication required' },
   forbidden: { status: 403, title: 'Not allowed' },
   // RFC 6750 §3.1, insufficient_scope: "The request requires higher privileges than provided by the access token."
@@ -30,6 +31,7 @@ export const PROBLEMS = {
   conflict: { status: 409, title: 'Conflict with the stored state' },
   'payment-provider-required': { status: 409, title: 'Connect a payment provider first' },
   'payments-not-configured': { status: 409, title: 'This server takes no payments' },
+  'mail-not-configured': { status: 409, title: 'This server sends no mail' },
   'payment-provider-error': { status: 502, title: 'The payment provider failed' },
   'upload-already-used': { status: 409, title: 'Upload URL already used' },
   'precondition-failed': { status: 412, title: 'Precondition failed' },

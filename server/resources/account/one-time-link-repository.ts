@@ -85,6 +85,12 @@ export class OneTimeLinkRepository {
     return row && fromRow(row);
   }
 
+  /** How many links of a kind were made for an account since `since`, used or not: the mailed ones are capped by it. */
+  async countSince(kind: OneTimeLinkKind, userId: string, since: number): Promise<number> {
+    const [row] = await this.db.query<{ made: number | string }>('SELECT COUNT(*) AS made FROM one_time_links WHERE kind = $1 AND user_id = $2 AND time_created >= $3', [kind, userId, since]);
+    return Number(row?.made ?? 0);
+  }
+
   /** Ends every unused link of a kind (a new setup link replaces the last; a reset link dies when another is used). */
   async revokeAll(kind: OneTimeLinkKind, userId: string | null, now: number): Promise<void> {
     await this.db.execute(

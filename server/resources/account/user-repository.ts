@@ -80,10 +80,16 @@ export class UserRepository {
     return row && fromRow(row);
   }
 
-  /** Returns the user with this email, creating it if there is none. */
+  /**
+   * Returns the user with this email, creating it if there is none. An
+   * account made here counts as verified: its address was proven another
+   * way, by the operator who typed it in the admin CLI, or by the
+   * collaborator's invite link made for it. (Sign-up makes unverified
+   * accounts; a user found here keeps what it has.)
+   */
   async findOrCreate(email: string, now: number): Promise<UserRecord> {
     const normalized = normalizeEmail(email);
-    await this.db.execute('INSERT INTO users (id, email, time_created) VALUES ($1, $2, $3) ON CONFLICT (email) DO NOTHING', [newId('usr'), normalized, now]);
+    await this.db.execute('INSERT INTO users (id, email, email_verified, time_created) VALUES ($1, $2, 1, $3) ON CONFLICT (email) DO NOTHING', [newId('usr'), normalized, now]);
     return (await this.findByEmail(normalized))!;
   }
 

@@ -11,8 +11,9 @@ import { normalizeEmail } from '../account/user-repository.ts';
 import { loadPlayer, recordPlayerUpdated } from './players-service.ts';
 import type { CollaboratorInviteRecord } from './player-repository.ts';
 import { inviteUrl, newInviteNonce } from './invite-links.ts';
+import { mailCollaboratorInvitations } from './invitation-mail.ts';
 
-type Ports = Pick<Context, 'store' | 'clock' | 'config' | 'signer' | 'jobQueued'>;
+type Ports = Pick<Context, 'store' | 'clock' | 'config' | 'signer' | 'jobQueued' | 'secrets'>;
 
 const inviteJson = (ctx: Ports, playerId: string, invite: CollaboratorInviteRecord): Schemas['CollaboratorInvite'] => ({
   email: invite.email,
@@ -43,11 +44,16 @@ export async function removeCollaborator(ctx: Ports, caller: Caller, playerId: s
 }
 
 export async function renewCollaboratorInvite(ctx: Ports, caller: Caller, playerId: string, email: string): Promise<Schemas['CollaboratorInvite']> {
-  await loadPlayer(ctx, caller, playerId, 'write');
+  const player = await loadPlayer(ctx, caller, playerId, 'write');
   const normalized = normalizeEmail(email);
-  // A new nonce: the old link no longer derives from the stored one and stops working at once.
-  if (!(await ctx.store.players.renewInvite(playerId, normalized, newInviteNonce()))) throw noCollaborator(playerId, normalized);
-  const invite = (await ctx.store.players.invites(playerId)).find((candidate) => candidate.email === normalized);
+  const inviter = await ctx.store.users.get(caller.id);
+  const invite = await ctx.store.transaction(async (store) => {
+    // A new nonce: the old link no longer derives from the stored one and stops working at once.
+    if (!(await store.players.renewInvite(playerId, normalized, newInviteNonce()))) throw noCollaborator(playerId, normalized);
+    // The new link is mailed, as the first was.
+    await mailCollaboratorInvitations(ctx, store, player, inviter ?? { name: null, email: caller.email }, [normalized]);
+    return (await store.players.invites(playerId)).find((candidate) => candidate.email === normalized);
+  });
   if (!invite) throw noCollaborator(playerId, normalized);
   return inviteJson(ctx, playerId, invite);
 }

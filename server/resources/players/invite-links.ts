@@ -24,6 +24,21 @@ export function inviteUrl(ctx: Pick<Context, 'config'>, playerId: string, email:
   return `${ctx.config.publicUrl}/p/${playerId}?invite=${inviteToken(ctx, playerId, email, nonce)}`;
 }
 
+/**
+ * The `invite` of a collaborator's sign-up (sessions/invitations.ts):
+ * `<playerid>.<token>`, the token of the invite link above.
+ */
+export const collaboratorInvite = (playerId: string, token: string) => `${playerId}.${token}`;
+
+/**
+ * Where the collaborator's invitation mail leads: the sign-up page with the
+ * invite, where the account made holds the player's access (an address
+ * with an account already signs in from there instead).
+ */
+export function signUpInviteUrl(ctx: Pick<Context, 'config'>, playerId: string, email: string, nonce: string): string {
+  return `${ctx.config.publicUrl}/signup?invite=${encodeURIComponent(collaboratorInvite(playerId, inviteToken(ctx, playerId, email, nonce)))}`;
+}
+
 /** Whether `token` is the link of this collaborator's current nonce (in constant time). */
 export function inviteMatches(ctx: Pick<Context, 'config'>, playerId: string, email: string, nonce: string, token: string): boolean {
   const expected = Buffer.from(inviteToken(ctx, playerId, email, nonce));

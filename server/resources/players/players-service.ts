@@ -12,9 +12,10 @@ import type { Store } from '../../repositories.ts';
 import { requireIfMatch, type IfMatch, type Versioned } from '../../http/preconditions.ts';
 import { hashPassword } from './player-password.ts';
 import { releasePortal } from '../portal/portal-service.ts';
+import { mailCollaboratorInvitations } from './invitation-mail.ts';
 
 /** The ports this service uses, and nothing more. */
-type Ports = Pick<Context, 'store' | 'clock' | 'config' | 'signer' | 'jobQueued'>;
+type Ports = Pick<Context, 'store' | 'clock' | 'config' | 'signer' | 'jobQueued' | 'secrets'>;
 
 type Options = Schemas['PlayerOptions'];
 
@@ -182,6 +183,8 @@ export async function createPlayer(ctx: Ports & Pick<Context, 'payments'>, calle
       timeModified: now,
     };
     await store.players.insert(player);
+    // Each collaborator is mailed their invite link, if this server sends mail; with the player, or not at all.
+    await mailCollaboratorInvitations(ctx, store, player, user, player.collaborators.map((collaborator) => collaborator.email));
     const json = playerJson(ctx, player);
     await recordEvent(ctx, store, { type: 'player.created', ownerId, projectId, data: json });
     return { body: json, version: player.version };

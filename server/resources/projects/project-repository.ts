@@ -112,7 +112,14 @@ export class ProjectRepository {
   /**
    * The caller's role on a project: `owner` for its owner; otherwise the
    * highest role the caller's email was invited with on any of the
-   * project's players; undefined when the caller has none.
+   * project's players, if the account's email is verified; undefined when
+   * the caller has none.
+   *
+   * Issue 20: "Collaborator access by email is granted only to an account
+   * whose email is verified (by the mailed link, or by signing up through
+   * the invite link sent to that address). Otherwise, with open
+   * registration, anyone could sign up as `client@label.com` and inherit
+   * what was shared with that address."
    */
   async roleOf(projectId: string, user: { id: string; email: string }): Promise<Role | undefined> {
     return (await this.getWithRole(projectId, user))?.role;
@@ -124,16 +131,17 @@ export class ProjectRepository {
       `SELECT projects.*,
          (SELECT CASE MAX(CASE c.role WHEN 'admin' THEN 3 WHEN 'editor' THEN 2 ELSE 1 END) WHEN 3 THEN 'admin' WHEN 2 THEN 'editor' WHEN 1 THEN 'viewer' END
           FROM player_collaborators c JOIN players p ON p.id = c.player_id
-          WHERE p.project_id = projects.id AND c.email = $2) AS invited
+          WHERE p.project_id = projects.id AND c.email = $2
+            AND EXISTS (SELECT 1 FROM users u WHERE u.id = $3 AND u.email = c.email AND u.email_verified = 1)) AS invited
        FROM projects WHERE id = $1`,
-      [projectId, user.email],
+      [projectId, user.email, user.id],
     );
     if (!row) return undefined;
     const role = row.owner_id === user.id ? 'owner' : (row.invited as Role | null);
     return role ? { project: fromRow(row), role } : undefined;
   }
 
-  /** Every project the user owns or collaborates on, newest first, with the user's role. */
+  /** Every project the user owns or collaborates on (by a verified email, as `getWithRole` says), newest first, with the user's role. */
   async listForUser(user: { id: string; email: string }): Promise<Array<ProjectRecord & { role: Role }>> {
     const rows = await this.db.query<ProjectRow & { role: string }>(
       `SELECT projects.*, 'owner' AS role FROM projects WHERE owner_id = $1
@@ -141,6 +149,7 @@ export class ProjectRepository {
        SELECT DISTINCT projects.*, c.role FROM projects
          JOIN players p ON p.project_id = projects.id
          JOIN player_collaborators c ON c.player_id = p.id
+         JOIN users u ON u.id = $1 AND u.email = c.email AND u.email_verified = 1
        WHERE c.email = $2 AND projects.owner_id <> $1`,
       [user.id, user.email],
     );

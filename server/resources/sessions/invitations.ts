@@ -15,15 +15,13 @@
 import type { Context } from '../../context.ts';
 import { normalizeEmail } from '../account/user-repository.ts';
 import { inviteMatches } from '../players/invite-links.ts';
+export { collaboratorInvite } from '../players/invite-links.ts';
 
 export interface Invitation {
   kind: 'administrator' | 'collaborator';
   /** Whether the account made with it administers the server. */
   admin: boolean;
 }
-
-/** The `invite` of a collaborator's sign-up link for a player. */
-export const collaboratorInvite = (playerId: string, token: string) => `${playerId}.${token}`;
 
 /**
  * Accepts the invitation for `email` (using it, when it is an administrator's

@@ -38,7 +38,7 @@ export async function getAuthConfig(ctx: Ports): Promise<Schemas['AuthConfig']> 
   return {
     registration: ctx.config.registration,
     setupRequired: !(await ctx.store.users.any()),
-    mail: false,
+    mail: ctx.config.mail !== undefined,
     // The sign-in page's button "Sign in with <OIDC_NAME>", which starts at /auth/oidc/start.
     ...(ctx.config.oidc ? { sso: { name: ctx.config.oidc.name } } : {}),
   };

@@ -1,0 +1,47 @@
+import { describe, expect, it } from 'vitest';
+import { collaboratorInvitationMail, escapeHtml, invitationMail, oneLine, passwordResetMail, verifyEmailMail } from './templates.ts';
+
+const url = 'https://audio.example.org/signup?invite=abc&x=<1>';
+
+describe('mail templates', () => {
+  it('escape every value in the HTML, link included, and keep the text as written', () => {
+    const mail = collaboratorInvitationMail({ to: 'client@label.com', invitedBy: 'Mallory <script>alert(1)</script>', playerName: 'Mix "final" & <b>loud</b>', role: 'reviewer', url });
+    expect(mail.html).not.toContain('<script>');
+    expect(mail.html).not.toContain('<b>loud</b>');
+    expect(mail.html).toContain('Mallory &lt;script&gt;alert(1)&lt;/script&gt;');
+    expect(mail.html).toContain('Mix &quot;final&quot; &amp; &lt;b&gt;loud&lt;/b&gt;');
+    expect(mail.html).toContain('href="https://audio.example.org/signup?invite=abc&amp;x=%3C1%3E"');
+    expect(mail.text).toContain('Mix "final" & <b>loud</b>');
+    expect(mail.text).toContain('Open the invitation: https://audio.example.org/signup?invite=abc&x=%3C1%3E');
+    expect(mail.subject).toBe('Mallory <script>alert(1)</script> shared “Mix "final" & <b>loud</b>” with you');
+    expect(mail.to).toBe('client@label.com');
+  });
+
+  it('make a name one short line, so that it cannot add paragraphs or links of its own', () => {
+    expect(oneLine('Ada\r\n\r\nClick https://evil.example\u2028now\u0000')).toBe('Ada Click https://evil.example now');
+    expect(oneLine('x'.repeat(200))).toHaveLength(80);
+    const mail = verifyEmailMail({ to: 'ada@example.com', name: 'Ada\n\nYour account is locked', url: 'https://a.example/verify-email?token=t', validForMs: 2 * 86_400_000 });
+    expect(mail.text.split('\n\n')[0]).toBe('Hello Ada Your account is locked,');
+    expect(mail.text).toContain('for 2 days');
+  });
+
+  it('never fill a slot from a value: a name with {1} in it stays as written', () => {
+    const mail = invitationMail({ to: 'new@example.com', invitedBy: 'Eve {1} {0}', url: 'https://a.example/signup?invite=i', validForMs: 7 * 86_400_000 });
+    expect(mail.text).toContain('Eve {1} {0} invites you to make an account on Audio Share.');
+  });
+
+  it('say what each mail is for in its subject, and how long its link lasts', () => {
+    const reset = passwordResetMail({ to: 'a@example.com', name: '', url: 'https://a.example/reset-password?token=t', validForMs: 3_600_000 });
+    expect(reset.subject).toBe('Reset your Audio Share password');
+    expect(reset.text).toContain('Hello there,');
+    expect(reset.text).toContain('for 1 hour');
+    expect(reset.text).toContain('Set a new password: https://a.example/reset-password?token=t');
+    expect(verifyEmailMail({ to: 'a@example.com', name: 'A', url: 'https://a.example/v', validForMs: 86_400_000 }).subject).toBe('Confirm your email address for Audio Share');
+    expect(invitationMail({ to: 'a@example.com', invitedBy: '', url: 'https://a.example/s', validForMs: 86_400_000 }).subject).toBe('You are invited to Audio Share');
+  });
+
+  it('refuse to link to anything but http(s)', () => {
+    expect(() => passwordResetMail({ to: 'a@example.com', name: 'A', url: 'javascript:alert(1)', validForMs: 3_600_000 })).toThrow(/only link to http/);
+    expect(escapeHtml(`<a href="x" onclick='y'>&`)).toBe('&lt;a href=&quot;x&quot; onclick=&#39;y&#39;&gt;&amp;');
+  });
+});

@@ -1,0 +1,159 @@
+/**
+ * What is done by mail (issue 20, "Email" and "Password reset"): a password
+ * reset and the verification of an account's email address, each through a
+ * single-use link (one_time_links, its secret kept only as a hash) mailed
+ * from the job queue (resources/mail/). Without mail (no SMTP_URL) the
+ * operator prints reset links with the admin CLI (`createResetLink`).
+ */
+import type { Request } from 'express';
+import type { Context } from '../../context.ts';
+import type { Caller } from '../../auth/access.ts';
+import { attemptLimitsOf } from '../../auth/attempt-limits.ts';
+import { hashPassword, requireGoodPassword } from '../../auth/passwords.ts';
+import { conflict, HttpProblem } from '../../http/problem.ts';
+import type { Store } from '../../repositories.ts';
+import { passwordResetMail, verifyEmailMail } from '../../mail/templates.ts';
+import { normalizeEmail, type UserRecord } from '../account/user-repository.ts';
+import { recordSecurityEvent } from '../account/security-events.ts';
+import { endSessionsOf } from '../sessions/session-service.ts';
+import { queueMail } from '../mail/mail-outbox.ts';
+
+type Ports = Pick<Context, 'store' | 'clock' | 'config' | 'logger' | 'secrets' | 'jobQueued'>;
+
+/** Issue 20: the reset mail is "a single-use link valid for an hour". */
+export const RESET_LINK_TTL_MS = 3_600_000;
+/** Long enough to find the mail a day later. */
+export const VERIFY_LINK_TTL_MS = 2 * 24 * 3_600_000;
+/**
+ * At most this many mails of each kind to one account an hour: the reset
+ * form takes any address, and must not become a way to fill someone's
+ * inbox in the server's name.
+ */
+export const MAILS_PER_HOUR = 3;
+const HOUR_MS = 3_600_000;
+
+const resetUrl = (ctx: Pick<Context, 'config'>, secret: string) => `${ctx.config.publicUrl}/reset-password?token=${encodeURIComponent(secret)}`;
+const verifyUrl = (ctx: Pick<Context, 'config'>, secret: string) => `${ctx.config.publicUrl}/verify-email?token=${encodeURIComponent(secret)}`;
+
+const linkInvalid = () => new HttpProblem('link-invalid', 'This link does not work: it was used already, replaced by a newer one, or has expired. Ask for a new one.');
+
+function mailNotConfigured(what: string): HttpProblem {
+  return new HttpProblem('mail-not-configured', `This server sends no mail, so it cannot mail ${what}. Ask its operator for a link: npm run --silent admin -- user reset-link --email you@example.com`);
+}
+
+const addressOf = (req: Request) => ({ address: req.ip ?? 'unknown' });
+
+/**
+ * Answers at once, the same for every address; the link is made and its
+ * mail queued after the answer, so that neither the answer nor its time
+ * tells whether an account has the address. An address over its limit of
+ * failed attempts (sign-ins, guessed links) is refused here too; a request
+ * is no failure itself (it proves nothing either way), and what it can
+ * cost someone else is capped: MAILS_PER_HOUR to one account. It never
+ * counts against the account: asking for resets of someone's address must
+ * not lock them out of signing in.
+ */
+export async function requestPasswordReset(ctx: Ports, req: Request, email: string): Promise<void> {
+  if (!ctx.config.mail) throw mailNotConfigured('a reset link');
+  const limits = attemptLimitsOf(ctx.store.db);
+  const attempt = addressOf(req);
+  await limits.guard(attempt);
+  void mailResetLink(ctx, normalizeEmail(email)).catch((error: unknown) => ctx.logger.error('queuing a password reset mail failed', { err: error }));
+}
+
+async function mailResetLink(ctx: Ports, email: string): Promise<void> {
+  const user = await ctx.store.users.findByEmail(email);
+  if (!user || user.disabled) return;
+  await ctx.store.transaction(async (store) => {
+    const now = ctx.clock.now();
+    if ((await store.oneTimeLinks.countSince('reset', user.id, now - HOUR_MS)) >= MAILS_PER_HOUR) {
+      ctx.logger.info('password reset mail not sent: the account had its hourly share', { userId: user.id });
+      return;
+    }
+    const link = await newResetLink(store, user, now);
+    await queueMail(ctx, store, 'password-reset', passwordResetMail({ to: user.email, name: user.name ?? '', url: resetUrl(ctx, link.secret), validForMs: RESET_LINK_TTL_MS }));
+  });
+}
+
+const newResetLink = (store: Store, user: UserRecord, now: number) => store.oneTimeLinks.create('reset', { userId: user.id, email: user.email, ttlMs: RESET_LINK_TTL_MS }, now);
+
+/** The admin CLI's reset link for an account, mail or no mail; undefined when no account has the address. */
+export async function createResetLink(ctx: Pick<Context, 'store' | 'clock' | 'config'>, email: string): Promise<{ url: string; expires: number; email: string } | undefined> {
+  const user = await ctx.store.users.findByEmail(email);
+  if (!user) return undefined;
+  const link = await newResetLink(ctx.store, user, ctx.clock.now());
+  return { url: resetUrl(ctx, link.secret), expires: link.expires, email: user.email };
+}
+
+export async function completePasswordReset(ctx: Ports, req: Request, body: { token: string; password: string }): Promise<Record<string, never>> {
+  const limits = attemptLimitsOf(ctx.store.db);
+  const attempt = addressOf(req);
+  await limits.guard(attempt);
+  const link = await ctx.store.oneTimeLinks.peek('reset', body.token, ctx.clock.now());
+  const user = link?.userId ? await ctx.store.users.get(link.userId) : undefined;
+  // A link mailed to an address the account no longer has is dead.
+  if (!link || !user || user.email !== link.email) {
+    await limits.failed(attempt);
+    throw linkInvalid();
+  }
+  // Checked before the link is used, so that a refused password leaves the link to try again.
+  requireGoodPassword(body.password, 'password', [user.email, user.email.split('@')[0], user.name ?? '', 'audioshare', 'audio-share', 'audio share']);
+  const passwordHash = await hashPassword(body.password);
+  const ended = await ctx.store.transaction(async (store) => {
+    const now = ctx.clock.now();
+    if (!(await store.oneTimeLinks.consume('reset', body.token, now))) return undefined;
+    await store.users.setPasswordHash(user.id, passwordHash);
+    // The link was mailed to the address: using it shows the account receives mail there.
+    await store.users.setEmailVerified(user.id);
+    // Every other reset link of the account dies with this one.
+    await store.oneTimeLinks.revokeAll('reset', user.id, now);
+    // Issue 20: the reset page "ends every session of the account".
+    return endSessionsOf({ store }, user.id);
+  });
+  if (ended === undefined) {
+    await limits.failed(attempt);
+    throw linkInvalid();
+  }
+  // Proving the address clears the failed sign-ins that may have sent them here.
+  await limits.succeeded({ account: user.email, address: attempt.address });
+  await recordSecurityEvent(ctx, { userId: user.id, kind: 'password-reset', req, detail: `${ended} session(s) ended` });
+  return {};
+}
+
+export async function sendEmailVerification(ctx: Ports, caller: Caller): Promise<Record<string, never>> {
+  if (!ctx.config.mail) throw mailNotConfigured('a verification link');
+  const user = await ctx.store.users.get(caller.id);
+  if (!user) throw new HttpProblem('unauthorized', 'This account no longer exists.');
+  if (user.emailVerified) throw conflict(`Your email address ${user.email} is verified already.`);
+  await ctx.store.transaction(async (store) => {
+    const now = ctx.clock.now();
+    if ((await store.oneTimeLinks.countSince('verify', user.id, now - HOUR_MS)) >= MAILS_PER_HOUR) {
+      throw new HttpProblem('rate-limited', `At most ${MAILS_PER_HOUR} verification mails an hour: look for the last one (and in the spam folder), or ask again later.`, {
+        headers: { 'Retry-After': String(HOUR_MS / 1000) },
+      });
+    }
+    const link = await store.oneTimeLinks.create('verify', { userId: user.id, email: user.email, ttlMs: VERIFY_LINK_TTL_MS }, now);
+    await queueMail(ctx, store, 'verify-email', verifyEmailMail({ to: user.email, name: user.name ?? '', url: verifyUrl(ctx, link.secret), validForMs: VERIFY_LINK_TTL_MS }));
+  });
+  return {};
+}
+
+export async function verifyEmail(ctx: Ports, req: Request, token: string): Promise<Record<string, never>> {
+  const limits = attemptLimitsOf(ctx.store.db);
+  const attempt = addressOf(req);
+  await limits.guard(attempt);
+  const verified = await ctx.store.transaction(async (store) => {
+    const link = await store.oneTimeLinks.consume('verify', token, ctx.clock.now());
+    const user = link?.userId ? await store.users.get(link.userId) : undefined;
+    // Mailed to an address the account has since changed: it proves nothing about the one it has now.
+    if (!link || !user || user.email !== link.email) return undefined;
+    await store.users.setEmailVerified(user.id);
+    return user;
+  });
+  if (!verified) {
+    await limits.failed(attempt);
+    throw linkInvalid();
+  }
+  await recordSecurityEvent(ctx, { userId: verified.id, kind: 'email-verified', req, detail: verified.email });
+  return {};
+}
