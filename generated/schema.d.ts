@@ -1229,9 +1229,10 @@ export interface paths {
         /**
          * Invite someone
          * @description **Extension.** Makes an invitation to open an account on this server
-         *     with the given address, whatever `REGISTRATION` says: a link to the
-         *     sign-up page that works once, for seven days. Send it to them; the
-         *     server keeps only its hash. An address that already has an account
+         *     with the given address, however registration is set: a link to the
+         *     sign-up page that works once, for seven days. A server that sends
+         *     mail mails it to the address (`mailed`); otherwise, send it to them.
+         *     The server keeps only its hash. An address that already has an account
          *     answers 409. Administrators only.
          */
         post: operations["createInvitation"];
@@ -2605,7 +2606,8 @@ export interface components {
          *       "email": "alex@example.com",
          *       "admin": false,
          *       "url": "http://localhost:8080/signup?invite=Zm9yIHRoZSBleGFtcGxlIG9ubHkgbm90IGEgcmVhbCBsaW5r",
-         *       "expiresAt": 1795920000000
+         *       "expiresAt": 1795920000000,
+         *       "mailed": true
          *     }
          */
         Invitation: {
@@ -2626,6 +2628,8 @@ export interface components {
              */
             url: string;
             expiresAt: components["schemas"]["Timestamp"];
+            /** @description Whether the link was mailed to the address, on a server that sends mail; otherwise, send it yourself. */
+            mailed: boolean;
         };
         /**
          * @description What happened. `upload.*` events are about uploads of files into a
@@ -8838,7 +8842,8 @@ export interface operations {
                      *       "email": "alex@example.com",
                      *       "admin": false,
                      *       "url": "http://localhost:8080/signup?invite=Zm9yIHRoZSBleGFtcGxlIG9ubHkgbm90IGEgcmVhbCBsaW5r",
-                     *       "expiresAt": 1795920000000
+                     *       "expiresAt": 1795920000000,
+                     *       "mailed": true
                      *     }
                      */
                     "application/json": components["schemas"]["Invitation"];

@@ -12,6 +12,8 @@ import { conflict, forbidden, notFound } from '../../http/problem.ts';
 import { normalizeEmail } from '../account/user-repository.ts';
 import type { AdminUserRecord } from './user-admin-repository.ts';
 import { endSessionsOf } from '../sessions/session-service.ts';
+import { queueMail } from '../mail/mail-outbox.ts';
+import { invitationMail } from '../../mail/templates.ts';
 
 type Ports = Pick<Context, 'store' | 'clock' | 'config'>;
 
@@ -84,23 +86,36 @@ export async function updateUser(ctx: Ports, caller: Caller, userId: string, cha
 /** An invitation's link: the sign-up page with its secret. */
 const invitationUrl = (publicUrl: string, secret: string) => `${publicUrl}/signup?invite=${secret}`;
 
+/** What mailing an invitation takes: the job queue's mail outbox (a server without SMTP_URL mails nothing). */
+type MailPorts = Pick<Context, 'config' | 'clock' | 'secrets' | 'jobQueued'>;
+
 /**
  * Makes an invitation to open an account with `email`, as an administrator
  * or not: a one-time link (kind `invitation`) that works for seven days.
  * `createdBy` is the administrator who made it; null from the admin CLI.
+ * With `mail` on a server that sends mail, the link is mailed to the
+ * address too, from the job queue (issue 20: "Mails: […] an invitation
+ * (from an administrator […])"), queued in the transaction that makes the
+ * link, so that there is never a mail without its link, nor the reverse.
  */
 export async function invite(
   ctx: Ports,
-  invitation: { email: string; admin: boolean; createdBy: string | null },
+  invitation: { email: string; admin: boolean; createdBy: string | null; invitedBy?: string },
+  mail?: MailPorts,
 ): Promise<Schemas['Invitation']> {
   const email = normalizeEmail(invitation.email);
   if (await ctx.store.users.findByEmail(email)) throw conflict(`There is already an account with the address ${email}; it needs no invitation.`);
-  // Read by the sign-up (sessions/invitations.ts): the address it is for, and `admin`.
-  const link = await ctx.store.oneTimeLinks.create('invitation', { email, data: { admin: invitation.admin }, createdBy: invitation.createdBy, ttlMs: INVITATION_MS }, ctx.clock.now());
-  return { id: link.id, object: 'invitation', email, admin: invitation.admin, url: invitationUrl(ctx.config.publicUrl, link.secret), expiresAt: link.expires };
+  return ctx.store.transaction(async (store) => {
+    // Read by the sign-up (sessions/invitations.ts): the address it is for, and `admin`.
+    const link = await store.oneTimeLinks.create('invitation', { email, data: { admin: invitation.admin }, createdBy: invitation.createdBy, ttlMs: INVITATION_MS }, ctx.clock.now());
+    const url = invitationUrl(ctx.config.publicUrl, link.secret);
+    const queued = mail ? await queueMail(mail, store, 'invitation', invitationMail({ to: email, invitedBy: invitation.invitedBy ?? '', url, validForMs: INVITATION_MS })) : undefined;
+    return { id: link.id, object: 'invitation', email, admin: invitation.admin, url, expiresAt: link.expires, mailed: queued !== undefined };
+  });
 }
 
-export async function createInvitation(ctx: Ports, caller: Caller, body: Schemas['CreateInvitationRequest']): Promise<Schemas['Invitation']> {
+export async function createInvitation(ctx: Ports & MailPorts, caller: Caller, body: Schemas['CreateInvitationRequest']): Promise<Schemas['Invitation']> {
   await requireAdmin(ctx, caller);
-  return invite(ctx, { email: body.email, admin: body.admin ?? false, createdBy: caller.id });
+  const inviter = await ctx.store.users.get(caller.id);
+  return invite(ctx, { email: body.email, admin: body.admin ?? false, createdBy: caller.id, invitedBy: inviter?.name ?? inviter?.email ?? '' }, ctx);
 }
