@@ -2469,11 +2469,11 @@ export interface components {
             expiresAt?: components["schemas"]["Timestamp"];
         };
         /**
-         * @description What happened to the account's security.
+         * @description What happened to the account's security (`identity-linked`, an identity of the single sign-on provider joined to the account).
          * @example signin
          * @enum {string}
          */
-        SecurityEventKind: "signin" | "signin-failed" | "signout" | "password-changed" | "password-reset" | "token-created" | "token-revoked" | "passkey-added" | "passkey-removed" | "session-ended" | "email-verified" | "account-created";
+        SecurityEventKind: "signin" | "signin-failed" | "signout" | "password-changed" | "password-reset" | "token-created" | "token-revoked" | "passkey-added" | "passkey-removed" | "session-ended" | "email-verified" | "account-created" | "identity-linked";
         /**
          * @description **Extension.** Something that happened to the account's security, with when and from where.
          * @example {

@@ -1,22 +1,10 @@
 import type { Request } from 'express';
 import type { Db } from '../../store/db.ts';
+import type { Schemas } from '../../lib/api-types.ts';
 import { newId } from '../../lib/ids.ts';
 
-/** What an account can review of its own security (GET /me/security-events). */
-export type SecurityEventKind =
-  | 'account-created'
-  | 'signin'
-  | 'signin-failed'
-  | 'signout'
-  | 'password-changed'
-  | 'password-reset'
-  | 'session-ended'
-  | 'token-created'
-  | 'token-revoked'
-  | 'passkey-added'
-  | 'passkey-removed'
-  | 'email-verified'
-  | 'identity-linked';
+/** What an account can review of its own security (GET /me/security-events): the spec's list, so the two cannot drift. */
+export type SecurityEventKind = Schemas['SecurityEventKind'];
 
 export interface SecurityEventRecord {
   id: string;

@@ -73,7 +73,10 @@ export async function changeUser(store: Store, userId: string, change: UserChang
       );
     }
     const changed = (await tx.userAdmin.update(userId, change))!;
-    if (change.disabled === true) await endSessionsOf({ store: tx }, userId);
+    // Issue 20: a session "is replaced on sign-in and whenever its privileges change": a change of administrator ends the
+    // account's sessions, so that what it may do from now on starts with a sign-in of its own.
+    const privilegesChanged = change.admin !== undefined && change.admin !== user.admin;
+    if (change.disabled === true || privilegesChanged) await endSessionsOf({ store: tx }, userId);
     return changed;
   });
 }
