@@ -91,7 +91,9 @@ export async function signinPage(ctx: PageContext): Promise<void> {
   // Someone signed in never gets here: the server sends them to / (server/pages/account-pages.ts).
   const f = form();
   f.dataset.keepBusy = 'true';
-  wireForm(f, formError(), () => ctx.api.signIn({ email: value(f, 'email'), password: value(f, 'password') }), () => goHome(ctx));
+  // Arriving from an invitation's sign-up page (its "Sign in" link carries the invite): its access joins this account.
+  const invite = ctx.params.get('invite') ?? undefined;
+  wireForm(f, formError(), () => ctx.api.signIn({ email: value(f, 'email'), password: value(f, 'password'), ...(invite ? { invite } : {}) }), () => goHome(ctx));
 
   const alternatives = document.getElementById('alternatives-error')!;
   const passkey = document.getElementById('passkey-signin') as HTMLButtonElement;

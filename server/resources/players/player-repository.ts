@@ -195,6 +195,23 @@ export class PlayerRepository {
     return changed === 1;
   }
 
+  /**
+   * Gives the collaborator entry of `fromEmail` to `toEmail` (an account that
+   * signed in with the invitation), a change of the player; answers false
+   * when there is no such entry, or `toEmail` has one on this player already.
+   */
+  async moveCollaborator(playerId: string, fromEmail: string, toEmail: string, now: number): Promise<boolean> {
+    return this.db.transaction(async (tx) => {
+      const moved = await tx.execute(
+        'UPDATE player_collaborators SET email = $3 WHERE player_id = $1 AND email = $2 AND NOT EXISTS (SELECT 1 FROM player_collaborators WHERE player_id = $1 AND email = $3)',
+        [playerId, fromEmail, toEmail],
+      );
+      if (moved === 0) return false;
+      await tx.execute('UPDATE players SET version = version + 1, time_modified = $2 WHERE id = $1', [playerId, now]);
+      return true;
+    });
+  }
+
   /** Removes the collaborator, a change of the player (its version is bumped); answers false when there is none. */
   async removeCollaborator(playerId: string, email: string, now: number): Promise<boolean> {
     return this.db.transaction(async (tx) => {

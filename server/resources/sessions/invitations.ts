@@ -43,3 +43,36 @@ export async function acceptInvitation(ctx: Pick<Context, 'store' | 'config'>, i
   if (!(await ctx.store.oneTimeLinks.consume('invitation', invite, now))) return undefined;
   return { kind: 'administrator', admin: link.data.admin === true };
 }
+
+/**
+ * Issue 20: "someone who already has an account signs in from that page
+ * (link Sign in) and the access joins their account." The collaborator
+ * invitation `invite` is used (once) for the account `user` signing in: sent
+ * to the account's own address, it verifies that address; sent to another,
+ * the player's collaborator entry becomes the account's. Answers false when
+ * the invitation is not a collaborator's, or no longer works.
+ */
+export async function joinCollaboratorInvitation(
+  ctx: Pick<Context, 'store' | 'config' | 'clock'>,
+  invite: string,
+  user: { id: string; email: string },
+): Promise<boolean> {
+  const separator = invite.indexOf('.');
+  if (separator <= 0) return false;
+  const playerId = invite.slice(0, separator);
+  const token = invite.slice(separator + 1);
+  const now = ctx.clock.now();
+  const collaborators = await ctx.store.players.invites(playerId).catch(() => []);
+  const invited = collaborators.find((candidate) => candidate.used === null && inviteMatches(ctx, playerId, candidate.email, candidate.nonce, token));
+  if (!invited) return false;
+  return ctx.store.transaction(async (store) => {
+    if (!(await store.players.useInvite(playerId, invited.email, invited.nonce, now))) return false;
+    if (invited.email === user.email) {
+      await store.users.setEmailVerified(user.id);
+      return true;
+    }
+    // The account holds an entry on this player already: the invitation adds nothing to it, and is used up.
+    await store.players.moveCollaborator(playerId, invited.email, user.email, now);
+    return true;
+  });
+}

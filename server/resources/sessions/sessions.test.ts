@@ -179,4 +179,27 @@ describe.each(backends)('accounts and sessions on %s', (backend) => {
     const member = await t.fetch(`/players/${player!.id}/view`, { headers: { Cookie: cookie! } });
     expect(member.status).toBe(200);
   });
+
+  it('an account that signs in with a collaborator invitation sent to another address gets its access, once', async () => {
+    await account('owner-join@example.com');
+    const { api } = await t.as('owner-join@example.com');
+    const { data: project } = await api.POST('/projects', { body: { name: 'Shared by invitation' } });
+    const { data: player } = await api.POST('/players', { body: { name: 'Review', projectid: project!.id, collaborators: [{ email: 'old-address@label.example', role: 'editor' }] } });
+    const { data: invites } = await api.GET('/players/{playerid}/collaborators', { params: { path: { playerid: player!.id } } });
+    const token = new URL(invites![0].inviteUrl).searchParams.get('invite')!;
+    const invite = `${player!.id}.${token}`;
+
+    await account('joiner@example.com');
+    const before = await signIn('joiner@example.com');
+    expect(((await (await t.fetch('/projects', { headers: { Cookie: before.cookie! } })).json()) as Array<{ id: string }>).map((p) => p.id)).not.toContain(project!.id);
+
+    const joined = await t.fetch('/auth/signin', ownPage('POST', { email: 'joiner@example.com', password: PASSWORD, invite }));
+    expect(joined.status).toBe(200);
+    const projects = (await (await t.fetch('/projects', { headers: { Cookie: cookieOf(joined)! } })).json()) as Array<{ id: string; role: string }>;
+    expect(projects.find((p) => p.id === project!.id)?.role).toBe('editor');
+
+    const again = await t.fetch('/auth/signin', ownPage('POST', { email: 'joiner@example.com', password: PASSWORD, invite }));
+    expect(again.status).toBe(403);
+    expect(cookieOf(again)).toBeUndefined();
+  });
 });

@@ -15,7 +15,7 @@ import { normalizeEmail } from '../account/user-repository.ts';
 import { userJson } from '../account/account-service.ts';
 import { recordSecurityEvent } from '../account/security-events.ts';
 import { startSession, endSessionsOf } from './session-service.ts';
-import { acceptInvitation, type Invitation } from './invitations.ts';
+import { acceptInvitation, joinCollaboratorInvitation, type Invitation } from './invitations.ts';
 
 type Ports = Pick<Context, 'store' | 'clock' | 'config' | 'logger'>;
 
@@ -119,6 +119,9 @@ export async function signIn(ctx: Ports, req: Request, res: Response, body: Sche
   }
   if (user.disabled) throw new HttpProblem('unauthorized', 'This account is disabled. Ask the server\'s administrator.');
   await limits.succeeded(attempt);
+  if (body.invite !== undefined && !(await joinCollaboratorInvitation(ctx, body.invite, user))) {
+    throw forbidden('Your password is right, but this invitation does not work: it was used already, renewed or withdrawn. Sign in without it, or ask for a new one.');
+  }
   await startSession(ctx, req, res, user.id, 'password');
   return userJson(user);
 }
