@@ -4686,6 +4686,14 @@ export interface components {
         SignInRequest: {
             email: components["schemas"]["Email"];
             password: string;
+            /**
+             * @description A collaborator's invitation to a player (the `invite` of its sign-up
+             *     link), for someone who has an account already: its access joins
+             *     this account (sent to this account's own address, it also verifies
+             *     that address). It works once; one that no longer works is a 403 and
+             *     no session is started.
+             */
+            invite?: string;
         };
         /**
          * @description **Extension.** The current password, and the new one.
