@@ -19,6 +19,7 @@
 import { readFileSync } from 'node:fs';
 import { resolve } from 'node:path';
 import type { NextFunction, Request, Response } from 'express';
+import { parse as parseCookies } from 'cookie';
 import { HttpProblem } from './problem.ts';
 import { checkSameOrigin } from '../auth/same-origin.ts';
 import { SESSION_COOKIE, SECURE_SESSION_COOKIE } from '../auth/session-cookie.ts';
@@ -180,16 +181,10 @@ export function authenticate(store: Credentials, isPublicPath: (path: string) =>
 /** The session cookie's value: the `__Host-` one (set under https) first. */
 function sessionCookieOf(req: Request): string | undefined {
   const header = req.headers.cookie;
+  // Most API requests carry no session cookie: they are not parsed at all.
   if (!header?.includes(SESSION_COOKIE)) return undefined;
-  let plain: string | undefined;
-  for (const pair of header.split(';')) {
-    const separator = pair.indexOf('=');
-    if (separator < 0) continue;
-    const name = pair.slice(0, separator).trim();
-    if (name === SECURE_SESSION_COOKIE) return pair.slice(separator + 1).trim();
-    if (name === SESSION_COOKIE) plain = pair.slice(separator + 1).trim();
-  }
-  return plain;
+  const cookies = parseCookies(header);
+  return cookies[SECURE_SESSION_COOKIE] ?? cookies[SESSION_COOKIE];
 }
 
 function unauthorized(detail: string, tokenSent: boolean) {

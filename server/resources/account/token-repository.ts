@@ -1,6 +1,7 @@
 import { createHash, randomBytes } from 'node:crypto';
 import type { Db } from '../../store/db.ts';
 import { newId } from '../../lib/ids.ts';
+import type { TokenHolder } from '../../http/auth.ts';
 
 export interface TokenRecord {
   id: string;
@@ -13,16 +14,6 @@ export interface TokenRecord {
   timeLastUsed: number | null;
   timeCreated: number;
   timeRevoked: number | null;
-}
-
-/** Who a token acts for, and with what: what authentication needs of it. */
-export interface TokenHolder {
-  tokenId: string;
-  user: { id: string; email: string };
-  scopes: string[] | null;
-  disabled: boolean;
-  timeExpires: number | null;
-  timeLastUsed: number | null;
 }
 
 /**
