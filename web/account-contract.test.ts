@@ -162,7 +162,7 @@ describe('the account pages against the contract', () => {
         await page.getByLabel('Password', { exact: true }).fill('correct horse battery staple');
         await page.getByRole('button', { name: 'Sign in', exact: true }).click();
         await page.waitForURL(`${t.server.address}/`);
-        await expect.poll(() => page.getByRole('heading', { level: 1 }).textContent()).toBe('Ada Lovelace');
+        await expect.poll(() => page.locator('header .bar-user').textContent()).toBe('Ada Lovelace');
         expect(fake.bodies['POST /auth/signin']).toEqual({ email: 'ada@example.com', password: 'correct horse battery staple' });
         expect(unexpected(await watched.problems())).toEqual([]);
 
