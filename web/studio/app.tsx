@@ -6,29 +6,37 @@
  */
 import { useEffect, useState } from 'preact/hooks';
 import { answer, type Studio, type User } from './api.ts';
+import { AdminPage } from './admin/admin-page.tsx';
+import { InboxCount, InboxPage } from './inbox/inbox-page.tsx';
 import { LibraryPage } from './library.tsx';
+import { ProjectPage } from './project/project-page.tsx';
+import { SettingsPage } from './settings/settings-page.tsx';
+import { LinkPage, LinksPage } from './share/links-page.tsx';
 import { Link, routeOf, useLocation, type Route } from './router.tsx';
 import { SessionContext } from './session.ts';
 
-const TITLES: Record<Route['page'], string> = {
-  library: 'Library',
-  project: 'Project',
-  links: 'Links',
-  link: 'Link',
-  inbox: 'Inbox',
-  admin: 'Administration',
-  'not-found': 'Not found',
-};
-
+/** The page the route names; each page sets its own document title. */
 function Page({ route }: { route: Route }) {
   switch (route.page) {
     case 'library':
       return <LibraryPage />;
-    default:
+    case 'project':
+      return <ProjectPage projectid={route.projectid} />;
+    case 'links':
+      return <LinksPage />;
+    case 'link':
+      return <LinkPage playerid={route.playerid} />;
+    case 'inbox':
+      return <InboxPage />;
+    case 'settings':
+      return <SettingsPage />;
+    case 'admin':
+      return <AdminPage />;
+    case 'not-found':
       return (
         <>
-          <h1>{TITLES[route.page]}</h1>
-          <p>This part of the studio is not here yet.</p>
+          <h1>Not found</h1>
+          <p>Nothing in the studio has this address.</p>
         </>
       );
   }
@@ -55,6 +63,7 @@ function Bar({ route, user, studio }: { route: Route; user: User; studio: Studio
         </Link>
         <Link href={`${b}/inbox`} aria-current={current('inbox')}>
           Inbox
+          <InboxCount />
         </Link>
         <a href={`${b}/settings`}>Settings</a>
         {user.admin ? (

@@ -14,6 +14,7 @@ export type Route =
   | { page: 'links' }
   | { page: 'link'; playerid: string }
   | { page: 'inbox' }
+  | { page: 'settings' }
   | { page: 'admin' }
   | { page: 'not-found' };
 
@@ -25,6 +26,7 @@ export function routeOf(path: string): Route {
   if (parts[0] === 'links' && parts.length === 1) return { page: 'links' };
   if (parts[0] === 'links' && parts.length === 2) return { page: 'link', playerid: parts[1] };
   if (parts[0] === 'inbox' && parts.length === 1) return { page: 'inbox' };
+  if (parts[0] === 'settings' && parts.length === 1) return { page: 'settings' };
   if (parts[0] === 'admin' && parts.length === 1) return { page: 'admin' };
   return { page: 'not-found' };
 }
