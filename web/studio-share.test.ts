@@ -17,7 +17,7 @@ import { backends } from '../server/testing/databases.ts';
 import { useTestServer } from '../server/testing/harness.ts';
 import { useBrowser } from '../server/testing/browser.ts';
 import { checkLayout, studioPage, type StudioPage } from './testing/studio-browser.ts';
-import { watchedPage, waitForReady } from './testing/player-browser.ts';
+import { watchedPage } from './testing/player-browser.ts';
 import { LISTENING_SERVER_ENV, OWNER, connectPaymentProvider, createPlayer, makeSmallProject } from './testing/player-fixtures.ts';
 
 const BROWSER_TEST_MS = 120_000;
@@ -169,10 +169,10 @@ describe.each(backends)('sharing in the studio (%s)', (backend) => {
           const password = listener.page.getByRole('textbox', { name: 'Password' });
           await password.fill('night-drive-2026');
           await listener.page.getByRole('button', { name: 'Open', exact: true }).click();
-          await waitForReady(listener.page);
+          await listener.page.locator('main#app[data-state="ready"]').waitFor();
           expect(await listener.page.getByRole('link', { name: `Download ${track.name}`, exact: true }).count()).toBe(1);
           expect(await listener.page.getByRole('region', { name: 'Comments' }).count()).toBe(1);
-          expect(await listener.page.getByRole('checkbox', { name: 'Loudness match' }).count()).toBe(1);
+          expect(await listener.page.getByRole('switch', { name: 'Loudness match' }).count()).toBe(1);
           expect(await listener.problems()).toEqual([]);
         } finally {
           await listener.close();
