@@ -241,7 +241,8 @@ function Invites({
             Invite
           </button>
         </div>
-      ) : (
+      ) : null}
+      {canInvite ? <p class="hint">Viewers listen; editors and admins may also change the project and its links. Each gets an invite link, mailed when this server sends mail.</p> : (
         <p class="hint">People are invited when a link is made: make a new link to invite someone else.</p>
       )}
       <FieldError id="share-invite-error" message={message} />
@@ -263,7 +264,7 @@ function Invites({
   );
 }
 
-function ShareForm({ target, player: initial, onMade, onDone }: { target?: ShareTarget; player?: Player; onMade: (player: Player) => void; onDone: (player?: Player) => void }) {
+function ShareFields({ target, player: initial, onMade, onDone }: { target?: ShareTarget; player?: Player; onMade: (player: Player) => void; onDone: (player?: Player) => void }) {
   const { studio } = useSession();
   const [player, setPlayer] = useState<Player | undefined>(initial);
   const [form, setForm] = useState<ShareForm | null>(initial ? formOfPlayer(initial) : null);
@@ -313,7 +314,11 @@ function ShareForm({ target, player: initial, onMade, onDone }: { target?: Share
     );
   }
 
-  const set = <K extends keyof ShareForm>(key: K, value: ShareForm[K]) => setForm((before) => (before ? { ...before, [key]: value } : before));
+  const set = <K extends keyof ShareForm>(key: K, value: ShareForm[K]) => {
+    setForm((before) => (before ? { ...before, [key]: value } : before));
+    // A field changed is a field answered: its refusal goes (the others stay until the next try).
+    if (key in errors) setErrors(({ [key as FieldKey]: _gone, ...rest }) => rest);
+  };
   const editing = !!player;
 
   const submit = async (event: Event) => {
@@ -560,7 +565,7 @@ export function ShareDialog({ target, player, open, onClose }: { target?: ShareT
   const done = (saved?: Player) => onClose(saved ?? latest.current);
   return (
     <Dialog title="Share" open={open} onClose={() => done()}>
-      <ShareForm
+      <ShareFields
         target={target}
         player={player}
         onMade={(made) => {

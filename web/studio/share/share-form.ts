@@ -33,9 +33,9 @@ export const SUBTITLES: Array<[BoxSubtitle, string]> = [
   ['none', 'None'],
 ];
 export const ROLES: Array<[Role, string]> = [
-  ['viewer', 'Viewer (listens)'],
-  ['editor', 'Editor (changes files)'],
-  ['admin', 'Admin (changes everything)'],
+  ['viewer', 'Viewer'],
+  ['editor', 'Editor'],
+  ['admin', 'Admin'],
 ];
 
 /** Everything the dialog edits, as its controls hold it (text fields as text). */
