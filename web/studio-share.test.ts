@@ -59,6 +59,8 @@ describe.each(backends)('sharing in the studio (%s)', (backend) => {
 
         // What it will get, before anything is touched: preferences first, then the final defaults.
         expect(await textbox(dialog, 'Player name').inputValue()).toBe('Demo Tapes');
+        // Keyboard first: the focus is in the dialog's first field.
+        await expect.poll(() => page.evaluate(() => document.activeElement?.id)).toBe('share-name');
         const who = dialog.getByRole('radiogroup', { name: 'Who can open it' });
         expect(await who.getByRole('radio', { name: 'Anyone with the link' }).isChecked()).toBe(true);
         expect(await who.getByRole('radio', { name: 'Only people I invite' }).isChecked()).toBe(false);

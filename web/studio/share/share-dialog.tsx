@@ -300,10 +300,18 @@ function ShareFields({ target, player: initial, onMade, onDone }: { target?: Sha
     };
   }, [studio, projectid, initial]);
 
-  // After a refusal, the first field it names takes the focus.
+  // Once the form is drawn, the focus is in its first field (showModal gave it to the Close button, the only control then).
+  const loaded = form !== null;
   useEffect(() => {
-    const invalid = formRef.current?.querySelector<HTMLElement>('[aria-invalid="true"]');
-    invalid?.focus();
+    if (loaded) document.getElementById('share-name')?.focus();
+  }, [loaded]);
+
+  // After a refusal, the first field it names takes the focus.
+  const refused = useRef(false);
+  useEffect(() => {
+    if (!refused.current) return;
+    refused.current = false;
+    formRef.current?.querySelector<HTMLElement>('[aria-invalid="true"]')?.focus();
   }, [errors]);
 
   if (!form) {
@@ -323,6 +331,7 @@ function ShareFields({ target, player: initial, onMade, onDone }: { target?: Sha
 
   const submit = async (event: Event) => {
     event.preventDefault();
+    refused.current = true;
     if (!form.name.trim()) return setErrors({ name: 'Give the link a name.' });
     const body = player ? updateBody(form, player) : createBody(form, target!);
     if (Array.isArray(body)) return setErrors({ [body[0]]: body[1] });
