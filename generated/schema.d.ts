@@ -4804,7 +4804,7 @@ export interface components {
             used: number;
             /**
              * @description The most bytes the account may keep: its own quota when an
-             *     administrator set one, else the server's (`STORAGE_QUOTA_BYTES`);
+             *     administrator set one, else the server's, which its operator sets;
              *     `null` when there is no limit.
              * @example 10737418240
              */
