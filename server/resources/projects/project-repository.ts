@@ -200,7 +200,7 @@ export class ProjectRepository {
   }
 
   /**
-   * Deletes the project; its boxes, artworks, uploads, players (their
+   * Deletes the project and the jobs that name it; its boxes, artworks, uploads, players (their
    * collaborators and purchases), portal uploads and, through its files,
    * comments go with it (ON DELETE CASCADE). Answers the ids of the portal
    * uploads that were not complete, whose partial bytes lie outside the
@@ -209,6 +209,8 @@ export class ProjectRepository {
    */
   async delete(id: string): Promise<{ unfinishedPortalUploads: string[] } | undefined> {
     const portal = await this.db.query<{ id: string }>('SELECT id FROM portal_uploads WHERE project_id = $1 AND time_completed IS NULL', [id]);
+    // The jobs that name it (its files' analyses), as deleting an account removes those of its projects: nothing is left to analyse.
+    await this.db.execute(`DELETE FROM jobs WHERE payload LIKE $1 ESCAPE '\\'`, [`%${id.replace(/[\\%_]/g, (char) => `\\${char}`)}%`]);
     const deleted = await this.db.query<{ id: string }>('DELETE FROM projects WHERE id = $1 RETURNING id', [id]);
     return deleted.length === 1 ? { unfinishedPortalUploads: portal.map((row) => row.id) } : undefined;
   }

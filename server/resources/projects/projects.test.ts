@@ -72,6 +72,8 @@ describe.each(backends)('projects for the studio on %s', (backend) => {
       const [row] = await db.query<{ n: number | string }>(`SELECT COUNT(*) AS n FROM ${table} WHERE ${column} = $1`, [projectid]);
       expect(Number(row.n), table).toBe(0);
     }
+    const [jobs] = await db.query<{ n: number | string }>(`SELECT COUNT(*) AS n FROM jobs WHERE payload LIKE $1`, [`%${projectid}%`]);
+    expect(Number(jobs.n)).toBe(0);
     const [comments] = await db.query<{ n: number | string }>('SELECT COUNT(*) AS n FROM comments WHERE file_id = $1', [upload.boxid]);
     expect(Number(comments.n)).toBe(0);
     expect(existsSync(join(directory, portalId))).toBe(false);

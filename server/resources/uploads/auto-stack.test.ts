@@ -69,7 +69,7 @@ describe.each(backends)('versions that stack themselves on %s', (backend) => {
     expect(version).toMatchObject({ parentid: folder!.id, autoStacked: true, versionName: '_2' });
     const stack = await box(api, projectid, version.stackid);
     expect(stack).toMatchObject({ object: 'stack', name: 'Night Drive', parentid: folder!.id, children: [{ id: lone.boxid }, { id: version.boxid, name: '_2' }] });
-    expect((await box(api, projectid, folder!.id)).children!.map((child) => child.id)).toEqual([before.stackid, version.stackid, after.stackid]);
+    expect(((await box(api, projectid, folder!.id)) as { children: Array<{ id: string }> }).children.map((child) => child.id)).toEqual([before.stackid, version.stackid, after.stackid]);
   });
 
   it('stacks nothing when the account preference or the request turns it off, nor into a trashed stack', async () => {
