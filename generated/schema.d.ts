@@ -5142,7 +5142,8 @@ export interface components {
         DisplayName: string;
         /**
          * @description **Extension.** Changes the caller's account: only the fields given
-         *     change. `name: null` removes the display name.
+         *     change; an empty object changes nothing. `name: null` removes the
+         *     display name.
          * @example {
          *       "name": "Sam Rivera"
          *     }
