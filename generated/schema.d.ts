@@ -1552,20 +1552,23 @@ export interface paths {
          * @description **Extension.** The file's comments as a file to save, so that the notes
          *     land on the timeline of the musician's editor. Any member of the
          *     project may export them. The answer is an `attachment` named after
-         *     the file (its name without its extension, then `-comments` and the
-         *     format's extension: `.txt`, `.csv`, `.txt` for Audacity and `-reaper.csv`).
+         *     the file: its name without its extension, then `-comments.txt`
+         *     (text), `-comments.csv` (csv), `-labels.txt` (audacity) or
+         *     `-markers.csv` (reaper).
          *
-         *     Comments are in timeline order: those with an `audioTimestamp` by it,
+         *     In every format the author is the comment's `creator.name`, followed
+         *     by ` (guest)` for a listener's (`creator.kind` `listener`), as the
+         *     pages show it. Comments are in timeline order: those with an `audioTimestamp` by it,
          *     then those about the whole version; each reply right after the
          *     comment it answers, oldest first. Messages are put on one line:
          *     line breaks, tabs and other control characters become spaces.
          *
          *     `format`:
          *     - `text` (`text/plain; charset=utf-8`): one line per comment,
-         *       `[m:ss] Author: message` (`[h:mm:ss]` past an hour, `[m:ss–m:ss]` for
+         *       `[m:ss] Author: message` (`[h:mm:ss]` past an hour, `[m:ss-m:ss]` for
          *       a range, nothing before the author for a comment about the whole
-         *       version); a listener's name is followed by ` (guest)`; each reply on
-         *       the next line, indented by four spaces, without a time.
+         *       version); each reply on the next line, indented by four spaces,
+         *       without a time.
          *     - `csv` (`text/csv; charset=utf-8`, RFC 4180: every field quoted,
          *       lines ending in CRLF): the header `time,end,author,message,done,created`,
          *       then one row per comment: `time` and `end` in seconds (empty when the
@@ -1582,7 +1585,9 @@ export interface paths {
          *       REAPER's Region/Marker Manager (Import): the header
          *       `#,Name,Start,End,Length`, then `M1,name,start,,` for a point comment
          *       and `R1,name,start,end,length` for a range, in seconds to 6 decimals
-         *       (set the project's time unit to seconds before importing).
+         *       (set the project's time unit to seconds before importing). Names
+         *       are quoted as RFC 4180 says when they hold a comma or a quote, and
+         *       guarded against formula injection as in `csv`.
          *
          *     Comments without a timestamp, and replies, have no place on a
          *     timeline: `audacity` and `reaper` leave them out; `text` and `csv`
@@ -1748,9 +1753,9 @@ export interface paths {
          *     no player shows), newest first, on the projects the caller owns or
          *     where their role is admin or editor. Each comes with its project's id
          *     and name. A file is filed by moving it, or the stack a portal put it in, out
-         *     of the folder (*Update a file, folder or stack* with another
-         *     `parentid`); files still uploading, and files in the trash, are not
-         *     listed.
+         *     of the folder (*Update a file, folder or stack*: `removeids` on the
+         *     folder, or `addids` on another); files still uploading, and files in
+         *     the trash, are not listed.
          */
         get: operations["listHeldFiles"];
         put?: never;
