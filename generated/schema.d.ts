@@ -1560,8 +1560,9 @@ export interface paths {
          *     by ` (guest)` for a listener's (`creator.kind` `listener`), as the
          *     pages show it. Comments are in timeline order: those with an `audioTimestamp` by it,
          *     then those about the whole version; each reply right after the
-         *     comment it answers, oldest first. Messages are put on one line:
-         *     line breaks, tabs and other control characters become spaces.
+         *     comment it answers, oldest first. Messages and names are put on one
+         *     line: line breaks, tabs and other control characters become spaces,
+         *     and bidirectional controls (U+202A–U+202E, U+2066–U+2069) are removed.
          *
          *     `format`:
          *     - `text` (`text/plain; charset=utf-8`): one line per comment,

@@ -20,10 +20,13 @@ export interface ExportedFile {
 /**
  * One line of text: control characters (C0, DEL, C1) and the Unicode line
  * and paragraph separators become one space, so that a label or a CSV
- * field is one line whatever the message held.
+ * field is one line whatever the message held; bidirectional embeddings,
+ * overrides and isolates go, so that a name cannot show its text reversed
+ * in an editor's marker list (CVE-2021-42574, "Trojan Source").
  */
 export function oneLine(text: string): string {
   return text
+    .replace(/[\u202a-\u202e\u2066-\u2069]/g, '')
     .replace(/[\p{Cc}\u2028\u2029]+/gu, ' ')
     .replace(/ {2,}/g, ' ')
     .trim();

@@ -4,7 +4,7 @@
  * its counts, the files portals hold), and the export of a file's comments
  * in each format, parsed back and compared with the comments made.
  */
-import { describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it } from 'vitest';
 import type { ApiClient, Schemas } from '../../../generated/client.ts';
 import { backends } from '../../testing/databases.ts';
 import { json, useTestServer } from '../../testing/harness.ts';
@@ -137,6 +137,15 @@ describe.each(backends)('comments across files on %s', (backend) => {
     };
   }
 
+  // The first requests to a fresh server compile the validator's schemas for each operation they reach
+  // (express-openapi-validator does it lazily): tens of seconds on a loaded machine. Paid here, under the
+  // hook's longer timeout, rather than by whichever test runs first.
+  beforeAll(async () => {
+    const { owner, projectid, v1 } = await setup('Warm-up');
+    await comment(owner.api, projectid, v1, { message: 'Warm-up' });
+    await owner.api.GET('/projects/{projectid}/comments', { params: { path: { projectid } } });
+  });
+
   describe('listProjectComments', () => {
     it('lists every comment of the project, newest first, replies included, each with its track; filters by status', async () => {
       const { owner, viewer, stranger, projectid, stackid, stackName, v1, v2, playerid } = await setup();
@@ -144,7 +153,7 @@ describe.each(backends)('comments across files on %s', (backend) => {
       const cookie = await listenerSession(playerid, 'Alex');
       const b = await asListener(cookie, playerid, v2, { message: 'On v2, from a listener' });
       const c = await comment(owner.api, projectid, v2, { message: 'Thanks', parentid: b.id });
-      await owner.api.POST('/projects/{projectid}/files/{fileid}/comments/{commentid}', { params: { path: { projectid, fileid: v1, commentid: a.id } }, body: { completed: true } });
+      await owner.api.POST('/projects/{projectid}/files/{fileid}/comments/{commentid}', { params: { path: { projectid, fileid: v1, commentid: a.id } }, body: { completed: true, react: '👍' } });
 
       const { data, response } = await viewer.api.GET('/projects/{projectid}/comments', { params: { path: { projectid } } });
       expect(response.status).toBe(200);
@@ -152,8 +161,12 @@ describe.each(backends)('comments across files on %s', (backend) => {
       const track = { stackid, stackName, projectid, projectName: 'Album' };
       expect(data![0]).toMatchObject({ message: 'Thanks', isReply: true, parentid: b.id, track: { ...track, fileid: v2, name: 'mix v2.wav', versionName: 'v2' } });
       expect(data![1]).toMatchObject({ creator: { name: 'Alex', kind: 'listener', mine: false }, track: { fileid: v2 } });
-      expect(data![2]).toMatchObject({ completed: true, track: { ...track, fileid: v1, name: 'mix.wav', versionName: null } });
+      expect(data![2]).toMatchObject({ completed: true, reactions: { '👍': { count: 1, mine: false } }, track: { ...track, fileid: v1, name: 'mix.wav', versionName: null } });
+      expect(data![1].reactions).toEqual({});
 
+      // The reaction is the owner's own when they read it.
+      const byOwner = await owner.api.GET('/projects/{projectid}/comments', { params: { path: { projectid } } });
+      expect(byOwner.data![2].reactions).toEqual({ '👍': { count: 1, mine: true } });
       const open = await owner.api.GET('/projects/{projectid}/comments', { params: { path: { projectid }, query: { status: 'open' } } });
       expect(open.data!.map((x) => x.id)).toEqual([c.id, b.id]);
       const done = await owner.api.GET('/projects/{projectid}/comments', { params: { path: { projectid }, query: { status: 'done' } } });
@@ -297,7 +310,7 @@ describe.each(backends)('comments across files on %s', (backend) => {
       const range = await comment(owner.api, projectid, v2, { message: 'Snare too loud, "really"', audioTimestamp: 42.5, audioTimestampEnd: 61 });
       const whole = await comment(owner.api, projectid, v2, { message: 'Love the mix overall' });
       const cookie = await listenerSession(playerid, '=HYPERLINK("x")');
-      const listener = await asListener(cookie, playerid, v2, { message: '-3 dB\ton the\u0007 vocal\r\nplease', audioTimestamp: 7 });
+      const listener = await asListener(cookie, playerid, v2, { message: '-3 dB\ton the\u0007 vocal\r\nplease\u202e', audioTimestamp: 7 });
       const reply = await comment(owner.api, projectid, v2, { message: '@Alex done', parentid: range.id });
       await owner.api.POST('/projects/{projectid}/files/{fileid}/comments/{commentid}', { params: { path: { projectid, fileid: v2, commentid: range.id } }, body: { completed: true } });
       return { ...s, late, range, whole, listener, reply };
@@ -380,6 +393,10 @@ describe.each(backends)('comments across files on %s', (backend) => {
       expect((await at(v1, '?format=pdf')).status).toBe(400);
       expect((await at(stackid, '?format=text')).status).toBe(404);
       expect((await at(v1, '?format=text', stranger.token)).status).toBe(404);
+      // The concrete path is matched before the templated …/comments/{commentid} (OpenAPI 3.1 §4.8.8), which takes POST.
+      const post = await t.fetch(`/projects/${projectid}/files/${v1}/comments/export`, { method: 'POST', token: owner.token });
+      expect(post.status).toBe(405);
+      expect(post.headers.get('allow')).toBe('GET');
     });
   });
 });
