@@ -5097,7 +5097,10 @@ export interface components {
             object: "play";
             /** @description The page's id for the play. */
             playid: string;
-            /** @description The version played. */
+            /**
+             * @description The version played.
+             * @example box_f1le4n8q7r
+             */
             fileid: components["schemas"]["Id"];
             /** @description The most seconds heard reported for this play. */
             heard: number;
@@ -5132,7 +5135,10 @@ export interface components {
         };
         /** @description **Extension.** The plays and downloads of one version of a track. */
         InsightsTrack: {
-            /** @description The version (file box). */
+            /**
+             * @description The version (file box).
+             * @example box_f1le4n8q7r
+             */
             fileid: components["schemas"]["Id"];
             /** @description The file's name. */
             name: string;
@@ -5233,7 +5239,10 @@ export interface components {
              * @constant
              */
             object: "player-insights";
-            /** @description The player. */
+            /**
+             * @description The player.
+             * @example ply_4c8n2r7t1v
+             */
             playerid: components["schemas"]["Id"];
             totals: {
                 /** @description Plays that counted, of every track. */

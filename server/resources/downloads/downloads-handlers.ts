@@ -41,7 +41,6 @@ export function downloadsHandlers(ctx: Context): OperationHandlers {
         disposition: req.query.disposition === 'inline' ? 'inline' : 'attachment',
         range: req.get('range'),
         ifNoneMatch: req.get('if-none-match'),
-        head: req.method === 'HEAD',
         // The validator checked these against the spec (all of player, grant and as, or none).
         ...(typeof req.query.player === 'string'
           ? {

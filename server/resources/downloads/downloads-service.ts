@@ -84,8 +84,6 @@ export interface SignedGet {
   ifNoneMatch: string | undefined;
   /** The player grant a listener's view bound into the URL, if any. */
   grant?: PlayerGrant;
-  /** A HEAD request: answered as a GET, but sends no bytes, so it is no download to count. */
-  head?: boolean;
 }
 
 export interface Delivery {
@@ -106,9 +104,9 @@ export async function fetchSignedDownload(ctx: Ports, get: SignedGet): Promise<D
   if (!object || !stored) throw notFound('The file of this download URL no longer exists.');
   const size = stored.size;
   // A download through a player's view counts for its insights once, when its bytes are sent from the start (a resumed or
-  // seeking range request is the same download going on; a HEAD or a 304 sends none).
+  // seeking range request is the same download going on; a 304 sends none).
   const fromStart = get.range === undefined || /^\s*bytes\s*=\s*0\s*-/i.test(get.range);
-  const counts = !get.head && fromStart && !(ctx.blobs.presignedGet === undefined && isNotModified(get.ifNoneMatch, etagOf(get, size)));
+  const counts = fromStart && !(ctx.blobs.presignedGet === undefined && isNotModified(get.ifNoneMatch, etagOf(get, size)));
   if (counts) await countDownload(ctx, get.grant, get.objectId);
   // On a bucket: checked here as on disk (signature, expiry, the player's rules), then the bytes come straight from the bucket.
   if (ctx.blobs.presignedGet) return redirectToBucket(ctx, object, size, get);
