@@ -1350,6 +1350,9 @@ export interface paths {
          *     member's account name, or as Anonymous; nothing else about them (no
          *     address, user agent or fingerprint) is kept.
          *
+         *     A member's bearer token needs `players:write` (a write, as the
+         *     comments on a player need `comments:write`); a listener sends none.
+         *
          *     Rate limited per player session (per account for a bearer token): by
          *     default 120 reports per minute, then 429 with `Retry-After`.
          */
