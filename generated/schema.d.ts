@@ -5156,7 +5156,9 @@ export interface components {
         };
         /**
          * @description **Extension.** One listener's plays: everyone without a display name
-         *     or an account is one listener, `Anonymous` (`anonymous: true`).
+         *     or an account is one listener, `Anonymous` (`anonymous: true`). A
+         *     listener is known by their name alone (nothing else about them is
+         *     kept), so two who gave the same name count as one.
          */
         InsightsListener: {
             /**
