@@ -106,8 +106,8 @@ export async function fetchSignedDownload(ctx: Ports, get: SignedGet): Promise<D
   // A download through a player's view counts for its insights once, when its bytes are sent from the start (a resumed or
   // seeking range request is the same download going on; a 304 sends none).
   const fromStart = get.range === undefined || /^\s*bytes\s*=\s*0\s*-/i.test(get.range);
-  const counts = fromStart && !(ctx.blobs.presignedGet === undefined && isNotModified(get.ifNoneMatch, etagOf(get, size)));
-  if (counts) await countDownload(ctx, get.grant, get.objectId);
+  const notModified = !ctx.blobs.presignedGet && isNotModified(get.ifNoneMatch, etagOf(get, size));
+  if (fromStart && !notModified) await countDownload(ctx, get.grant, get.objectId);
   // On a bucket: checked here as on disk (signature, expiry, the player's rules), then the bytes come straight from the bucket.
   if (ctx.blobs.presignedGet) return redirectToBucket(ctx, object, size, get);
   const etag = etagOf(get, size);
