@@ -82,6 +82,8 @@ export const operations = {
   getPlayerView: { method: 'get', path: '/players/{playerid}/view', authenticated: true, caller: 'optional', summary: "Get a listener's view of a player" },
   openPlayerSession: { method: 'post', path: '/players/{playerid}/session', authenticated: true, caller: 'optional', summary: "Open a player session" },
   closePlayerSession: { method: 'delete', path: '/players/{playerid}/session', authenticated: true, caller: 'optional', summary: "Close a player session" },
+  recordPlay: { method: 'post', path: '/players/{playerid}/plays', authenticated: true, caller: 'optional', summary: "Report listening on a player" },
+  getPlayerInsights: { method: 'get', path: '/players/{playerid}/insights', authenticated: true, caller: 'required', summary: "Get a player's listener insights" },
   createPlayerCheckout: { method: 'post', path: '/players/{playerid}/checkout', authenticated: true, caller: 'optional', summary: "Start paying for a player's paywall" },
   receiveStripeEvent: { method: 'post', path: '/payments/stripe/webhook', authenticated: false, caller: 'none', summary: "Receive a Stripe event" },
   listCollaborators: { method: 'get', path: '/players/{playerid}/collaborators', authenticated: true, caller: 'required', summary: "List a player's collaborators" },

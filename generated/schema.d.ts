@@ -1383,6 +1383,87 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/players/{playerid}/plays": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The player's id.
+                 * @example ply_4c8n2r7t1v
+                 */
+                playerid: components["parameters"]["PlayerId"];
+            };
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Report listening on a player
+         * @description **Extension.** What the player page sends while a listener plays a
+         *     version of a track: a random `playid` for this play, the seconds
+         *     heard so far and the farthest position reached. The same play is
+         *     reported again as it goes on (every 15 seconds or so, and on pause,
+         *     end and leaving the page); the server keeps the largest of each. A
+         *     play counts in the insights once 3 seconds of it were heard.
+         *
+         *     The listener is whoever opens the view (*Get a listener's view of a
+         *     player*), under the same decision: a player that does not open for
+         *     them answers as the view does (401, 410), a listener whose view may
+         *     not play (`access.stream` false, a paywall holding everything back)
+         *     403, and a file that is not among the view's tracks 404. The play is
+         *     kept under the display name of their player session, a signed-in
+         *     member's account name, or as Anonymous; nothing else about them (no
+         *     address, user agent or fingerprint) is kept.
+         *
+         *     A member's bearer token needs `players:write` (a write, as the
+         *     comments on a player need `comments:write`); a listener sends none.
+         *
+         *     Rate limited per player session (per account for a bearer token): by
+         *     default 120 reports per minute, then 429 with `Retry-After`.
+         */
+        post: operations["recordPlay"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/players/{playerid}/insights": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The player's id.
+                 * @example ply_4c8n2r7t1v
+                 */
+                playerid: components["parameters"]["PlayerId"];
+            };
+            cookie?: never;
+        };
+        /**
+         * Get a player's listener insights
+         * @description **Extension.** What listeners did on the player: plays of each
+         *     version of its tracks and by each listener (their display name, or
+         *     Anonymous) with how far they listened, downloads through the
+         *     player's view, and purchases of its paywall, with totals at the top.
+         *
+         *     For the player's owner and the project's members who may manage its
+         *     players (owner, admin, editor): a viewer gets 403, anyone else 404 as
+         *     for *Get a player*. Only what player pages reported and what the
+         *     server served is counted: no address, user agent or fingerprint is
+         *     kept, and no third party is called.
+         */
+        get: operations["getPlayerInsights"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/players/{playerid}/checkout": {
         parameters: {
             query?: never;
@@ -5463,6 +5544,233 @@ export interface components {
          * @example 3q2-7wfVx8kq0b6tY1cJ4mZ9pR2sL5nA8dE1gH4jK7o
          */
         LinkToken: string;
+        /**
+         * @description **Extension.** One report of one play: a listening of one version of a
+         *     track, from its start to a pause, its end or the page closing. The page
+         *     reports the same play again as it goes on, with the same `playid`; the
+         *     server keeps the largest `heard` and `position` it was sent for it.
+         */
+        RecordPlayRequest: {
+            /**
+             * @description A random id the page makes for this play (a UUID will do), new for
+             *     every play of a track. It is only ever sent by the page that made
+             *     it; a play reported under another file's `playid` answers 409.
+             * @example 6f1c2a9d-4b7e-4c1a-9e2f-8d3b5a7c0e41
+             */
+            playid: string;
+            /**
+             * @description The version played, a file of the listener's view that it may play (`access.stream`).
+             * @example box_f1le4n8q7r
+             */
+            fileid: components["schemas"]["Id"];
+            /**
+             * @description Seconds of the track heard so far in this play (time actually
+             *     played, not counting skipped parts). A play counts once it reaches
+             *     3. At most the version's duration plus 10 seconds (400 otherwise).
+             * @example 18.4
+             */
+            heard: number;
+            /**
+             * @description The farthest position in the track reached in this play, in seconds; at most the duration plus 10 seconds.
+             * @example 21.7
+             */
+            position: number;
+        };
+        /**
+         * @description **Extension.** A play as the server keeps it, after this report.
+         * @example {
+         *       "object": "play",
+         *       "playid": "6f1c2a9d-4b7e-4c1a-9e2f-8d3b5a7c0e41",
+         *       "fileid": "box_f1le4n8q7r",
+         *       "heard": 18.4,
+         *       "position": 21.7,
+         *       "counted": true
+         *     }
+         */
+        Play: {
+            /**
+             * @description Always `play`.
+             * @constant
+             */
+            object: "play";
+            /** @description The page's id for the play. */
+            playid: string;
+            /**
+             * @description The version played.
+             * @example box_f1le4n8q7r
+             */
+            fileid: components["schemas"]["Id"];
+            /** @description The most seconds heard reported for this play. */
+            heard: number;
+            /** @description The farthest position reported for this play, in seconds. */
+            position: number;
+            /** @description Whether the play counts in the insights (3 seconds or more heard). */
+            counted: boolean;
+        };
+        /** @description **Extension.** One listener's plays of one version, and how far they got. */
+        InsightsTrackListener: {
+            /**
+             * @description The display name the listener's player session gave, a signed-in member's account name, or `Anonymous`.
+             * @example Alex (A&R)
+             */
+            name: string;
+            /** @description True for the listeners who gave no name (then `name` is `Anonymous`). */
+            anonymous: boolean;
+            /** @description Plays of this version that counted (3 seconds or more heard). */
+            plays: number;
+            /**
+             * @description The farthest position any of these plays reached, in seconds.
+             * @example 201.5
+             */
+            farthest: number;
+            /**
+             * @description `farthest` as a fraction of the duration (at most 1); absent while the duration is unknown.
+             * @example 0.94
+             */
+            fraction?: number;
+            /** @description When the last of these plays was last reported, in milliseconds since the Unix epoch. */
+            timeLastPlayed: number;
+        };
+        /** @description **Extension.** The plays and downloads of one version of a track. */
+        InsightsTrack: {
+            /**
+             * @description The version (file box).
+             * @example box_f1le4n8q7r
+             */
+            fileid: components["schemas"]["Id"];
+            /** @description The file's name. */
+            name: string;
+            /** @description The file's duration in seconds, once analysed. */
+            duration?: number;
+            /** @description Plays that counted. */
+            plays: number;
+            /** @description Downloads through the player's view (a download counts when its bytes start to be sent from the beginning). */
+            downloads: number;
+            /** @description Who played it, most plays first. */
+            listeners: components["schemas"]["InsightsTrackListener"][];
+        };
+        /**
+         * @description **Extension.** One listener's plays: everyone without a display name
+         *     or an account is one listener, `Anonymous` (`anonymous: true`). A
+         *     listener is known by their name alone (nothing else about them is
+         *     kept), so two who gave the same name count as one.
+         */
+        InsightsListener: {
+            /**
+             * @description The display name the listener's player session gave, a signed-in member's account name, or `Anonymous`.
+             * @example Alex (A&R)
+             */
+            name: string;
+            /** @description True for the listeners who gave no name (then `name` is `Anonymous`). */
+            anonymous: boolean;
+            /** @description Plays that counted (3 seconds or more heard). */
+            plays: number;
+            /** @description When the last of these plays was last reported, in milliseconds since the Unix epoch. */
+            timeLastPlayed: number;
+        };
+        /**
+         * @description **Extension.** What listeners did on a player: totals at the top, then
+         *     each version of its tracks (the files it shows now, and any other file
+         *     that was played or downloaded through it before), then each listener
+         *     across every track. Only what the player page reported and what the
+         *     server served is counted: no address, user agent or fingerprint is
+         *     kept, and no third party is called.
+         * @example {
+         *       "object": "player-insights",
+         *       "playerid": "ply_4c8n2r7t1v",
+         *       "totals": {
+         *         "plays": 3,
+         *         "listeners": 2,
+         *         "downloads": 1,
+         *         "purchases": 1,
+         *         "amount": 499
+         *       },
+         *       "tracks": [
+         *         {
+         *           "fileid": "box_f1le4n8q7r",
+         *           "name": "night-drive-v2.wav",
+         *           "duration": 214.37,
+         *           "plays": 3,
+         *           "downloads": 1,
+         *           "listeners": [
+         *             {
+         *               "name": "Alex (A&R)",
+         *               "anonymous": false,
+         *               "plays": 2,
+         *               "farthest": 201.5,
+         *               "fraction": 0.94,
+         *               "timeLastPlayed": 1795315500000
+         *             },
+         *             {
+         *               "name": "Anonymous",
+         *               "anonymous": true,
+         *               "plays": 1,
+         *               "farthest": 35,
+         *               "fraction": 0.16,
+         *               "timeLastPlayed": 1795315200000
+         *             }
+         *           ]
+         *         }
+         *       ],
+         *       "listeners": [
+         *         {
+         *           "name": "Alex (A&R)",
+         *           "anonymous": false,
+         *           "plays": 2,
+         *           "timeLastPlayed": 1795315500000
+         *         },
+         *         {
+         *           "name": "Anonymous",
+         *           "anonymous": true,
+         *           "plays": 1,
+         *           "timeLastPlayed": 1795315200000
+         *         }
+         *       ],
+         *       "purchases": {
+         *         "count": 1,
+         *         "amount": 499,
+         *         "currency": "usd"
+         *       }
+         *     }
+         */
+        PlayerInsights: {
+            /**
+             * @description Always `player-insights`.
+             * @constant
+             */
+            object: "player-insights";
+            /**
+             * @description The player.
+             * @example ply_4c8n2r7t1v
+             */
+            playerid: components["schemas"]["Id"];
+            totals: {
+                /** @description Plays that counted, of every track. */
+                plays: number;
+                /** @description Distinct named listeners who played, plus one for Anonymous when anyone without a name did. */
+                listeners: number;
+                /** @description Downloads of every track. */
+                downloads: number;
+                /** @description Purchases of the player's paywall. */
+                purchases: number;
+                /** @description The sum of the purchases' amounts, in cents of `purchases.currency`. */
+                amount: number;
+            };
+            tracks: components["schemas"]["InsightsTrack"][];
+            /** @description Each listener across every track, most plays first. */
+            listeners: components["schemas"]["InsightsListener"][];
+            purchases: {
+                /** @description Purchases of the paywall. */
+                count: number;
+                /** @description What they paid together, in cents. */
+                amount: number;
+                /**
+                 * @description The currency of `amount`.
+                 * @constant
+                 */
+                currency: "usd";
+            };
+        };
         /**
          * @description A 401 of a listener's write: the player is locked (`/problems/player-locked`,
          *     with `lock`, as for its view), or the write needs a player session the
@@ -9552,6 +9860,86 @@ export interface operations {
             400: components["responses"]["BadRequest"];
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
+            429: components["responses"]["TooManyRequests"];
+            default: components["responses"]["DefaultProblem"];
+        };
+    };
+    recordPlay: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The player's id.
+                 * @example ply_4c8n2r7t1v
+                 */
+                playerid: components["parameters"]["PlayerId"];
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "playid": "6f1c2a9d-4b7e-4c1a-9e2f-8d3b5a7c0e41",
+                 *       "fileid": "box_f1le4n8q7r",
+                 *       "heard": 18.4,
+                 *       "position": 21.7
+                 *     }
+                 */
+                "application/json": components["schemas"]["RecordPlayRequest"];
+            };
+        };
+        responses: {
+            /** @description The play as kept after this report. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Play"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["PlayerLocked"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            409: components["responses"]["Conflict"];
+            410: components["responses"]["PlayerExpired"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            429: components["responses"]["TooManyRequests"];
+            default: components["responses"]["DefaultProblem"];
+        };
+    };
+    getPlayerInsights: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The player's id.
+                 * @example ply_4c8n2r7t1v
+                 */
+                playerid: components["parameters"]["PlayerId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The player's insights. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["PlayerInsights"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["PlayerNotFound"];
             429: components["responses"]["TooManyRequests"];
             default: components["responses"]["DefaultProblem"];
         };
