@@ -2627,11 +2627,20 @@ export interface components {
              */
             object: "notification";
             kind: components["schemas"]["NotificationKind"];
-            /** @description The project it happened in. */
+            /**
+             * @description The project it happened in.
+             * @example prj_1a2s3d4f5g
+             */
             projectid: components["schemas"]["Id"];
-            /** @description The file it is about (the file commented on, the file that arrived or failed). */
+            /**
+             * @description The file it is about (the file commented on, the file that arrived or failed).
+             * @example box_7h8j9k0l1z
+             */
             fileid?: components["schemas"]["Id"];
-            /** @description For `comment` and `reply`, the new comment. */
+            /**
+             * @description For `comment` and `reply`, the new comment.
+             * @example cmt_3e5r7t9y1u
+             */
             commentid?: components["schemas"]["Id"];
             /**
              * @description One line that says what happened, in words, as written when it
