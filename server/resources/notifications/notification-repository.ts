@@ -32,6 +32,8 @@ export interface NotificationRecord {
   projectId: string;
   fileId: string | null;
   commentId: string | null;
+  /** The account that caused it (a member's comment), whose deletion deletes it: its summary names them. */
+  actorId: string | null;
   summary: string;
   link: string;
   details: NotificationDetails;
@@ -53,6 +55,7 @@ type NotificationRow = {
   project_id: string;
   file_id: string | null;
   comment_id: string | null;
+  actor_id: string | null;
   summary: string;
   link: string;
   details: string;
@@ -68,6 +71,7 @@ const fromRow = (row: NotificationRow): NotificationRecord => ({
   projectId: row.project_id,
   fileId: row.file_id,
   commentId: row.comment_id,
+  actorId: row.actor_id,
   summary: row.summary,
   link: row.link,
   details: JSON.parse(row.details),
@@ -76,7 +80,7 @@ const fromRow = (row: NotificationRow): NotificationRecord => ({
   timeRead: row.time_read === null ? null : Number(row.time_read),
 });
 
-const COLUMNS = 'id, user_id, kind, project_id, file_id, comment_id, summary, link, details, mail, time_created, time_read';
+const COLUMNS = 'id, user_id, kind, project_id, file_id, comment_id, actor_id, summary, link, details, mail, time_created, time_read';
 
 export class NotificationRepository {
   private db: Db;
@@ -86,13 +90,14 @@ export class NotificationRepository {
   }
 
   async insert(notification: NotificationRecord): Promise<void> {
-    await this.db.execute(`INSERT INTO notifications (${COLUMNS}) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12)`, [
+    await this.db.execute(`INSERT INTO notifications (${COLUMNS}) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13)`, [
       notification.id,
       notification.userId,
       notification.kind,
       notification.projectId,
       notification.fileId,
       notification.commentId,
+      notification.actorId,
       notification.summary,
       notification.link,
       JSON.stringify(notification.details),

@@ -72,6 +72,7 @@ interface NewNotification {
   projectId: string;
   fileId: string | null;
   commentId: string | null;
+  actorId: string | null;
   summary: string;
   link: string;
   details: NotificationDetails;
@@ -136,6 +137,7 @@ export async function notifyOfComment(ctx: NotifyPorts, store: Store, file: Box,
         projectId: project.id,
         fileId: file.id,
         commentId: comment.id,
+        actorId: writer,
         summary: `${actor} replied to your comment on “${track}”: “${quote}”`,
         link,
         details,
@@ -149,6 +151,7 @@ export async function notifyOfComment(ctx: NotifyPorts, store: Store, file: Box,
       projectId: project.id,
       fileId: file.id,
       commentId: comment.id,
+      actorId: writer,
       summary: `${actor} commented on “${track}”: “${quote}”`,
       link: commentLink(project.id, file.id, comment.id),
       details,
@@ -168,6 +171,7 @@ export async function notifyOfPortalUpload(ctx: NotifyPorts, store: Store, file:
     projectId: project.id,
     fileId: file.id,
     commentId: null,
+    actorId: null,
     summary: `${actor} sent “${name(file.name, 'a file')}” through the upload portal${portal}`,
     link: fileLink(project.id, file.id),
     details: { track: file.name, project: project.name, actor, text: null },
@@ -183,6 +187,7 @@ export async function notifyOfFailedAnalysis(ctx: NotifyPorts, store: Store, pro
     projectId: project.id,
     fileId: file.id,
     commentId: null,
+    actorId: null,
     summary: `“${name(file.name, 'a file')}” could not be analysed${reason}`,
     link: fileLink(project.id, file.id),
     details: { track: file.name, project: project.name, actor: null, text: file.statusReason },

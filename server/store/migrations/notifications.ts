@@ -3,7 +3,9 @@
  * comment, a reply, a file through a portal, an analysis that failed),
  * written in the transaction of the event itself. It goes with its account,
  * its project, its file and its comment (ON DELETE CASCADE): a comment
- * deleted as spam stops notifying, and no link points at nothing.
+ * deleted as spam stops notifying, and no link points at nothing. It goes
+ * with the account that caused it too (`actor_id`, a member who commented):
+ * its summary names them, and a deleted account leaves nothing of itself.
  *
  * `mail` says where its mail stands: 'pending' until it is mailed (by
  * itself or in a digest), 'sent' once its mail is queued, 'none' when it is
@@ -23,6 +25,7 @@ CREATE TABLE notifications (
   project_id TEXT NOT NULL REFERENCES projects(id) ON DELETE CASCADE,
   file_id TEXT REFERENCES boxes(id) ON DELETE CASCADE,
   comment_id TEXT REFERENCES comments(id) ON DELETE CASCADE,
+  actor_id TEXT REFERENCES users(id) ON DELETE CASCADE,
   summary TEXT NOT NULL,
   link TEXT NOT NULL,
   details TEXT NOT NULL,
@@ -35,6 +38,7 @@ CREATE INDEX notifications_unmailed ON notifications(user_id, mail);
 CREATE INDEX notifications_by_project ON notifications(project_id);
 CREATE INDEX notifications_by_file ON notifications(file_id);
 CREATE INDEX notifications_by_comment ON notifications(comment_id);
+CREATE INDEX notifications_by_actor ON notifications(actor_id);
 
 CREATE TABLE notification_settings (
   user_id TEXT PRIMARY KEY REFERENCES users(id) ON DELETE CASCADE,
