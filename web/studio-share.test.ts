@@ -17,7 +17,7 @@ import { backends } from '../server/testing/databases.ts';
 import { useTestServer } from '../server/testing/harness.ts';
 import { useBrowser } from '../server/testing/browser.ts';
 import { checkLayout, studioPage, type StudioPage } from './testing/studio-browser.ts';
-import { watchedPage } from './testing/player-browser.ts';
+import { pause, playAndAdvance, watchedPage } from './testing/player-browser.ts';
 import { LISTENING_SERVER_ENV, OWNER, connectPaymentProvider, createPlayer, makeSmallProject } from './testing/player-fixtures.ts';
 
 const BROWSER_TEST_MS = 120_000;
@@ -175,10 +175,31 @@ describe.each(backends)('sharing in the studio (%s)', (backend) => {
           expect(await listener.page.getByRole('link', { name: `Download ${track.name}`, exact: true }).count()).toBe(1);
           expect(await listener.page.getByRole('region', { name: 'Comments' }).count()).toBe(1);
           expect(await listener.page.getByRole('switch', { name: 'Loudness match' }).count()).toBe(1);
+          // Listening past 3 s makes a play, reported when paused.
+          await playAndAdvance(listener.page, 3.5);
+          await pause(listener.page);
           expect(await listener.problems()).toEqual([]);
         } finally {
           await listener.close();
         }
+
+        // The link's page: its insights, the play under Anonymous (the listener gave no name).
+        await page.getByRole('listitem', { name: 'Demo Tapes for Alex' }).getByRole('link', { name: 'Demo Tapes for Alex' }).click();
+        await page.getByRole('heading', { level: 1, name: 'Demo Tapes for Alex' }).waitFor();
+        const perTrack = page.getByRole('table', { name: 'Plays per track' });
+        await expect
+          .poll(async () => {
+            if (!(await perTrack.count())) await page.getByRole('button', { name: 'Refresh', exact: true }).click();
+            return perTrack.count();
+          })
+          .toBe(1);
+        expect(await perTrack.getByRole('columnheader').allTextContents()).toEqual(['Track', 'Plays', 'Downloads', 'Listeners']);
+        const trackRow = perTrack.getByRole('row').filter({ has: page.getByRole('rowheader') });
+        expect(await trackRow.getByRole('cell').allTextContents()).toEqual(['1', '0', '1']);
+        const perListener = page.getByRole('table', { name: 'Plays per listener' });
+        expect(await perListener.getByRole('rowheader').allTextContents()).toEqual(['Anonymous']);
+        expect(await page.getByRole('table', { name: 'How far they listened' }).getByRole('cell').first().textContent()).toBe('Anonymous');
+        if (backend === 'sqlite') await checkLayout(page, 'link-insights');
 
         expect((await studio.problems()).filter((line) => !expectedRefusal(line))).toEqual([]);
         expect(studio.foreign).toEqual([]);

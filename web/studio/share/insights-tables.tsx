@@ -3,22 +3,10 @@
  * caption, column headers, each row headed by its track or listener), which
  * scroll inside their own box on a narrow screen rather than the page.
  */
+import type { Schemas } from '../api.ts';
 import { formatDuration, formatTime } from '../ui.tsx';
 
-/** The shape of getPlayerInsights' answer (openapi/schemas/insights.yaml, PlayerInsights). */
-export interface PlayerInsightsData {
-  totals: { plays: number; listeners: number; downloads: number; purchases: number; amount: number };
-  tracks: Array<{
-    fileid: string;
-    name: string;
-    duration?: number;
-    plays: number;
-    downloads: number;
-    listeners: Array<{ name: string; anonymous: boolean; plays: number; farthest: number; fraction?: number; timeLastPlayed: number }>;
-  }>;
-  listeners: Array<{ name: string; anonymous: boolean; plays: number; timeLastPlayed: number }>;
-  purchases: { count: number; amount: number; currency: string };
-}
+export type PlayerInsightsData = Schemas['PlayerInsights'];
 
 const money = (cents: number, currency: string) => new Intl.NumberFormat(undefined, { style: 'currency', currency: currency.toUpperCase() }).format(cents / 100);
 const percent = (fraction: number) => `${Math.round(fraction * 100)}%`;
