@@ -28,7 +28,7 @@ import { recordEvent } from '../webhooks/outbox.ts';
 type Ports = Pick<Context, 'store' | 'blobs' | 'clock' | 'config' | 'signer' | 'logger' | 'jobQueued'>;
 
 /** The interface on the upload URL request: size is "number or string"; a string must be decimal digits (the schema checked that). */
-function declaredSize(size: number | string, limit: number, what: string): number {
+export function declaredSize(size: number | string, limit: number, what: string): number {
   const bytes = typeof size === 'number' ? size : Number(size);
   if (!Number.isSafeInteger(bytes)) throw badRequest(`size ${size} is not a whole number of bytes.`, [{ pointer: '#/size', detail: 'must be a whole number of bytes' }]);
   if (bytes > limit) throw tooLarge(`The declared size ${bytes} bytes is over the ${what} limit of ${limit} bytes.`);
@@ -83,45 +83,63 @@ function signedUrl(ctx: Ports, upload: UploadRecord): string {
   return `${apiRoot(ctx.config)}${uploadPath(upload.kind, upload.id)}?${new URLSearchParams({ expires: String(upload.expires), signature })}`;
 }
 
+/** The file a member uploads, as requestUploadUrl is asked for it (and a resumable upload's Upload-Length and Upload-Metadata). */
+export type NewFileBox = Pick<Schemas['UploadUrlRequest'], 'name' | 'mimeType' | 'parentid'> & { size: number; autoStack?: boolean };
+
+/**
+ * Makes the file box a member's upload fills, `awaiting-upload`, and records
+ * upload.started: every way a project member uploads a file (an upload URL,
+ * a resumable tus upload) makes its box here, so that they land alike. Locks
+ * the project's row and checks the declared size against the owner's quota
+ * (requireRoomFor); call it inside the transaction that records the upload.
+ */
+export async function createFileBox(ctx: Ports, store: Store, caller: Caller, project: { id: string; ownerId: string }, request: NewFileBox): Promise<{ file: BoxRecord; stack: BoxRecord }> {
+  const projectId = project.id;
+  const now = ctx.clock.now();
+  // The project's row first, as every box write takes it: two uploads into
+  // one folder or stack must not read the same next position.
+  await store.boxes.lockProject(projectId);
+  await requireRoomFor(ctx, store, project.ownerId, projectId, request.size);
+  // Every upload lands in a stack, as in the service this interface comes
+  // from: into the stack named by parentid, or into a new stack of its own,
+  // at the top level or inside the folder named by parentid.
+  let stack: BoxRecord;
+  const parent = request.parentid ? await store.boxes.get(projectId, request.parentid) : undefined;
+  if (request.parentid && (!parent || parent.kind === 'file')) {
+    throw conflict(`parentid ${request.parentid} is not a folder or stack of project ${projectId}.`);
+  }
+  if (parent?.kind === 'stack') {
+    stack = parent;
+  } else {
+    const parentId = parent?.id ?? null;
+    stack = newBox({ projectId, kind: 'stack', name: request.name, parentId, position: await store.boxes.nextPosition(projectId, parentId) }, now);
+    await store.boxes.insert(stack);
+  }
+  const file = newBox(
+    {
+      projectId,
+      kind: 'file',
+      name: request.name,
+      parentId: stack.id,
+      position: await store.boxes.nextPosition(projectId, stack.id),
+      status: 'awaiting-upload',
+      size: request.size,
+      mimeType: request.mimeType,
+      uploaderId: caller.id,
+    },
+    now,
+  );
+  await store.boxes.insert(file);
+  await recordFileEvent(ctx, store, 'upload.started', project.ownerId, file);
+  return { file, stack };
+}
+
 export async function requestUploadUrl(ctx: Ports, caller: Caller, projectId: string, body: Schemas['UploadUrlRequest']): Promise<Schemas['UploadUrlResponse']> {
   const { project } = await accessProject(ctx, caller, projectId, 'write');
   const size = declaredSize(body.size, ctx.config.maxUploadBytes, 'upload');
   const now = ctx.clock.now();
   return ctx.store.transaction(async (store) => {
-    // The project's row first, as every box write takes it: two uploads into
-    // one folder or stack must not read the same next position.
-    await store.boxes.lockProject(projectId);
-    await requireRoomFor(ctx, store, project.ownerId, projectId, size);
-    // Every upload lands in a stack, as in the service this interface comes
-    // from: into the stack named by parentid, or into a new stack of its own,
-    // at the top level or inside the folder named by parentid.
-    let stack: BoxRecord;
-    const parent = body.parentid ? await store.boxes.get(projectId, body.parentid) : undefined;
-    if (body.parentid && (!parent || parent.kind === 'file')) {
-      throw conflict(`parentid ${body.parentid} is not a folder or stack of project ${projectId}.`);
-    }
-    if (parent?.kind === 'stack') {
-      stack = parent;
-    } else {
-      const parentId = parent?.id ?? null;
-      stack = newBox({ projectId, kind: 'stack', name: body.name, parentId, position: await store.boxes.nextPosition(projectId, parentId) }, now);
-      await store.boxes.insert(stack);
-    }
-    const file = newBox(
-      {
-        projectId,
-        kind: 'file',
-        name: body.name,
-        parentId: stack.id,
-        position: await store.boxes.nextPosition(projectId, stack.id),
-        status: 'awaiting-upload',
-        size,
-        mimeType: body.mimeType,
-        uploaderId: caller.id,
-      },
-      now,
-    );
-    await store.boxes.insert(file);
+    const { file, stack } = await createFileBox(ctx, store, caller, project, { ...body, size });
     const upload: UploadRecord = {
       id: newId('upl'),
       kind: 'file',
@@ -140,7 +158,6 @@ export async function requestUploadUrl(ctx: Ports, caller: Caller, projectId: st
       claimExpires: null,
     };
     await store.uploads.insert(upload);
-    await recordFileEvent(ctx, store, 'upload.started', project.ownerId, file);
     return {
       boxid: file.id,
       contentType: upload.contentType,

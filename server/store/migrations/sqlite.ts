@@ -15,6 +15,7 @@ import { portalRoomSchema } from './portal-room.ts';
 import { portalHeldSchema } from './portal-held.ts';
 import { accountsSchema } from './accounts.ts';
 import { authChallengeExpirySchema } from './auth-challenge-expiry.ts';
+import { projectUploadsSchema } from './project-uploads.ts';
 
 export const sqliteMigrations: Migration[] = [
   { version: 1, name: 'initial schema', sql: initialSchema('INTEGER') },
@@ -33,4 +34,5 @@ export const sqliteMigrations: Migration[] = [
   { version: 14, name: 'portal folders hold what strangers send', sql: portalHeldSchema() },
   { version: 15, name: 'accounts: passwords, sessions, scoped tokens, passkeys, single sign-on, one-time links, security events', sql: accountsSchema('INTEGER') },
   { version: 18, name: 'expired passkey and sign-in ceremonies found by an index', sql: authChallengeExpirySchema() },
+  { version: 23, name: 'resumable uploads of project members', sql: projectUploadsSchema('INTEGER') },
 ];
