@@ -69,9 +69,11 @@ export function portalRoutes(ctx: Context) {
     },
     async create(player, upload) {
       await createUpload(ctx, player, upload);
+      return undefined;
     },
     async finish(player, uploadId, path) {
       await finishUpload(ctx, player.id, uploadId, path);
+      return undefined;
     },
     /**
      * An upload given up meanwhile, or whose portal is now closed, loses

@@ -38,7 +38,7 @@ export async function sweepAbandonedProjectUploads(ctx: Ports): Promise<number> 
     const path = join(directory, upload.id);
     if (now - (await lastWritten(path, upload.timeCreated)) < PROJECT_UPLOAD_IDLE_MS) continue;
     // abandon reads the record again inside its transaction: a PATCH may have finished it since the listing.
-    await abandon(ctx, upload, 'No byte of this upload came for a day; it was given up and the file removed. Upload the file again.');
+    if (!(await abandon(ctx, upload, 'No byte of this upload came for a day; it was given up and the file removed. Upload the file again.'))) continue;
     // After the records: a failure here leaves bytes, which the listing below finds next time.
     await remove(path);
     removed++;

@@ -130,7 +130,7 @@ export async function claimRoom(ctx: Ports, upload: ProjectUploadRecord, offset:
  * of the bytes stored; one given up meanwhile, or whose file was deleted,
  * answers 'remove' (its bytes go).
  */
-export async function settleUpload(ctx: Pick<Ports, 'store' | 'clock' | 'jobQueued'>, uploadId: string, stored: () => Promise<number>): Promise<'remove' | void> {
+export async function settleUpload(ctx: Pick<Ports, 'store' | 'clock' | 'jobQueued'>, uploadId: string, stored: () => Promise<number>): Promise<'remove' | undefined> {
   const upload = await ctx.store.projectUploads.get(uploadId);
   if (!upload) return 'remove';
   if (upload.timeCompleted !== null) return;
@@ -177,23 +177,25 @@ export async function finishUpload(ctx: Ports, uploadId: string, path: string): 
 
 /**
  * Gives up an upload: its file box (and the stack made for it, now empty)
- * and its record go, and upload.failed says why, in one transaction. What a
+ * and its record go, and upload.failed says why, in one transaction;
+ * answers false when it was complete or gone already. What a
  * tus termination (DELETE) does, and the sweep of abandoned uploads.
  */
-export async function abandon(ctx: Pick<Ports, 'store' | 'clock' | 'jobQueued'>, upload: ProjectUploadRecord, reason: string): Promise<void> {
-  await ctx.store.transaction(async (store) => {
+export async function abandon(ctx: Pick<Ports, 'store' | 'clock' | 'jobQueued'>, upload: ProjectUploadRecord, reason: string): Promise<boolean> {
+  return ctx.store.transaction(async (store) => {
     await store.boxes.lockProject(upload.projectId);
     const current = await store.projectUploads.get(upload.id);
-    if (!current || current.timeCompleted !== null) return;
+    if (!current || current.timeCompleted !== null) return false;
     await store.projectUploads.delete(upload.id);
     const file = await store.boxes.get(upload.projectId, upload.boxId);
     // A file whose bytes arrived otherwise is its own; only one still waiting for these goes.
-    if (file?.status !== 'awaiting-upload') return;
+    if (file?.status !== 'awaiting-upload') return true;
     await store.boxes.delete(upload.projectId, file.id);
     await deleteIfEmptyStack(store, upload.projectId, file.parentId);
     const project = await store.projects.get(upload.projectId);
-    if (!project) return;
+    if (!project) return true;
     const data: Schemas['UploadFailure'] = { object: 'upload_failure', uploadid: upload.id, boxid: file.id, name: file.name, reason };
     await recordEvent(ctx, store, { type: 'upload.failed', ownerId: project.ownerId, projectId: upload.projectId, boxId: file.id, boxName: file.name, data });
+    return true;
   });
 }

@@ -8,7 +8,7 @@
  * Every wait polls a condition with a deadline.
  */
 import { createHash } from 'node:crypto';
-import { stat } from 'node:fs/promises';
+import { stat, utimes } from 'node:fs/promises';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { useTestServer, type Harness } from '../../testing/harness.ts';
@@ -18,7 +18,8 @@ import { sineWav } from '../../testing/audio.ts';
 import { signIn } from '../../testing/sessions.ts';
 import { streamedPatch, uploadMetadata } from '../../testing/portal.ts';
 import { fileBlobKey } from '../../blobs/keys.ts';
-import { projectUploadDir } from './project-uploads-service.ts';
+import { PROJECT_UPLOAD_IDLE_MS, projectUploadDir } from './project-uploads-service.ts';
+import { sweepAbandonedProjectUploads } from './project-upload-sweeper.ts';
 
 const OWNER = 'musician@example.com';
 const TUS = { 'Tus-Resumable': '1.0.0' };
@@ -178,6 +179,27 @@ describe.each(backends)('resumable uploads of project members on %s', (backend) 
     expect((await api.GET('/projects/{projectid}/files/{fileid}', { params: { path: { projectid, fileid } } })).response.status).toBe(404);
     expect((await api.GET('/projects/{projectid}/files/{fileid}', { params: { path: { projectid, fileid: parentid! } } })).response.status).toBe(404);
     expect((await head(url, auth)).status).toBe(404);
+  });
+
+  it('sweeps an upload to which no byte came for a day: its bytes and its file go; one that got bytes lately stays', async () => {
+    const { projectid, api, token } = await makeProject(h);
+    const auth = { Authorization: `Bearer ${token}` };
+    const idle = await create(h, projectid, auth, { size: 10, filename: 'idle.bin' });
+    const busy = await create(h, projectid, auth, { size: 10, filename: 'busy.bin' });
+    expect((await patch(idle.headers.get('location')!, auth, 0, Buffer.from('half'))).status).toBe(204);
+    expect((await patch(busy.headers.get('location')!, auth, 0, Buffer.from('half'))).status).toBe(204);
+    const idleId = idle.headers.get('location')!.split('/').pop()!;
+    const path = join(projectUploadDir(h.server.ctx.config.dataDir), idleId);
+    // A day and a minute ago, by its record and by its bytes.
+    const then = Date.now() - PROJECT_UPLOAD_IDLE_MS - 60_000;
+    await h.server.ctx.store.db.execute('UPDATE project_uploads SET time_created = $2 WHERE id = $1', [idleId, then]);
+    await utimes(path, new Date(then), new Date(then));
+    expect(await sweepAbandonedProjectUploads(h.server.ctx)).toBe(1);
+    expect(await h.server.ctx.store.projectUploads.get(idleId)).toBeUndefined();
+    await expect(stat(path)).rejects.toMatchObject({ code: 'ENOENT' });
+    const idleFile = await api.GET('/projects/{projectid}/files/{fileid}', { params: { path: { projectid, fileid: idle.headers.get('upload-file-id')! } } });
+    expect(idleFile.response.status).toBe(404);
+    expect((await head(busy.headers.get('location')!, auth)).headers.get('upload-offset')).toBe('4');
   });
 
   it('takes a signed-in browser\'s session from the server\'s own origin, and refuses it from another', async () => {

@@ -80,15 +80,15 @@ export interface TusResource<Scope> {
    */
   beforeUpload(req: Request, res: Response, scope: Scope, uploadId: string): Promise<boolean>;
   /** tus's onUploadCreate: every rule of a new upload, and its records. Headers it answers go on the 201. */
-  create(scope: Scope, upload: NewTusUpload): Promise<Record<string, string> | void>;
+  create(scope: Scope, upload: NewTusUpload): Promise<Record<string, string> | undefined>;
   /** tus's onUploadFinish: the bytes at `path` are complete; take them. Headers it answers go on the last PATCH's answer. tus's copy is removed after. */
-  finish(scope: Scope, uploadId: string, path: string): Promise<Record<string, string> | void>;
+  finish(scope: Scope, uploadId: string, path: string): Promise<Record<string, string> | undefined>;
   /**
    * Once a request that sent bytes ends: answers 'remove' when the upload
    * was given up meanwhile (its bytes go), else settles its room to the
    * bytes stored.
    */
-  settle(uploadId: string, stored: () => Promise<number>): Promise<'remove' | void>;
+  settle(uploadId: string, stored: () => Promise<number>): Promise<'remove' | undefined>;
   /** Read every TUS_WATCH_MS while a request streams bytes: false (or a problem) cuts the request. */
   stillOpen(scope: Scope): Promise<boolean>;
 }
