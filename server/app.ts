@@ -37,11 +37,13 @@ import { uploadsHandlers } from './resources/uploads/uploads-handlers.ts';
 import { downloadsHandlers, downloadSafetyHeaders } from './resources/downloads/downloads-handlers.ts';
 import { playersHandlers } from './resources/players/players-handlers.ts';
 import { listeningHandlers } from './resources/listening/listening-handlers.ts';
+import { insightsHandlers } from './resources/insights/insights-handlers.ts';
 import { commentsHandlers } from './resources/comments/comments-handlers.ts';
 import { webhooksHandlers } from './resources/webhooks/webhooks-handlers.ts';
 import { paymentsHandlers } from './resources/payments/payments-handlers.ts';
 import { playerPageRoutes } from './pages/page-routes.ts';
 import { accountPageRoutes } from './pages/account-pages.ts';
+import { studioPageRoutes } from './pages/studio-pages.ts';
 import { portalRoutes } from './resources/portal/portal-tus.ts';
 import { portalHandlers } from './resources/portal/portal-handlers.ts';
 import { projectUploadRoutes } from './resources/project-uploads/project-uploads-tus.ts';
@@ -111,6 +113,7 @@ export function createApp(ctx: Context, lifecycle: Lifecycle = { isDraining: () 
   app.get('/problems/:slug', (_req, res) => res.redirect(302, '/docs#/section/errors'));
   app.use(playerPageRoutes(ctx));
   app.use(accountPageRoutes(ctx));
+  app.use(studioPageRoutes(ctx));
   // Single sign-on's start and callback: navigations of the browser to and from the OpenID provider, not API calls.
   app.use(oidcRoutes(ctx));
   // The upload portals' tus endpoints: before the API's token check (a portal's uploader has none) and its validator (PATCH bodies stream unparsed).
@@ -155,7 +158,7 @@ export function createApp(ctx: Context, lifecycle: Lifecycle = { isDraining: () 
       fileUploader: false,
     }),
   );
-  api.use(dispatchOperations(accountHandlers(ctx), projectsHandlers(ctx), boxesHandlers(ctx), uploadsHandlers(ctx), downloadsHandlers(ctx), playersHandlers(ctx), listeningHandlers(ctx), commentsHandlers(ctx), sandboxHandlers(ctx), webhooksHandlers(ctx), paymentsHandlers(ctx), portalHandlers(), projectUploadsHandlers(), sessionsHandlers(ctx), passkeysHandlers(ctx), mailLinksHandlers(ctx), accountSecurityHandlers(ctx), adminHandlers(ctx)));
+  api.use(dispatchOperations(accountHandlers(ctx), projectsHandlers(ctx), boxesHandlers(ctx), uploadsHandlers(ctx), downloadsHandlers(ctx), playersHandlers(ctx), listeningHandlers(ctx), insightsHandlers(ctx), commentsHandlers(ctx), sandboxHandlers(ctx), webhooksHandlers(ctx), paymentsHandlers(ctx), portalHandlers(), projectUploadsHandlers(), sessionsHandlers(ctx), passkeysHandlers(ctx), mailLinksHandlers(ctx), accountSecurityHandlers(ctx), adminHandlers(ctx)));
   app.use('/api/v1', api);
 
   app.use((req, _res, next) => next(notFound(`There is nothing at ${req.method} ${req.path}. The API is under /api/v1; see /docs.`)));
