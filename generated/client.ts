@@ -125,6 +125,10 @@ export const operations = {
   startPasskeyRegistration: { method: 'post', path: '/me/passkeys/options', authenticated: true, caller: 'required', summary: "Start adding a passkey" },
   renamePasskey: { method: 'post', path: '/me/passkeys/{passkeyid}', authenticated: true, caller: 'required', summary: "Rename a passkey" },
   removePasskey: { method: 'delete', path: '/me/passkeys/{passkeyid}', authenticated: true, caller: 'required', summary: "Remove a passkey" },
+  listNotifications: { method: 'get', path: '/me/notifications', authenticated: true, caller: 'required', summary: "List notifications" },
+  markNotificationsRead: { method: 'post', path: '/me/notifications/read', authenticated: true, caller: 'required', summary: "Mark notifications read" },
+  getNotificationSettings: { method: 'get', path: '/me/notification-settings', authenticated: true, caller: 'required', summary: "Get notification settings" },
+  updateNotificationSettings: { method: 'post', path: '/me/notification-settings', authenticated: true, caller: 'required', summary: "Update notification settings" },
 } as const;
 
 export type OperationId = keyof typeof operations;

@@ -2629,6 +2629,86 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/me/notifications": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List notifications
+         * @description **Extension.** What happened for the account, newest first: a comment
+         *     by someone else on a file of a project it owns (`comment`), a reply to
+         *     a comment it wrote (`reply`), a file that arrived through the upload
+         *     portal of one of its players (`portal-upload`), a file of its projects
+         *     that could not be analysed (`analysis-failed`). Each links to where it
+         *     happened in the studio. With `unread=true`, only those not yet marked
+         *     read. They are also mailed, as `GET /me/notification-settings` says,
+         *     when the server sends mail.
+         */
+        get: operations["listNotifications"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/me/notifications/read": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Mark notifications read
+         * @description **Extension.** Marks the notifications of `ids` read, or all of the
+         *     account's when the body has no `ids`; marking one read twice is no
+         *     error. Answers how many are still unread, for the count a client
+         *     shows.
+         */
+        post: operations["markNotificationsRead"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/me/notification-settings": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Get notification settings
+         * @description **Extension.** How the account's notifications are mailed:
+         *     `immediate` (the default), `digest` or `never`. Mail goes out only
+         *     from a server that sends mail (`mail` of `GET /auth/config`);
+         *     elsewhere notifications are only in `GET /me/notifications`.
+         */
+        get: operations["getNotificationSettings"];
+        put?: never;
+        /**
+         * Update notification settings
+         * @description **Extension.** Changes the fields given. From `immediate` or `digest`
+         *     to `never`, notifications not yet mailed are not mailed; from
+         *     `digest` to `immediate`, those waiting for the day's digest still go
+         *     in it.
+         */
+        post: operations["updateNotificationSettings"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
 }
 export interface webhooks {
     "player.created": {
@@ -3006,6 +3086,137 @@ export interface components {
              * @example Mozilla/5.0 (X11; Linux x86_64; rv:140.0) Gecko/20100101 Firefox/140.0
              */
             userAgent: string | null;
+        };
+        /**
+         * @description What the notification is about:
+         *
+         *     - `comment`: someone else commented on a file of a project the account owns;
+         *     - `reply`: someone replied to a comment the account wrote (a reply on
+         *       the account's own project is a `reply`, not also a `comment`);
+         *     - `portal-upload`: a file arrived through the upload portal of one of
+         *       the account's players;
+         *     - `analysis-failed`: a file of one of the account's projects could not
+         *       be analysed.
+         * @enum {string}
+         */
+        NotificationKind: "comment" | "reply" | "portal-upload" | "analysis-failed";
+        /**
+         * @description **Extension.** Something that happened for the account: recorded in the
+         *     same transaction as the event itself, so it exists exactly when the event
+         *     does. A notification about a comment goes with the comment when it is
+         *     deleted, and every notification of a project goes with the project.
+         * @example {
+         *       "id": "ntf_4k8m2p6r9t",
+         *       "object": "notification",
+         *       "kind": "comment",
+         *       "projectid": "prj_1a2s3d4f5g",
+         *       "fileid": "box_7h8j9k0l1z",
+         *       "commentid": "cmt_3e5r7t9y1u",
+         *       "summary": "Alex (guest) commented on “mix.wav”: “Love the bridge”",
+         *       "link": "/projects/prj_1a2s3d4f5g?file=box_7h8j9k0l1z#comment-cmt_3e5r7t9y1u",
+         *       "timeCreated": 1795315200000,
+         *       "read": false
+         *     }
+         */
+        Notification: {
+            /** @example ntf_4k8m2p6r9t */
+            id: components["schemas"]["Id"];
+            /**
+             * @description Always `notification`.
+             * @constant
+             */
+            object: "notification";
+            kind: components["schemas"]["NotificationKind"];
+            /**
+             * @description The project it happened in.
+             * @example prj_1a2s3d4f5g
+             */
+            projectid: components["schemas"]["Id"];
+            /**
+             * @description The file it is about (the file commented on, the file that arrived or failed).
+             * @example box_7h8j9k0l1z
+             */
+            fileid?: components["schemas"]["Id"];
+            /**
+             * @description For `comment` and `reply`, the new comment.
+             * @example cmt_3e5r7t9y1u
+             */
+            commentid?: components["schemas"]["Id"];
+            /**
+             * @description One line that says what happened, in words, as written when it
+             *     happened (a later rename does not change it). Made of names and a
+             *     message others wrote: show it as text, never as HTML.
+             * @example Alex (guest) commented on “mix.wav”: “Love the bridge”
+             */
+            summary: string;
+            /**
+             * @description Where to see it, as a path on this server (prefix the server's
+             *     origin): the studio's page of the project, the file in `file` and the
+             *     comment in the fragment, `/projects/{projectid}?file={fileid}#comment-{commentid}`;
+             *     `/projects/{projectid}?file={fileid}` for a file. A reply to a comment
+             *     written on a player page links to that player instead,
+             *     `/p/{playerid}?file={fileid}#comment-{commentid}`, where its author
+             *     wrote it. Mails link to the same place.
+             * @example /projects/prj_1a2s3d4f5g?file=box_7h8j9k0l1z#comment-cmt_3e5r7t9y1u
+             */
+            link: string;
+            /** @description When it happened. */
+            timeCreated: components["schemas"]["Timestamp"];
+            /** @description Whether the account marked it read (`POST /me/notifications/read`). */
+            read: boolean;
+        };
+        /**
+         * @description **Extension.** Which notifications to mark read: those of `ids`, or every one of the account when `ids` is left out.
+         * @example {
+         *       "ids": [
+         *         "ntf_4k8m2p6r9t"
+         *       ]
+         *     }
+         */
+        MarkNotificationsReadRequest: {
+            /**
+             * @description The notifications to mark read. Ids that are not the account's
+             *     notifications (or that went with their comment or project) are
+             *     skipped, so a list read a moment ago can always be sent back.
+             */
+            ids?: components["schemas"]["Id"][];
+        };
+        /**
+         * @description **Extension.** Where the account stands after marking notifications read.
+         * @example {
+         *       "unread": 0
+         *     }
+         */
+        NotificationsMarkedRead: {
+            /** @description How many of the account's notifications are still unread. */
+            unread: number;
+        };
+        /**
+         * @description How notifications are mailed, when the server sends mail (`mail` of
+         *     `GET /auth/config`): `immediate`, each by itself soon after it happens
+         *     (the default); `digest`, one mail a day, at midnight UTC, with every
+         *     notification not yet mailed; `never`, none. They are in
+         *     `GET /me/notifications` whatever this says.
+         * @enum {string}
+         */
+        NotificationMail: "immediate" | "digest" | "never";
+        /**
+         * @description **Extension.** How the account is told of its notifications.
+         * @example {
+         *       "mail": "immediate"
+         *     }
+         */
+        NotificationSettings: {
+            mail: components["schemas"]["NotificationMail"];
+        };
+        /**
+         * @description **Extension.** The settings to change; those left out stay as they are.
+         * @example {
+         *       "mail": "digest"
+         *     }
+         */
+        UpdateNotificationSettingsRequest: {
+            mail?: components["schemas"]["NotificationMail"];
         };
         /**
          * @description **Extension.** The account's password, to confirm the deletion. It may
@@ -12254,6 +12465,198 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["AuthRefused"];
             404: components["responses"]["PasskeyNotFound"];
+            429: components["responses"]["TooManyRequests"];
+            default: components["responses"]["DefaultProblem"];
+        };
+    };
+    listNotifications: {
+        parameters: {
+            query?: {
+                /**
+                 * @description **Extension.** `true` lists only the notifications not yet marked read; `false` (the default) lists them all.
+                 * @example true
+                 */
+                unread?: boolean;
+                /**
+                 * @description **Extension.** At most this many items. Without `limit` and `cursor`
+                 *     the whole list is answered, as always. With it, the list is cut into
+                 *     pages: when more items follow, the answer has a `Link` header
+                 *     (RFC 8288) with `rel="next"`, the URL of the next page. With `cursor`
+                 *     alone, pages are 100 items.
+                 * @example 50
+                 */
+                limit?: components["parameters"]["Limit"];
+                /**
+                 * @description **Extension.** Where the next page starts: copy it from the `rel="next"`
+                 *     link, never make one. It is opaque (encrypted and authenticated: it
+                 *     shows nothing of the items), and valid only on the list that gave it;
+                 *     anything else answers 400. It marks the last item sent, not a
+                 *     position, so items added or removed between pages neither repeat nor
+                 *     hide others.
+                 * @example Cpj3k2PaSoH-Ej8idded0XeeovurRZdVamQfKALOckpa7JcNV-xrL0I-bX-HslqgVS90psi7ufZavDVjWw
+                 */
+                cursor?: components["parameters"]["Cursor"];
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The notifications, newest first. */
+            200: {
+                headers: {
+                    Link: components["headers"]["Link"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example [
+                     *       {
+                     *         "id": "ntf_4k8m2p6r9t",
+                     *         "object": "notification",
+                     *         "kind": "comment",
+                     *         "projectid": "prj_1a2s3d4f5g",
+                     *         "fileid": "box_7h8j9k0l1z",
+                     *         "commentid": "cmt_3e5r7t9y1u",
+                     *         "summary": "Alex (guest) commented on “mix.wav”: “Love the bridge”",
+                     *         "link": "/projects/prj_1a2s3d4f5g?file=box_7h8j9k0l1z#comment-cmt_3e5r7t9y1u",
+                     *         "timeCreated": 1795315200000,
+                     *         "read": false
+                     *       },
+                     *       {
+                     *         "id": "ntf_9z8x7c6v5b",
+                     *         "object": "notification",
+                     *         "kind": "portal-upload",
+                     *         "projectid": "prj_1a2s3d4f5g",
+                     *         "fileid": "box_2q3w4e5r6t",
+                     *         "summary": "Sam sent “stems.zip” through the upload portal of “For the label”",
+                     *         "link": "/projects/prj_1a2s3d4f5g?file=box_2q3w4e5r6t",
+                     *         "timeCreated": 1795311600000,
+                     *         "read": true
+                     *       }
+                     *     ]
+                     */
+                    "application/json": components["schemas"]["Notification"][];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["InsufficientScope"];
+            429: components["responses"]["TooManyRequests"];
+            default: components["responses"]["DefaultProblem"];
+        };
+    };
+    markNotificationsRead: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "ids": [
+                 *         "ntf_4k8m2p6r9t"
+                 *       ]
+                 *     }
+                 */
+                "application/json": components["schemas"]["MarkNotificationsReadRequest"];
+            };
+        };
+        responses: {
+            /** @description Marked; how many are still unread. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "unread": 3
+                     *     }
+                     */
+                    "application/json": components["schemas"]["NotificationsMarkedRead"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["InsufficientScope"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            429: components["responses"]["TooManyRequests"];
+            default: components["responses"]["DefaultProblem"];
+        };
+    };
+    getNotificationSettings: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The settings. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "mail": "immediate"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["NotificationSettings"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["InsufficientScope"];
+            429: components["responses"]["TooManyRequests"];
+            default: components["responses"]["DefaultProblem"];
+        };
+    };
+    updateNotificationSettings: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "mail": "digest"
+                 *     }
+                 */
+                "application/json": components["schemas"]["UpdateNotificationSettingsRequest"];
+            };
+        };
+        responses: {
+            /** @description The settings after the change. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "mail": "digest"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["NotificationSettings"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["InsufficientScope"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
             429: components["responses"]["TooManyRequests"];
             default: components["responses"]["DefaultProblem"];
         };

@@ -27,6 +27,7 @@ import { SessionRepository } from './resources/sessions/session-repository.ts';
 import { OneTimeLinkRepository } from './resources/account/one-time-link-repository.ts';
 import { SecurityEventRepository } from './resources/account/security-events.ts';
 import { SsoRepository } from './resources/sso/sso-repository.ts';
+import { NotificationRepository } from './resources/notifications/notification-repository.ts';
 
 export function registerRepositories(db: Db) {
   return {
@@ -51,6 +52,7 @@ export function registerRepositories(db: Db) {
     sso: new SsoRepository(db),
     accountDeletion: new AccountDeletionRepository(db),
     userAdmin: new UserAdminRepository(db),
+    notifications: new NotificationRepository(db),
   };
 }
 

@@ -20,6 +20,7 @@ import type { BoxRecord } from '../boxes/box-repository.ts';
 import { newBox } from '../boxes/boxes-service.ts';
 import { requireRoomFor } from '../uploads/uploads-service.ts';
 import { recordFileEvent } from '../uploads/upload-events.ts';
+import { notifyOfPortalUpload } from '../notifications/notifications-service.ts';
 import { recordEvent } from '../webhooks/outbox.ts';
 import { fileBlobKey } from '../../blobs/keys.ts';
 import { portalUploadDir } from '../../blobs/partial-uploads.ts';
@@ -255,6 +256,7 @@ export async function finishUpload(ctx: Ports, playerId: string, uploadId: strin
     const file = await store.boxes.get(upload.projectId, upload.boxId);
     if (!file || !(await store.portal.complete(uploadId, ctx.clock.now()))) return undefined;
     await settleStoredFile(ctx, store, file, acceptFile(file.name, file.mimeType ?? '').audio);
+    await notifyOfPortalUpload(ctx, store, file, playerId);
     return file;
   });
   if (!done) {

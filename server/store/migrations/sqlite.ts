@@ -17,6 +17,7 @@ import { accountsSchema } from './accounts.ts';
 import { authChallengeExpirySchema } from './auth-challenge-expiry.ts';
 import { autoStackSchema } from './auto-stack.ts';
 import { insightsSchema } from './insights.ts';
+import { notificationsSchema } from './notifications.ts';
 import { projectUploadsSchema } from './project-uploads.ts';
 
 export const sqliteMigrations: Migration[] = [
@@ -38,5 +39,6 @@ export const sqliteMigrations: Migration[] = [
   { version: 18, name: 'expired passkey and sign-in ceremonies found by an index', sql: authChallengeExpirySchema() },
   { version: 19, name: 'the account preference for versions that stack themselves', sql: autoStackSchema() },
   { version: 21, name: 'listener insights: plays and downloads through players', sql: insightsSchema('INTEGER') },
+  { version: 22, name: 'notifications of comments, replies, portal uploads and failed analyses, and how they are mailed', sql: notificationsSchema('INTEGER') },
   { version: 23, name: 'resumable uploads of project members', sql: projectUploadsSchema('INTEGER') },
 ];
