@@ -124,7 +124,25 @@ export interface paths {
          *       named after the file is created at the top level of the project. With
          *       the id of a stack, the file becomes its newest version. With the id of
          *       a folder, a new stack holding the file is created in that folder. Any
-         *       other id, or an id from another project, is refused.
+         *       other id, or an id from another project, is refused. A new stack is
+         *       named after the file without its extension: "Night Drive.wav" makes
+         *       the stack "Night Drive".
+         *     - **Extension: versions stack themselves.** Unless `parentid` is a
+         *       stack, a file whose name, without its extension, ends in a version
+         *       marker (`v2`, `V3`, `version 4`, `take 5`, `_2`, `-2`, `(2)`, after
+         *       a space, `_`, `-` or `.`; `(2)` after a space or nothing) joins, in
+         *       the same folder (or at the top level), the stack whose name is the
+         *       rest of its name ("Night Drive v2.wav" joins the stack "Night
+         *       Drive"), or else the file whose name without its extension is the
+         *       rest ("Night Drive.wav", which then becomes a new stack "Night Drive"
+         *       in its place, holding it and then the new file). The file becomes the
+         *       newest version, its `versionName` the marker as written (`v2`).
+         *       Names are compared without case, and without spaces at either end; a
+         *       trashed stack or file is not joined. Anything else lands as above.
+         *       The answer says where the file landed: `stackid`, `parentid` and
+         *       `autoStacked`. Set `autoStack: false` to turn this off for one
+         *       upload, or `autoStack` on the account (*Update the current user*)
+         *       for all of them; it is on by default.
          *     - Until the PUT completes, the file's `status` is `awaiting-upload`: it
          *       is listed, but not playable or downloadable.
          *     - The URL works once and expires at `expires`: by default one hour after
@@ -213,6 +231,12 @@ export interface paths {
          *       children are not hidden.
          *     - `versionName` (children of a stack only, at most 100 characters) names
          *       the version.
+         *     - `parentid` (**extension**) moves the box into a folder or stack of the
+         *       project, after its last child, or to the top level with `null`.
+         *     - `order` (**extension**, folders and stacks only) reorders the
+         *       children: a permutation of the current children's ids. In a stack the
+         *       last is the newest version, the one a player shows when it shows only
+         *       the most recent version.
          *
          *     A field that does not apply to the box is refused with 409, and nothing
          *     changes. The whole update is atomic. With `If-Match`, it is made only
@@ -625,7 +649,14 @@ export interface paths {
         /**
          * List projects
          * @description **Extension.** Returns every project the caller owns or collaborates
-         *     on, newest first, each with the caller's `role`.
+         *     on, newest first, each with the caller's `role`, its `size` and the
+         *     time of its last change (`timeModified`), what a library shows.
+         *
+         *     `filter` narrows the list: `all` (the default) is every project the
+         *     caller owns or holds a role on; `mine` only those the caller owns;
+         *     `shared` only those owned by someone else, where the caller holds a
+         *     role (`admin`, `editor` or `viewer`) through a player's invitation to
+         *     the caller's verified email address.
          */
         get: operations["listProjects"];
         put?: never;
@@ -666,7 +697,19 @@ export interface paths {
          *     made only if the project is still at that version (412 otherwise).
          */
         post: operations["updateProject"];
-        delete?: never;
+        /**
+         * Delete a project
+         * @description **Extension.** Deletes the project and everything in it, and answers
+         *     200 with an empty object: its files, folders and stacks, their bytes
+         *     and renditions, its artwork, its players (their links stop opening at
+         *     once, 404, and the roles their invitations gave go with them), the
+         *     comments on its files, and its uploads still under way, through
+         *     upload URLs and through upload portals alike (their partial bytes are
+         *     removed). It cannot be undone. Owner only: an admin, editor or viewer
+         *     of the project is refused with 403; anyone else gets 404. The owner's
+         *     webhooks receive `project.deleted`.
+         */
+        delete: operations["deleteProject"];
         options?: never;
         head?: never;
         patch?: never;
@@ -736,6 +779,29 @@ export interface paths {
          *     only if the preferences are still at that version (412 otherwise).
          */
         post: operations["updatePlayerPreferences"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/me/storage": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Get the storage used
+         * @description **Extension.** Returns how many bytes the caller's account keeps
+         *     (`used`) and the most it may keep (`quota`, `null` without a limit),
+         *     counted as *Request an upload URL* counts them before refusing an
+         *     upload over the quota.
+         */
+        get: operations["getStorageUsage"];
+        put?: never;
+        post?: never;
         delete?: never;
         options?: never;
         head?: never;
@@ -2311,6 +2377,26 @@ export interface webhooks {
         patch?: never;
         trace?: never;
     };
+    "project.deleted": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * project.deleted
+         * @description **Extension.** A project was deleted by its owner, with everything in it; `data` is the project as it was just before. Signed per Standard Webhooks 1.0; answer 2xx within 10 seconds, or the delivery is retried with the same `webhook-id`.
+         */
+        post: operations["onProjectDeleted"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "comment.created": {
         parameters: {
             query?: never;
@@ -2848,7 +2934,7 @@ export interface components {
          * @example player.created
          * @enum {string}
          */
-        WebhookEventType: "player.created" | "player.updated" | "project.created" | "project.updated" | "comment.created" | "comment.updated" | "upload.started" | "upload.completed" | "upload.failed" | "file.processed" | "file.processing_failed";
+        WebhookEventType: "player.created" | "player.updated" | "project.created" | "project.updated" | "project.deleted" | "comment.created" | "comment.updated" | "upload.started" | "upload.completed" | "upload.failed" | "file.processed" | "file.processing_failed";
         /**
          * Format: uri
          * @description Where deliveries are POSTed: an absolute `http` or `https` URL; any other
@@ -3061,10 +3147,10 @@ export interface components {
             type?: "player.created" | "player.updated";
             data?: components["schemas"]["Player"];
         };
-        /** @description `project.created` or `project.updated`: `data` is the project. */
+        /** @description `project.created`, `project.updated` or `project.deleted`: `data` is the project (for `project.deleted`, as it was just before it was deleted). */
         ProjectEvent: components["schemas"]["WebhookEvent"] & {
             /** @enum {unknown} */
-            type?: "project.created" | "project.updated";
+            type?: "project.created" | "project.updated" | "project.deleted";
             data?: components["schemas"]["Project"];
         };
         /** @description `comment.created` or `comment.updated`: `data` is the comment; `boxid` the file it is on. */
@@ -4476,10 +4562,19 @@ export interface components {
              * @description A folder or stack of the project to upload into. A stack receives the
              *     file as its newest version; a folder receives a new stack holding the
              *     file. Any other id is refused. Without it, the file lands at the top
-             *     level of the project in a new stack of its own.
+             *     level of the project in a new stack of its own. A new stack is named
+             *     after the file without its extension ("Night Drive.wav" makes the
+             *     stack "Night Drive").
              * @example box_s7ack2b4c6
              */
             parentid?: components["schemas"]["Id"];
+            /**
+             * @description **Extension.** Whether this upload stacks itself as a version (see
+             *     *Request an upload URL*), overriding the account's `autoStack`
+             *     preference for this one upload. Without it, the preference decides
+             *     (on by default). Has no effect when `parentid` is a stack.
+             */
+            autoStack?: boolean;
         };
         /**
          * @description The body of *Request an artwork upload URL*. `mimeType` must be an image
@@ -4515,6 +4610,9 @@ export interface components {
          *         "projectid": "prj_7h2kq9xw4m"
          *       },
          *       "stackid": "box_s7ack2b4c6",
+         *       "parentid": null,
+         *       "autoStacked": true,
+         *       "versionName": "v2",
          *       "headers": {
          *         "Content-Type": "audio/wav",
          *         "x-storage-meta-boxpath": "projects/prj_7h2kq9xw4m/boxes/box_f1le4n8q7r",
@@ -4550,6 +4648,25 @@ export interface components {
              * @example box_s7ack2b4c6
              */
             stackid: components["schemas"]["Id"];
+            /**
+             * @description **Extension.** Where the stack is: the folder holding it, or `null`
+             *     at the top level of the project.
+             * @example null
+             */
+            parentid: components["schemas"]["Id"] | null;
+            /**
+             * @description **Extension.** `true` when the file stacked itself as the newest
+             *     version of a stack or file of the same name, by the version marker
+             *     at the end of its name; `false` when it landed as the request said.
+             */
+            autoStacked: boolean;
+            /**
+             * @description **Extension.** The version name the file was given in its stack:
+             *     the version marker of its name, as written (`v2`, `take 5`, `(2)`).
+             *     Present only when `autoStacked` is `true`.
+             * @example v2
+             */
+            versionName?: string;
             headers: components["schemas"]["UploadHeaders"];
             /**
              * Format: uri
@@ -4652,6 +4769,12 @@ export interface components {
          *       box cannot be put inside itself or its own descendants.
          *     - `hidden` applies only to folders and stacks.
          *     - `versionName` applies only to a box that is a child of a stack.
+         *     - `parentid` (**extension**) must be a folder or stack of the same
+         *       project, or `null`; a stack takes only files, and a folder or stack
+         *       cannot be moved inside itself or its own contents.
+         *     - `order` (**extension**) applies only to folders and stacks, and must
+         *       be a permutation of the box's current children: every child id once,
+         *       and nothing else.
          * @example {
          *       "versionName": "v2 — vocals up"
          *     }
@@ -4659,6 +4782,29 @@ export interface components {
         UpdateBoxRequest: {
             /** @description Display name of the box. */
             name?: string;
+            /**
+             * @description **Extension.** Moves the box into this folder or stack of the same
+             *     project, after its last child; `null` moves it to the top level of
+             *     the project. A file moved into a stack becomes the stack's newest
+             *     version; moved out of a stack, it loses its version name, and a
+             *     stack left with no version is deleted, as with `removeids`. Moving a
+             *     box to where it already is changes nothing. The same rules as
+             *     `addids` apply (409): no folder or stack inside itself or its own
+             *     contents, and a stack takes only files.
+             * @example box_f01d3r5a8e
+             */
+            parentid?: components["schemas"]["Id"] | null;
+            /**
+             * @description **Extension.** The new order of the folder's or stack's children: a
+             *     permutation of the ids of its current children (those of `GET` on
+             *     the box, trashed ones included), each once. A list that leaves one
+             *     out or names another box is refused with 409. In a stack the last
+             *     child is the newest version: the one a player shows when it shows
+             *     only the most recent version. Applied after `addids` and
+             *     `removeids` in the same request, so it must list the children as
+             *     they are after those.
+             */
+            order?: components["schemas"]["Id"][];
             /** @description Child box ids to add, in order, at the end. Folders and stacks only. */
             addids?: components["schemas"]["Id"][];
             /** @description Child box ids to remove; they move to the top level of the project. Folders and stacks only. */
@@ -4705,7 +4851,9 @@ export interface components {
         /**
          * @description **Extension.** A project, which holds boxes (files, folders and stacks)
          *     and carries the artwork. `artwork` is present only once artwork has been
-         *     uploaded. `role` is the caller's role on the project.
+         *     uploaded. `role` is the caller's role on the project. `size` and
+         *     `timeModified` say how big the project is and when anything in it last
+         *     changed, what a library lists.
          * @example {
          *       "id": "prj_7h2kq9xw4m",
          *       "object": "project",
@@ -4716,6 +4864,7 @@ export interface components {
          *         "criterion": "custom",
          *         "ascending": true
          *       },
+         *       "size": 82314240,
          *       "timeCreated": 1795315200000,
          *       "timeModified": 1795315260000
          *     }
@@ -4749,7 +4898,21 @@ export interface components {
                 /** @description The image's content type. */
                 contentType: string;
             };
+            /**
+             * @description **Extension.** The bytes of the project's files that are not in the
+             *     trash and whose bytes have arrived (not the artwork, nor the
+             *     renditions the server makes).
+             * @example 82314240
+             */
+            size: number;
             timeCreated: components["schemas"]["Timestamp"];
+            /**
+             * @description The last change of the project itself (its name, colour, sort order
+             *     or artwork) or of any of its files, folders and stacks (a new
+             *     upload, a rename, a move, the trash, the end of an analysis), in
+             *     milliseconds since the epoch. A box deleted for good is not
+             *     counted.
+             */
             timeModified: components["schemas"]["Timestamp"];
         };
         /**
@@ -4789,6 +4952,7 @@ export interface components {
          *       "name": "Sam Rivera",
          *       "emailVerified": true,
          *       "admin": false,
+         *       "autoStack": true,
          *       "timeCreated": 1795315200000
          *     }
          */
@@ -4820,7 +4984,42 @@ export interface components {
              *     "Project member", never the email address.
              */
             name?: components["schemas"]["DisplayName"];
+            /**
+             * @description **Extension.** Whether this account's uploads stack themselves as
+             *     versions by the version marker at the end of their names (see
+             *     *Request an upload URL*). `true` by default; set with *Update the
+             *     current user*. An upload's own `autoStack` overrides it.
+             */
+            autoStack?: boolean;
             timeCreated: components["schemas"]["Timestamp"];
+        };
+        /**
+         * @description **Extension.** The bytes the caller's account keeps, against its quota:
+         *     the same count that *Request an upload URL* checks before it issues a
+         *     URL (413 `storage-quota-exceeded` over it).
+         * @example {
+         *       "used": 1288490188,
+         *       "quota": 10737418240
+         *     }
+         */
+        StorageUsage: {
+            /**
+             * @description Bytes counted against the quota: the files of the projects the
+             *     account owns (trashed ones too, until they are deleted; a file
+             *     still waiting for its bytes counts its declared size), their
+             *     artwork, artwork uploads under way, and the bytes portal uploads
+             *     under way have received. Renditions and waveforms the server makes
+             *     are not counted.
+             * @example 1288490188
+             */
+            used: number;
+            /**
+             * @description The most bytes the account may keep: its own quota when an
+             *     administrator set one, else the server's, which its operator sets;
+             *     `null` when there is no limit.
+             * @example 10737418240
+             */
+            quota: number | null;
         };
         /**
          * @description **Extension.** How people get in on this server: what the sign-in and sign-up pages offer.
@@ -5153,13 +5352,17 @@ export interface components {
          */
         DisplayName: string;
         /**
-         * @description **Extension.** Changes the caller's account. `name: null` removes the display name.
+         * @description **Extension.** Changes the caller's account: only the fields given
+         *     change; an empty object changes nothing. `name: null` removes the
+         *     display name.
          * @example {
          *       "name": "Sam Rivera"
          *     }
          */
         UpdateCurrentUserRequest: {
-            name: components["schemas"]["DisplayName"] | null;
+            name?: components["schemas"]["DisplayName"] | null;
+            /** @description **Extension.** Turns the stacking of uploads by their version markers on (`true`, the default) or off (`false`). */
+            autoStack?: boolean;
         };
         /**
          * Format: email
@@ -6813,6 +7016,8 @@ export interface operations {
                      *         "projectid": "prj_7h2kq9xw4m"
                      *       },
                      *       "stackid": "box_s7ack2b4c6",
+                     *       "parentid": null,
+                     *       "autoStacked": false,
                      *       "headers": {
                      *         "Content-Type": "audio/wav",
                      *         "x-storage-meta-boxpath": "projects/prj_7h2kq9xw4m/boxes/box_f1le4n8q7r",
@@ -7581,6 +7786,7 @@ export interface operations {
                      *         "expires": 1795318800000,
                      *         "contentType": "image/jpeg"
                      *       },
+                     *       "size": 82314240,
                      *       "timeCreated": 1795315200000,
                      *       "timeModified": 1795318200000
                      *     }
@@ -7773,6 +7979,13 @@ export interface operations {
         parameters: {
             query?: {
                 /**
+                 * @description **Extension.** Which projects to list: `all` (default), `mine`
+                 *     (owned by the caller) or `shared` (owned by someone else, where
+                 *     the caller holds a role).
+                 * @example shared
+                 */
+                filter?: "all" | "mine" | "shared";
+                /**
                  * @description **Extension.** At most this many items. Without `limit` and `cursor`
                  *     the whole list is answered, as always. With it, the list is cut into
                  *     pages: when more items follow, the answer has a `Link` header
@@ -7813,6 +8026,7 @@ export interface operations {
                      *         "name": "Spring EP",
                      *         "color": "#3b82f6",
                      *         "role": "owner",
+                     *         "size": 82314240,
                      *         "timeCreated": 1795315200000,
                      *         "timeModified": 1795315260000
                      *       }
@@ -7866,6 +8080,7 @@ export interface operations {
                      *       "sortBy": {
                      *         "criterion": "custom"
                      *       },
+                     *       "size": 0,
                      *       "timeCreated": 1795315200000,
                      *       "timeModified": 1795315200000
                      *     }
@@ -7916,6 +8131,7 @@ export interface operations {
                      *         "expires": 1795318800000,
                      *         "contentType": "image/jpeg"
                      *       },
+                     *       "size": 82314240,
                      *       "timeCreated": 1795315200000,
                      *       "timeModified": 1795318200000
                      *     }
@@ -7980,6 +8196,7 @@ export interface operations {
                      *       "name": "Spring EP (final)",
                      *       "color": "#3b82f6",
                      *       "role": "owner",
+                     *       "size": 82314240,
                      *       "timeCreated": 1795315200000,
                      *       "timeModified": 1795401600000
                      *     }
@@ -7994,6 +8211,39 @@ export interface operations {
             412: components["responses"]["ProjectChanged"];
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
+            429: components["responses"]["TooManyRequests"];
+            default: components["responses"]["DefaultProblem"];
+        };
+    };
+    deleteProject: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The project's id.
+                 * @example prj_7h2kq9xw4m
+                 */
+                projectid: components["parameters"]["ProjectId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The project is deleted. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /** @example {} */
+                    "application/json": components["schemas"]["EmptyObject"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
             429: components["responses"]["TooManyRequests"];
             default: components["responses"]["DefaultProblem"];
         };
@@ -8222,6 +8472,37 @@ export interface operations {
             412: components["responses"]["PreferencesChanged"];
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
+            429: components["responses"]["TooManyRequests"];
+            default: components["responses"]["DefaultProblem"];
+        };
+    };
+    getStorageUsage: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The caller's storage use. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "used": 1288490188,
+                     *       "quota": 10737418240
+                     *     }
+                     */
+                    "application/json": components["schemas"]["StorageUsage"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["InsufficientScope"];
             429: components["responses"]["TooManyRequests"];
             default: components["responses"]["DefaultProblem"];
         };
@@ -11101,6 +11382,7 @@ export interface operations {
                  *         "name": "Spring EP",
                  *         "color": "#3b82f6",
                  *         "role": "owner",
+                 *         "size": 0,
                  *         "timeCreated": 1795315200000,
                  *         "timeModified": 1795315200000
                  *       },
@@ -11144,6 +11426,51 @@ export interface operations {
                  *         "name": "Spring EP",
                  *         "color": "#3b82f6",
                  *         "role": "owner",
+                 *         "size": 0,
+                 *         "timeCreated": 1795315200000,
+                 *         "timeModified": 1795318200000
+                 *       },
+                 *       "timeCreated": 1795318200000
+                 *     }
+                 */
+                "application/json": components["schemas"]["ProjectEvent"];
+            };
+        };
+        responses: {
+            /** @description Received. Any 2xx ends the delivery; anything else, or no answer, is retried. */
+            "2XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    onProjectDeleted: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "id": "evt_9c4n7r2t6v",
+                 *       "type": "project.deleted",
+                 *       "object": "event",
+                 *       "projectid": "prj_1a2s3d4f5g",
+                 *       "boxid": null,
+                 *       "boxName": null,
+                 *       "commentid": null,
+                 *       "data": {
+                 *         "id": "prj_1a2s3d4f5g",
+                 *         "object": "project",
+                 *         "name": "Spring EP",
+                 *         "color": "#3b82f6",
+                 *         "role": "owner",
+                 *         "size": 82314240,
                  *         "timeCreated": 1795315200000,
                  *         "timeModified": 1795318200000
                  *       },

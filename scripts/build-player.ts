@@ -15,13 +15,14 @@ import { join, resolve } from 'node:path';
 
 const root = resolve(import.meta.dirname, '..');
 
-export const PLAYER_BUNDLE_FILES = ['player.js', 'player.css', 'portal.js', 'portal.css', 'account.js', 'account.css', 'LICENSES.txt'] as const;
+export const PLAYER_BUNDLE_FILES = ['player.js', 'player.css', 'portal.js', 'portal.css', 'account.js', 'account.css', 'studio.js', 'studio.css', 'LICENSES.txt'] as const;
 
 export async function buildPlayerBundle(outDir: string): Promise<void> {
   const result = await build({
     absWorkingDir: root,
-    // The player page, the upload portal's page (web/portal/) and the account pages (web/account/), which share its assets route and licences file.
-    entryPoints: { player: 'web/player/main.ts', portal: 'web/portal/main.ts', account: 'web/account/main.ts' },
+    // The player page, the upload portal's page (web/portal/), the account pages (web/account/) and the studio
+    // (web/studio/, Preact components: docs/decisions/studio-framework.md), which share its assets route and licences file.
+    entryPoints: { player: 'web/player/main.ts', portal: 'web/portal/main.ts', account: 'web/account/main.ts', studio: 'web/studio/main.tsx' },
     outdir: outDir,
     bundle: true,
     minify: true,
@@ -34,6 +35,9 @@ export async function buildPlayerBundle(outDir: string): Promise<void> {
     logLevel: 'warning',
     sourcemap: false,
     metafile: true,
+    // The studio's JSX, compiled to Preact's automatic runtime (as tsconfig.json says for the type check).
+    jsx: 'automatic',
+    jsxImportSource: 'preact',
   });
   // The libraries inside the bundle, with their licences, beside it (served at /assets/LICENSES.txt).
   // Peaks.js and waveform-data are LGPL-3.0: this repository is their corresponding source, and

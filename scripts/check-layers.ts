@@ -41,7 +41,7 @@ const root = resolve(import.meta.dirname, '..');
 
 /** The local imports of a file (relative specifiers only), resolved to repository paths. */
 export function importsOf(file: string, source: string): ImportEdge[] {
-  const parsed = ts.createSourceFile(file, source, ts.ScriptTarget.Latest, false, ts.ScriptKind.TS);
+  const parsed = ts.createSourceFile(file, source, ts.ScriptTarget.Latest, false, file.endsWith('.tsx') ? ts.ScriptKind.TSX : ts.ScriptKind.TS);
   const edges: ImportEdge[] = [];
   const add = (specifier: string, runtime: boolean, thread = false) => {
     if (!specifier.startsWith('.')) return;
@@ -160,7 +160,7 @@ function cycles(graph: Map<string, string[]>): string[][] {
 }
 
 if (import.meta.main) {
-  const files = execFileSync('git', ['ls-files', '--cached', '--others', '--exclude-standard', '*.ts'], { cwd: root, encoding: 'utf8' })
+  const files = execFileSync('git', ['ls-files', '--cached', '--others', '--exclude-standard', '*.ts', '*.tsx'], { cwd: root, encoding: 'utf8' })
     .split('\n')
     .filter((file) => file && !file.startsWith('generated/') && existsSync(join(root, file)));
   const edges = files.flatMap((file) => importsOf(file, readFileSync(join(root, file), 'utf8')));

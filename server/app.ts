@@ -42,6 +42,7 @@ import { webhooksHandlers } from './resources/webhooks/webhooks-handlers.ts';
 import { paymentsHandlers } from './resources/payments/payments-handlers.ts';
 import { playerPageRoutes } from './pages/page-routes.ts';
 import { accountPageRoutes } from './pages/account-pages.ts';
+import { studioPageRoutes } from './pages/studio-pages.ts';
 import { portalRoutes } from './resources/portal/portal-tus.ts';
 import { portalHandlers } from './resources/portal/portal-handlers.ts';
 import { passkeysHandlers } from './resources/passkeys/passkeys-handlers.ts';
@@ -110,6 +111,7 @@ export function createApp(ctx: Context, lifecycle: Lifecycle = { isDraining: () 
   app.get('/problems/:slug', (_req, res) => res.redirect(302, '/docs#/section/errors'));
   app.use(playerPageRoutes(ctx));
   app.use(accountPageRoutes(ctx));
+  app.use(studioPageRoutes(ctx));
   // Single sign-on's start and callback: navigations of the browser to and from the OpenID provider, not API calls.
   app.use(oidcRoutes(ctx));
   // The upload portals' tus endpoints: before the API's token check (a portal's uploader has none) and its validator (PATCH bodies stream unparsed).

@@ -152,9 +152,9 @@ describe('the account pages, signed out', () => {
   });
 
   it(
-    'sends a signed-out visit to / or /settings to /signin, from the server before any page is drawn',
+    'sends a signed-out visit to the studio (/, /projects/…, /links, /inbox, /admin) or /settings to /signin, from the server before any page is drawn',
     async () => {
-      for (const path of ['/', '/settings']) {
+      for (const path of ['/', '/settings', '/projects/prj_7h2kq9xw4m', '/links', '/links/ply_7h2kq9xw4m', '/inbox', '/admin']) {
         const response = await fetch(`${t.server.address}${path}`, { redirect: 'manual', headers: { Cookie: 'as_session=not-a-session' } });
         expect(response.status, path).toBe(303);
         expect(response.headers.get('location'), path).toBe('/signin');
@@ -194,7 +194,7 @@ describe('the account pages with open registration', () => {
         await page.getByLabel('Password', { exact: true }).fill('violet harbour lantern at dusk');
         await page.getByRole('button', { name: 'Create account', exact: true }).click();
         await page.waitForURL(`${t.server.address}/`);
-        await expect.poll(() => page.getByRole('heading', { level: 1 }).textContent()).toBe('Cy Open');
+        await expect.poll(() => page.locator('header .bar-user').textContent()).toBe('Cy Open');
         expect(await watched.problems()).toEqual([]);
       } finally {
         await watched.close();
@@ -240,9 +240,9 @@ describe.each(backends)('the front door in Chromium on %s', (backend) => {
         await page.getByLabel('Password', { exact: true }).fill(PASSWORD);
         await page.getByRole('button', { name: 'Create account', exact: true }).click();
         await page.waitForURL(at('/'));
-        await expect.poll(() => page.getByRole('heading', { level: 1 }).textContent()).toBe('Ada Lovelace');
+        await expect.poll(() => page.locator('header .bar-user').textContent()).toBe('Ada Lovelace');
         await page.getByRole('link', { name: 'Settings', exact: true }).waitFor();
-        if (backend === 'sqlite') await checkLayout(page, 'home');
+        if (backend === 'sqlite') await checkLayout(page, 'studio-library-empty');
 
         await page.getByRole('button', { name: 'Sign out', exact: true }).click();
         await page.waitForURL(at('/signin'));
@@ -264,7 +264,7 @@ describe.each(backends)('the front door in Chromium on %s', (backend) => {
         await page.getByLabel('Password', { exact: true }).fill(PASSWORD);
         await page.getByRole('button', { name: 'Sign in', exact: true }).click();
         await page.waitForURL(at('/'));
-        await expect.poll(() => page.getByRole('heading', { level: 1 }).textContent()).toBe('Ada Lovelace');
+        await expect.poll(() => page.locator('header .bar-user').textContent()).toBe('Ada Lovelace');
         await page.goto(at('/signin'));
         await page.waitForURL(at('/'));
         // The refused sign-in is the one failed load the page may log.
@@ -389,7 +389,7 @@ describe.each(backends)('the front door in Chromium on %s', (backend) => {
         await page.getByLabel('Password', { exact: true }).fill(PASSWORD);
         await page.getByRole('button', { name: 'Create account', exact: true }).click();
         await page.waitForURL(at('/'));
-        await expect.poll(() => page.getByRole('heading', { level: 1 }).textContent()).toBe('Bo Diaz');
+        await expect.poll(() => page.locator('header .bar-user').textContent()).toBe('Bo Diaz');
         expect(await watched.problems()).toEqual([]);
       } finally {
         await watched.close();

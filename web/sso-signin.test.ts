@@ -49,8 +49,8 @@ describe.each(backends)('single sign-on in Chromium on %s', (backend) => {
         // Its consent page, then back to the server.
         await page.getByRole('button', { name: 'Continue' }).click();
         await page.waitForURL(`${t.server.address}/`);
-        // The home page, signed in: its heading is the account's name.
-        await expect.poll(() => page.getByRole('heading', { level: 1 }).textContent()).toBe('Ada Lovelace');
+        // The studio, signed in: its bar names the account.
+        await expect.poll(() => page.locator('header .bar-user').textContent()).toBe('Ada Lovelace');
 
         const cookies = await context.cookies(t.server.address);
         expect(cookies.find((cookie) => cookie.name === 'as_session')).toMatchObject({ httpOnly: true, sameSite: 'Lax', path: '/' });

@@ -1,6 +1,7 @@
 /**
  * The routes of the account pages: /setup, /signup, /signin,
- * /reset-password, /verify-email, /settings, and the signed-in home at /.
+ * /reset-password, /verify-email and /settings (the signed-in home at / is
+ * the studio's: studio-pages.ts).
  * Each answers its shell (account-shell.ts) with the pages' security
  * headers (page-security.ts); the bundled app (web/account/) does the rest
  * through the API, like any client.
@@ -22,7 +23,7 @@ import { sendPage } from './page-security.ts';
 type Ports = Pick<Context, 'config' | 'store' | 'clock'>;
 
 /** The account whose live session the request's cookie carries, if any. */
-async function signedInUser(ctx: Ports, req: Request): Promise<{ id: string } | undefined> {
+export async function signedInUser(ctx: Ports, req: Request): Promise<{ id: string } | undefined> {
   const secret = parse(req.get('cookie') ?? '')[sessionCookieName(ctx.config.publicUrl)];
   if (!secret) return undefined;
   const session = await ctx.store.sessions.findActive(secret, ctx.clock.now(), ctx.config.sessions);
@@ -36,7 +37,6 @@ const PATHS: Array<[string, AccountPage]> = [
   ['/reset-password', 'reset-password'],
   ['/verify-email', 'verify-email'],
   ['/settings', 'settings'],
-  ['/', 'home'],
 ];
 
 /** A query parameter given once, as a string of a sane length; anything else counts as absent. */

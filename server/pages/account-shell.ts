@@ -1,7 +1,7 @@
 /**
  * The HTML of the account pages (issue 20's front door): /setup, /signup,
- * /signin, /reset-password, /verify-email, /settings and the signed-in home
- * at /. The server renders each page's forms, with their labels, hints and
+ * /signin, /reset-password, /verify-email and /settings (the signed-in home
+ * at / is the studio: studio-shell.ts). The server renders each page's forms, with their labels, hints and
  * autocomplete attributes, so that the page has its final layout before any
  * script runs (no shift when the app wires it) and password managers see
  * the forms as they are. The bundled app (web/account/) reads which page it
@@ -17,11 +17,11 @@ import { assetHref } from './page-assets.ts';
 const escapeHtml = (text: string) =>
   text.replace(/[&<>"']/g, (char) => ({ '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&#39;' })[char]!);
 
-export const ACCOUNT_PAGES = ['setup', 'signup', 'signin', 'reset-password', 'verify-email', 'settings', 'home'] as const;
+export const ACCOUNT_PAGES = ['setup', 'signup', 'signin', 'reset-password', 'verify-email', 'settings'] as const;
 export type AccountPage = (typeof ACCOUNT_PAGES)[number];
 
 /** The pages only a signed-in person sees: they carry the bar with "Sign out". */
-export const SIGNED_IN_PAGES: ReadonlySet<AccountPage> = new Set(['settings', 'home']);
+export const SIGNED_IN_PAGES: ReadonlySet<AccountPage> = new Set(['settings']);
 
 export interface AccountPageOptions {
   basePath: string;
@@ -41,7 +41,6 @@ const TITLES: Record<AccountPage, string> = {
   'reset-password': 'Reset your password',
   'verify-email': 'Verify your email address',
   settings: 'Settings',
-  home: 'Audio Share',
 };
 
 /** A labelled field; `hint` is read with the field (aria-describedby). */
@@ -132,12 +131,15 @@ ${formEnd('Send reset link')}
   }
 }
 
-/** The bar of every signed-in page: the way home, to the settings, and out. */
+/** The bar of the settings: the studio's (web/studio/app.tsx), with the way to each of its parts and out. */
 function signedInBar(page: AccountPage, b: string): string {
   const current = (which: AccountPage) => (page === which ? ' aria-current="page"' : '');
   return `    <header class="bar">
-      <a class="bar-brand" href="${b}/"${current('home')}>Audio Share</a>
-      <nav class="bar-nav" aria-label="Account">
+      <a class="bar-brand" href="${b}/">Audio Share</a>
+      <nav class="bar-nav" aria-label="Studio">
+        <a href="${b}/">Library</a>
+        <a href="${b}/links">Links</a>
+        <a href="${b}/inbox">Inbox</a>
         <a href="${b}/settings"${current('settings')}>Settings</a>
       </nav>
       <button type="button" id="sign-out" class="secondary">Sign out</button>
@@ -157,12 +159,7 @@ const SCOPES: Array<[string, string]> = [
   ['account:write', 'Change the account'],
 ];
 
-function signedInBody(page: AccountPage, b: string): string {
-  if (page === 'home') {
-    return `      <h1 id="account-name"></h1>
-      <p id="account-email" class="lead"></p>
-      <p>Your projects and players will be here. Meanwhile, the API and its <a href="${b}/docs">docs</a> do everything.</p>`;
-  }
+function settingsBody(): string {
   const scopes = SCOPES.map(
     ([scope, what]) => `            <label class="check"><input type="checkbox" name="scope" value="${scope}"> <code>${scope}</code> <span>${what}</span></label>`,
   ).join('\n');
@@ -241,7 +238,7 @@ export function renderAccountPage(options: AccountPageOptions): string {
   const body = signedIn
     ? `${signedInBar(page, basePath)}
     <main id="account" class="wide" data-page="${page}" data-state="loading" data-api-base="${basePath}/api/v1" data-base-path="${basePath}">
-${signedInBody(page, basePath)}
+${settingsBody()}
     </main>`
     : `    <main id="account" class="card" data-page="${page}" data-state="loading" data-api-base="${basePath}/api/v1" data-base-path="${basePath}">
       <p class="card-brand"><a href="${basePath}/">Audio Share</a></p>

@@ -24,11 +24,13 @@ const ASSETS = {
   'portal.css': BUNDLE_DIR,
   'account.js': BUNDLE_DIR,
   'account.css': BUNDLE_DIR,
+  'studio.js': BUNDLE_DIR,
+  'studio.css': BUNDLE_DIR,
   'icon.svg': ICON_DIR,
 } as const;
 export type AssetName = keyof typeof ASSETS;
-/** The bundled pages' scripts and stylesheets: the player's, the upload portal's and the account pages'. */
-const BUNDLE_NAMES = ['player.js', 'player.css', 'portal.js', 'portal.css', 'account.js', 'account.css'] as const;
+/** The bundled pages' scripts and stylesheets: the player's, the upload portal's, the account pages' and the studio's. */
+const BUNDLE_NAMES = ['player.js', 'player.css', 'portal.js', 'portal.css', 'account.js', 'account.css', 'studio.js', 'studio.css'] as const;
 type BundleName = (typeof BUNDLE_NAMES)[number];
 
 const version = (() => {

@@ -33,7 +33,7 @@ function refusalOf(error: unknown, response: Response): Refusal {
 }
 
 /** The answer of a typed call; `emptyOk` for the operations that answer 204 or 202 with no body. */
-async function answer<T>(call: Promise<{ data?: T; error?: unknown; response: Response }>, emptyOk = false): Promise<Answer<T>> {
+export async function answer<T>(call: Promise<{ data?: T; error?: unknown; response: Response }>, emptyOk = false): Promise<Answer<T>> {
   try {
     const { data, error, response } = await call;
     if (response.ok && (data !== undefined || emptyOk)) return { ok: true, data: data as T };

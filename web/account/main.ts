@@ -1,6 +1,7 @@
 /**
  * The account pages' app: one bundle for all of them (/setup, /signup,
- * /signin, /reset-password, /verify-email, /settings and the home page).
+ * /signin, /reset-password, /verify-email and /settings; the home page at /
+ * is the studio's, web/studio/).
  * One, not one per page: they share nearly all their code (the API calls,
  * the forms' checks and messages, the bar), the whole is small (a few KB),
  * and a browser that loaded it once for /signin has it for the next page.
@@ -8,7 +9,7 @@
  */
 import './account.css';
 import { AccountApi } from './api.ts';
-import { homePage, settingsPage, signedInUser, wireSignOut } from './signed-in.ts';
+import { settingsPage, signedInUser, wireSignOut } from './signed-in.ts';
 import { resetPasswordPage, setupPage, signinPage, signupPage, verifyEmailPage, type PageContext } from './signed-out.ts';
 
 const root = document.getElementById('account')!;
@@ -31,12 +32,11 @@ async function draw(): Promise<void> {
       return resetPasswordPage(ctx);
     case 'verify-email':
       return verifyEmailPage(ctx);
-    case 'home':
     case 'settings': {
       wireSignOut(ctx);
       const user = await signedInUser(ctx);
       if (!user) return;
-      return root.dataset.page === 'home' ? homePage(ctx, user) : settingsPage(ctx, user);
+      return settingsPage(ctx, user);
     }
   }
 }

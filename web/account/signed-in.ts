@@ -1,8 +1,7 @@
 /**
- * The pages of someone signed in: the home page (/) and the settings
- * (/settings, tab Security). Both first ask the API who is signed in
- * (GET /me); a visit without a session goes to /signin. Both carry the bar
- * with "Sign out".
+ * The settings (/settings, tab Security) of someone signed in. The page
+ * first asks the API who is signed in (GET /me); a visit without a session
+ * goes to /signin. It carries the bar with "Sign out".
  */
 import type { AccountApi, Answer, Passkey, Session, Token, User } from './api.ts';
 import { element, formatDate, formatTime, setBusy, showError, value, wireForm } from './forms.ts';
@@ -33,11 +32,6 @@ export function wireSignOut(ctx: PageContext): void {
     button.disabled = false;
     window.alert(answer.refusal.detail);
   });
-}
-
-export function homePage(_ctx: PageContext, user: User): void {
-  document.getElementById('account-name')!.textContent = user.name?.trim() || user.email;
-  document.getElementById('account-email')!.textContent = `Signed in as ${user.email}`;
 }
 
 // ---- Settings, tab Security ----
