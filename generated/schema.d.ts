@@ -1383,6 +1383,87 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/players/{playerid}/plays": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The player's id.
+                 * @example ply_4c8n2r7t1v
+                 */
+                playerid: components["parameters"]["PlayerId"];
+            };
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Report listening on a player
+         * @description **Extension.** What the player page sends while a listener plays a
+         *     version of a track: a random `playid` for this play, the seconds
+         *     heard so far and the farthest position reached. The same play is
+         *     reported again as it goes on (every 15 seconds or so, and on pause,
+         *     end and leaving the page); the server keeps the largest of each. A
+         *     play counts in the insights once 3 seconds of it were heard.
+         *
+         *     The listener is whoever opens the view (*Get a listener's view of a
+         *     player*), under the same decision: a player that does not open for
+         *     them answers as the view does (401, 410), a listener whose view may
+         *     not play (`access.stream` false, a paywall holding everything back)
+         *     403, and a file that is not among the view's tracks 404. The play is
+         *     kept under the display name of their player session, a signed-in
+         *     member's account name, or as Anonymous; nothing else about them (no
+         *     address, user agent or fingerprint) is kept.
+         *
+         *     A member's bearer token needs `players:write` (a write, as the
+         *     comments on a player need `comments:write`); a listener sends none.
+         *
+         *     Rate limited per player session (per account for a bearer token): by
+         *     default 120 reports per minute, then 429 with `Retry-After`.
+         */
+        post: operations["recordPlay"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/players/{playerid}/insights": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The player's id.
+                 * @example ply_4c8n2r7t1v
+                 */
+                playerid: components["parameters"]["PlayerId"];
+            };
+            cookie?: never;
+        };
+        /**
+         * Get a player's listener insights
+         * @description **Extension.** What listeners did on the player: plays of each
+         *     version of its tracks and by each listener (their display name, or
+         *     Anonymous) with how far they listened, downloads through the
+         *     player's view, and purchases of its paywall, with totals at the top.
+         *
+         *     For the player's owner and the project's members who may manage its
+         *     players (owner, admin, editor): a viewer gets 403, anyone else 404 as
+         *     for *Get a player*. Only what player pages reported and what the
+         *     server served is counted: no address, user agent or fingerprint is
+         *     kept, and no third party is called.
+         */
+        get: operations["getPlayerInsights"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/players/{playerid}/checkout": {
         parameters: {
             query?: never;
@@ -1595,6 +1676,80 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/projects/{projectid}/files/{fileid}/comments/export": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The project's id.
+                 * @example prj_7h2kq9xw4m
+                 */
+                projectid: components["parameters"]["ProjectId"];
+                /**
+                 * @description The id of a file, folder or stack of the project.
+                 * @example box_f1le9k3m2p
+                 */
+                fileid: components["parameters"]["FileId"];
+            };
+            cookie?: never;
+        };
+        /**
+         * Export a file's comments
+         * @description **Extension.** The file's comments as a file to save, so that the notes
+         *     land on the timeline of the musician's editor. Any member of the
+         *     project may export them. The answer is an `attachment` named after
+         *     the file: its name without its extension, then `-comments.txt`
+         *     (text), `-comments.csv` (csv), `-labels.txt` (audacity) or
+         *     `-markers.csv` (reaper).
+         *
+         *     In every format the author is the comment's `creator.name`, followed
+         *     by ` (guest)` for a listener's (`creator.kind` `listener`), as the
+         *     pages show it. Comments are in timeline order: those with an `audioTimestamp` by it,
+         *     then those about the whole version; each reply right after the
+         *     comment it answers, oldest first. Messages and names are put on one
+         *     line: line breaks, tabs and other control characters become spaces,
+         *     and bidirectional controls (U+202A–U+202E, U+2066–U+2069) are removed.
+         *
+         *     `format`:
+         *     - `text` (`text/plain; charset=utf-8`): one line per comment,
+         *       `[m:ss] Author: message` (`[h:mm:ss]` past an hour, `[m:ss-m:ss]` for
+         *       a range, nothing before the author for a comment about the whole
+         *       version); each reply on the next line, indented by four spaces,
+         *       without a time.
+         *     - `csv` (`text/csv; charset=utf-8`, RFC 4180: every field quoted,
+         *       lines ending in CRLF): the header `time,end,author,message,done,created`,
+         *       then one row per comment: `time` and `end` in seconds (empty when the
+         *       comment has none; a reply has its parent's), `done` `true` or
+         *       `false`, `created` as an RFC 3339 UTC time. Against formula
+         *       injection in spreadsheets (OWASP "CSV Injection"), a field that
+         *       starts with `=`, `+`, `-`, `@`, a tab or a carriage return gets a
+         *       leading `'`, which a spreadsheet shows as text.
+         *     - `audacity` (`text/plain; charset=utf-8`): an Audacity label track
+         *       (File › Import › Labels): one line per comment, `start`, tab, `end`,
+         *       tab, label, with seconds to 6 decimals; a point comment has
+         *       `end` = `start`. The label is `Author: message`.
+         *     - `reaper` (`text/csv; charset=utf-8`): markers and regions for
+         *       REAPER's Region/Marker Manager (Import): the header
+         *       `#,Name,Start,End,Length`, then `M1,name,start,,` for a point comment
+         *       and `R1,name,start,end,length` for a range, in seconds to 6 decimals
+         *       (set the project's time unit to seconds before importing). Names
+         *       are quoted as RFC 4180 says when they hold a comma or a quote, and
+         *       guarded against formula injection as in `csv`.
+         *
+         *     Comments without a timestamp, and replies, have no place on a
+         *     timeline: `audacity` and `reaper` leave them out; `text` and `csv`
+         *     keep them.
+         */
+        get: operations["exportComments"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/projects/{projectid}/files/{fileid}/comments/{commentid}": {
         parameters: {
             query?: never;
@@ -1638,6 +1793,122 @@ export interface paths {
          *     their own comments; members who can write the project may delete any.
          */
         delete: operations["deleteComment"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/projects/{projectid}/comments": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The project's id.
+                 * @example prj_7h2kq9xw4m
+                 */
+                projectid: components["parameters"]["ProjectId"];
+            };
+            cookie?: never;
+        };
+        /**
+         * List a project's comments
+         * @description **Extension.** Every comment on the project's files (every version of
+         *     every track), newest first, replies included (each with its
+         *     `parentid`). Any member of the project may read them. Each comment
+         *     carries `track`: the file, its stack and version name, and the
+         *     project, which a list across files needs to say where a comment is.
+         *     Comments on files in the trash are left out.
+         *
+         *     `status` filters: `open` (not `completed`), `done` (`completed`), or
+         *     `all`, the default. A reply is open or done by its own `completed`,
+         *     not its parent's, so a listener's answer to a comment marked done
+         *     shows as open.
+         */
+        get: operations["listProjectComments"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/me/comments": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List the inbox's comments
+         * @description **Extension.** Every comment on the projects the caller owns, or where
+         *     their role is admin or editor: open ones first, then done ones, each
+         *     group newest first. Replies are included (each with its `parentid`),
+         *     and so are the caller's own comments (`creator.mine`), so that a
+         *     conversation reads whole. Each comment carries `track`: the file, its
+         *     stack and version name, and the project. Comments on files in the
+         *     trash are left out. `status` filters as in *List a project's
+         *     comments*.
+         *
+         *     Reply with *Create a comment* and `parentid`; mark a comment done
+         *     with *Update a comment* and `{"completed": true}`.
+         */
+        get: operations["listInboxComments"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/me/inbox": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Get the inbox's counts
+         * @description **Extension.** What the navigation shows beside *Inbox*: how many
+         *     comments of the inbox are open and not the caller's own, and how many
+         *     files wait in portal folders (*List held files*). Over the same
+         *     projects as *List the inbox's comments*.
+         */
+        get: operations["getInboxSummary"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/me/held-files": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List held files
+         * @description **Extension.** The files that arrived through an upload portal and
+         *     still sit in their project's portal folder ("Portal uploads", which
+         *     no player shows), newest first, on the projects the caller owns or
+         *     where their role is admin or editor. Each comes with its project's id
+         *     and name. A file is filed by moving it, or the stack a portal put it in, out
+         *     of the folder (*Update a file, folder or stack*: `removeids` on the
+         *     folder, or `addids` on another); files still uploading, and files in
+         *     the trash, are not listed.
+         */
+        get: operations["listHeldFiles"];
+        put?: never;
+        post?: never;
+        delete?: never;
         options?: never;
         head?: never;
         patch?: never;
@@ -3249,6 +3520,7 @@ export interface components {
             timeCreated: components["schemas"]["Timestamp"];
             /** @description When `message`, `completed` or `pinned` last changed. Reactions do not change it. */
             timeModified: components["schemas"]["Timestamp"];
+            track?: components["schemas"]["CommentTrack"];
         };
         /**
          * @description The text, in Markdown (CommonMark). Pages render it with raw HTML
@@ -3350,6 +3622,107 @@ export interface components {
             react?: string;
             /** @description An emoji whose reaction by the caller to remove. Removing a reaction the caller has not made changes nothing. */
             unreact?: string;
+        };
+        /**
+         * @description **Extension.** The track and version a comment is on, as of now, for a
+         *     list across files (an inbox row names them). Read-only: present only in
+         *     *List a project's comments* and *List the inbox's comments*.
+         *     - `fileid`, `name`: the file (the version) and its name;
+         *     - `stackid`, `stackName`: the stack holding the file, which is the track
+         *       when it has several versions; null for a file outside a stack;
+         *     - `versionName`: the file's version name in its stack, null when none
+         *       was set;
+         *     - `projectid`, `projectName`: the project.
+         * @example {
+         *       "fileid": "box_f1le4n8q7r",
+         *       "name": "Night Drive v2.wav",
+         *       "stackid": "box_s7ack2b4c6",
+         *       "stackName": "Night Drive",
+         *       "versionName": "v2",
+         *       "projectid": "prj_7h2kq9xw4m",
+         *       "projectName": "Night Drive (single)"
+         *     }
+         */
+        CommentTrack: {
+            /** @example box_f1le4n8q7r */
+            fileid: components["schemas"]["Id"];
+            /**
+             * @description The file's name.
+             * @example Night Drive v2.wav
+             */
+            name: string;
+            /**
+             * @description The stack holding the file (an id); null when the file is not in a stack.
+             * @example box_s7ack2b4c6
+             */
+            stackid: string | null;
+            /**
+             * @description The stack's name (the track's); null when the file is not in a stack.
+             * @example Night Drive
+             */
+            stackName: string | null;
+            /**
+             * @description The file's version name, null when none was set.
+             * @example v2
+             */
+            versionName: string | null;
+            /** @example prj_7h2kq9xw4m */
+            projectid: components["schemas"]["Id"];
+            /** @example Night Drive (single) */
+            projectName: string;
+        };
+        /**
+         * @description **Extension.** The counts the studio's navigation shows beside
+         *     *Inbox*. `openComments`: the comments of *List the inbox's comments*
+         *     with `status=open` that the caller did not write (their own comments
+         *     ask nothing of them). `heldFiles`: the files of *List held files*.
+         * @example {
+         *       "openComments": 3,
+         *       "heldFiles": 1
+         *     }
+         */
+        InboxSummary: {
+            openComments: number;
+            heldFiles: number;
+        };
+        /**
+         * @description **Extension.** A file that arrived through an upload portal and still
+         *     sits in its project's portal folder ("Portal uploads", held: no player
+         *     shows it), waiting for a member to file it (move it out). `file` is the
+         *     file as *Get a file* answers it, with `uploader`, who sent it.
+         * @example {
+         *       "object": "held_file",
+         *       "projectid": "prj_7h2kq9xw4m",
+         *       "projectName": "Night Drive (single)",
+         *       "file": {
+         *         "id": "box_f1le9k3m2p",
+         *         "object": "file",
+         *         "name": "vocals-take-3.wav",
+         *         "color": "#64748b",
+         *         "timeCreated": 1795315200000,
+         *         "trashed": false,
+         *         "parentid": "box_s7ack2b4c6",
+         *         "status": "ready",
+         *         "size": 41157120,
+         *         "mimeType": "audio/wav",
+         *         "uploader": {
+         *           "name": "Sam Rivera",
+         *           "email": "sam@example.com"
+         *         }
+         *       }
+         *     }
+         */
+        HeldFile: {
+            /**
+             * @description Always `held_file`.
+             * @constant
+             */
+            object: "held_file";
+            /** @example prj_7h2kq9xw4m */
+            projectid: components["schemas"]["Id"];
+            /** @example Night Drive (single) */
+            projectName: string;
+            file: components["schemas"]["FileBox"];
         };
         /**
          * @description **Extension.** What this listener may see and do on a player, and
@@ -5383,6 +5756,233 @@ export interface components {
          */
         LinkToken: string;
         /**
+         * @description **Extension.** One report of one play: a listening of one version of a
+         *     track, from its start to a pause, its end or the page closing. The page
+         *     reports the same play again as it goes on, with the same `playid`; the
+         *     server keeps the largest `heard` and `position` it was sent for it.
+         */
+        RecordPlayRequest: {
+            /**
+             * @description A random id the page makes for this play (a UUID will do), new for
+             *     every play of a track. It is only ever sent by the page that made
+             *     it; a play reported under another file's `playid` answers 409.
+             * @example 6f1c2a9d-4b7e-4c1a-9e2f-8d3b5a7c0e41
+             */
+            playid: string;
+            /**
+             * @description The version played, a file of the listener's view that it may play (`access.stream`).
+             * @example box_f1le4n8q7r
+             */
+            fileid: components["schemas"]["Id"];
+            /**
+             * @description Seconds of the track heard so far in this play (time actually
+             *     played, not counting skipped parts). A play counts once it reaches
+             *     3. At most the version's duration plus 10 seconds (400 otherwise).
+             * @example 18.4
+             */
+            heard: number;
+            /**
+             * @description The farthest position in the track reached in this play, in seconds; at most the duration plus 10 seconds.
+             * @example 21.7
+             */
+            position: number;
+        };
+        /**
+         * @description **Extension.** A play as the server keeps it, after this report.
+         * @example {
+         *       "object": "play",
+         *       "playid": "6f1c2a9d-4b7e-4c1a-9e2f-8d3b5a7c0e41",
+         *       "fileid": "box_f1le4n8q7r",
+         *       "heard": 18.4,
+         *       "position": 21.7,
+         *       "counted": true
+         *     }
+         */
+        Play: {
+            /**
+             * @description Always `play`.
+             * @constant
+             */
+            object: "play";
+            /** @description The page's id for the play. */
+            playid: string;
+            /**
+             * @description The version played.
+             * @example box_f1le4n8q7r
+             */
+            fileid: components["schemas"]["Id"];
+            /** @description The most seconds heard reported for this play. */
+            heard: number;
+            /** @description The farthest position reported for this play, in seconds. */
+            position: number;
+            /** @description Whether the play counts in the insights (3 seconds or more heard). */
+            counted: boolean;
+        };
+        /** @description **Extension.** One listener's plays of one version, and how far they got. */
+        InsightsTrackListener: {
+            /**
+             * @description The display name the listener's player session gave, a signed-in member's account name, or `Anonymous`.
+             * @example Alex (A&R)
+             */
+            name: string;
+            /** @description True for the listeners who gave no name (then `name` is `Anonymous`). */
+            anonymous: boolean;
+            /** @description Plays of this version that counted (3 seconds or more heard). */
+            plays: number;
+            /**
+             * @description The farthest position any of these plays reached, in seconds.
+             * @example 201.5
+             */
+            farthest: number;
+            /**
+             * @description `farthest` as a fraction of the duration (at most 1); absent while the duration is unknown.
+             * @example 0.94
+             */
+            fraction?: number;
+            /** @description When the last of these plays was last reported, in milliseconds since the Unix epoch. */
+            timeLastPlayed: number;
+        };
+        /** @description **Extension.** The plays and downloads of one version of a track. */
+        InsightsTrack: {
+            /**
+             * @description The version (file box).
+             * @example box_f1le4n8q7r
+             */
+            fileid: components["schemas"]["Id"];
+            /** @description The file's name. */
+            name: string;
+            /** @description The file's duration in seconds, once analysed. */
+            duration?: number;
+            /** @description Plays that counted. */
+            plays: number;
+            /** @description Downloads through the player's view (a download counts when its bytes start to be sent from the beginning). */
+            downloads: number;
+            /** @description Who played it, most plays first. */
+            listeners: components["schemas"]["InsightsTrackListener"][];
+        };
+        /**
+         * @description **Extension.** One listener's plays: everyone without a display name
+         *     or an account is one listener, `Anonymous` (`anonymous: true`). A
+         *     listener is known by their name alone (nothing else about them is
+         *     kept), so two who gave the same name count as one.
+         */
+        InsightsListener: {
+            /**
+             * @description The display name the listener's player session gave, a signed-in member's account name, or `Anonymous`.
+             * @example Alex (A&R)
+             */
+            name: string;
+            /** @description True for the listeners who gave no name (then `name` is `Anonymous`). */
+            anonymous: boolean;
+            /** @description Plays that counted (3 seconds or more heard). */
+            plays: number;
+            /** @description When the last of these plays was last reported, in milliseconds since the Unix epoch. */
+            timeLastPlayed: number;
+        };
+        /**
+         * @description **Extension.** What listeners did on a player: totals at the top, then
+         *     each version of its tracks (the files it shows now, and any other file
+         *     that was played or downloaded through it before), then each listener
+         *     across every track. Only what the player page reported and what the
+         *     server served is counted: no address, user agent or fingerprint is
+         *     kept, and no third party is called.
+         * @example {
+         *       "object": "player-insights",
+         *       "playerid": "ply_4c8n2r7t1v",
+         *       "totals": {
+         *         "plays": 3,
+         *         "listeners": 2,
+         *         "downloads": 1,
+         *         "purchases": 1,
+         *         "amount": 499
+         *       },
+         *       "tracks": [
+         *         {
+         *           "fileid": "box_f1le4n8q7r",
+         *           "name": "night-drive-v2.wav",
+         *           "duration": 214.37,
+         *           "plays": 3,
+         *           "downloads": 1,
+         *           "listeners": [
+         *             {
+         *               "name": "Alex (A&R)",
+         *               "anonymous": false,
+         *               "plays": 2,
+         *               "farthest": 201.5,
+         *               "fraction": 0.94,
+         *               "timeLastPlayed": 1795315500000
+         *             },
+         *             {
+         *               "name": "Anonymous",
+         *               "anonymous": true,
+         *               "plays": 1,
+         *               "farthest": 35,
+         *               "fraction": 0.16,
+         *               "timeLastPlayed": 1795315200000
+         *             }
+         *           ]
+         *         }
+         *       ],
+         *       "listeners": [
+         *         {
+         *           "name": "Alex (A&R)",
+         *           "anonymous": false,
+         *           "plays": 2,
+         *           "timeLastPlayed": 1795315500000
+         *         },
+         *         {
+         *           "name": "Anonymous",
+         *           "anonymous": true,
+         *           "plays": 1,
+         *           "timeLastPlayed": 1795315200000
+         *         }
+         *       ],
+         *       "purchases": {
+         *         "count": 1,
+         *         "amount": 499,
+         *         "currency": "usd"
+         *       }
+         *     }
+         */
+        PlayerInsights: {
+            /**
+             * @description Always `player-insights`.
+             * @constant
+             */
+            object: "player-insights";
+            /**
+             * @description The player.
+             * @example ply_4c8n2r7t1v
+             */
+            playerid: components["schemas"]["Id"];
+            totals: {
+                /** @description Plays that counted, of every track. */
+                plays: number;
+                /** @description Distinct named listeners who played, plus one for Anonymous when anyone without a name did. */
+                listeners: number;
+                /** @description Downloads of every track. */
+                downloads: number;
+                /** @description Purchases of the player's paywall. */
+                purchases: number;
+                /** @description The sum of the purchases' amounts, in cents of `purchases.currency`. */
+                amount: number;
+            };
+            tracks: components["schemas"]["InsightsTrack"][];
+            /** @description Each listener across every track, most plays first. */
+            listeners: components["schemas"]["InsightsListener"][];
+            purchases: {
+                /** @description Purchases of the paywall. */
+                count: number;
+                /** @description What they paid together, in cents. */
+                amount: number;
+                /**
+                 * @description The currency of `amount`.
+                 * @constant
+                 */
+                currency: "usd";
+            };
+        };
+        /**
          * @description A 401 of a listener's write: the player is locked (`/problems/player-locked`,
          *     with `lock`, as for its view), or the write needs a player session the
          *     request does not carry (`/problems/name-required`): a listener comments
@@ -6566,6 +7166,11 @@ export interface components {
          * @example mix-engineer@studio.test
          */
         CollaboratorEmail: string;
+        /**
+         * @description **Extension.** Which comments: `open` (not `completed`), `done` (`completed`) or `all`. Default: `all`.
+         * @example open
+         */
+        CommentStatus: "open" | "done" | "all";
         /**
          * @description The version of the tus protocol the client speaks; this server speaks `1.0.0`.
          * @example 1.0.0
@@ -9470,6 +10075,86 @@ export interface operations {
             default: components["responses"]["DefaultProblem"];
         };
     };
+    recordPlay: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The player's id.
+                 * @example ply_4c8n2r7t1v
+                 */
+                playerid: components["parameters"]["PlayerId"];
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "playid": "6f1c2a9d-4b7e-4c1a-9e2f-8d3b5a7c0e41",
+                 *       "fileid": "box_f1le4n8q7r",
+                 *       "heard": 18.4,
+                 *       "position": 21.7
+                 *     }
+                 */
+                "application/json": components["schemas"]["RecordPlayRequest"];
+            };
+        };
+        responses: {
+            /** @description The play as kept after this report. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Play"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["PlayerLocked"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            409: components["responses"]["Conflict"];
+            410: components["responses"]["PlayerExpired"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            429: components["responses"]["TooManyRequests"];
+            default: components["responses"]["DefaultProblem"];
+        };
+    };
+    getPlayerInsights: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The player's id.
+                 * @example ply_4c8n2r7t1v
+                 */
+                playerid: components["parameters"]["PlayerId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The player's insights. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["PlayerInsights"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["PlayerNotFound"];
+            429: components["responses"]["TooManyRequests"];
+            default: components["responses"]["DefaultProblem"];
+        };
+    };
     createPlayerCheckout: {
         parameters: {
             query?: never;
@@ -9774,6 +10459,55 @@ export interface operations {
             default: components["responses"]["DefaultProblem"];
         };
     };
+    exportComments: {
+        parameters: {
+            query: {
+                /**
+                 * @description The file's format: `text`, `csv`, `audacity` (label track) or `reaper` (marker CSV).
+                 * @example audacity
+                 */
+                format: "text" | "csv" | "audacity" | "reaper";
+            };
+            header?: never;
+            path: {
+                /**
+                 * @description The project's id.
+                 * @example prj_7h2kq9xw4m
+                 */
+                projectid: components["parameters"]["ProjectId"];
+                /**
+                 * @description The id of a file, folder or stack of the project.
+                 * @example box_f1le9k3m2p
+                 */
+                fileid: components["parameters"]["FileId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The comments in the format asked for, as an attachment. */
+            200: {
+                headers: {
+                    /**
+                     * @description `attachment` with the file's name, for example `attachment; filename="Night Drive v2-comments.txt"`.
+                     * @example attachment; filename="Night Drive v2-comments.txt"
+                     */
+                    "Content-Disposition": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/plain": string;
+                    "text/csv": string;
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            429: components["responses"]["TooManyRequests"];
+            default: components["responses"]["DefaultProblem"];
+        };
+    };
     getComment: {
         parameters: {
             query?: never;
@@ -9902,6 +10636,249 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
+            429: components["responses"]["TooManyRequests"];
+            default: components["responses"]["DefaultProblem"];
+        };
+    };
+    listProjectComments: {
+        parameters: {
+            query?: {
+                /**
+                 * @description **Extension.** Which comments: `open` (not `completed`), `done` (`completed`) or `all`. Default: `all`.
+                 * @example open
+                 */
+                status?: components["parameters"]["CommentStatus"];
+                /**
+                 * @description **Extension.** At most this many items. Without `limit` and `cursor`
+                 *     the whole list is answered, as always. With it, the list is cut into
+                 *     pages: when more items follow, the answer has a `Link` header
+                 *     (RFC 8288) with `rel="next"`, the URL of the next page. With `cursor`
+                 *     alone, pages are 100 items.
+                 * @example 50
+                 */
+                limit?: components["parameters"]["Limit"];
+                /**
+                 * @description **Extension.** Where the next page starts: copy it from the `rel="next"`
+                 *     link, never make one. It is opaque (encrypted and authenticated: it
+                 *     shows nothing of the items), and valid only on the list that gave it;
+                 *     anything else answers 400. It marks the last item sent, not a
+                 *     position, so items added or removed between pages neither repeat nor
+                 *     hide others.
+                 * @example Cpj3k2PaSoH-Ej8idded0XeeovurRZdVamQfKALOckpa7JcNV-xrL0I-bX-HslqgVS90psi7ufZavDVjWw
+                 */
+                cursor?: components["parameters"]["Cursor"];
+            };
+            header?: never;
+            path: {
+                /**
+                 * @description The project's id.
+                 * @example prj_7h2kq9xw4m
+                 */
+                projectid: components["parameters"]["ProjectId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The comments, newest first. */
+            200: {
+                headers: {
+                    Link: components["headers"]["Link"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example [
+                     *       {
+                     *         "id": "cmt_5t8w2k6q9d",
+                     *         "object": "comment",
+                     *         "fileid": "box_f1le4n8q7r",
+                     *         "message": "The snare is **too loud** from here to the chorus.",
+                     *         "audioTimestamp": 42.5,
+                     *         "audioTimestampEnd": 61,
+                     *         "completed": false,
+                     *         "pinned": false,
+                     *         "creator": {
+                     *           "name": "Alex (A&R)",
+                     *           "kind": "listener",
+                     *           "mine": false
+                     *         },
+                     *         "isReply": false,
+                     *         "reactions": {},
+                     *         "timeCreated": 1795315500000,
+                     *         "timeModified": 1795315500000,
+                     *         "track": {
+                     *           "fileid": "box_f1le4n8q7r",
+                     *           "name": "Night Drive v2.wav",
+                     *           "stackid": "box_s7ack2b4c6",
+                     *           "stackName": "Night Drive",
+                     *           "versionName": "v2",
+                     *           "projectid": "prj_7h2kq9xw4m",
+                     *           "projectName": "Night Drive (single)"
+                     *         }
+                     *       }
+                     *     ]
+                     */
+                    "application/json": components["schemas"]["Comment"][];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            429: components["responses"]["TooManyRequests"];
+            default: components["responses"]["DefaultProblem"];
+        };
+    };
+    listInboxComments: {
+        parameters: {
+            query?: {
+                /**
+                 * @description **Extension.** Which comments: `open` (not `completed`), `done` (`completed`) or `all`. Default: `all`.
+                 * @example open
+                 */
+                status?: components["parameters"]["CommentStatus"];
+                /**
+                 * @description **Extension.** At most this many items. Without `limit` and `cursor`
+                 *     the whole list is answered, as always. With it, the list is cut into
+                 *     pages: when more items follow, the answer has a `Link` header
+                 *     (RFC 8288) with `rel="next"`, the URL of the next page. With `cursor`
+                 *     alone, pages are 100 items.
+                 * @example 50
+                 */
+                limit?: components["parameters"]["Limit"];
+                /**
+                 * @description **Extension.** Where the next page starts: copy it from the `rel="next"`
+                 *     link, never make one. It is opaque (encrypted and authenticated: it
+                 *     shows nothing of the items), and valid only on the list that gave it;
+                 *     anything else answers 400. It marks the last item sent, not a
+                 *     position, so items added or removed between pages neither repeat nor
+                 *     hide others.
+                 * @example Cpj3k2PaSoH-Ej8idded0XeeovurRZdVamQfKALOckpa7JcNV-xrL0I-bX-HslqgVS90psi7ufZavDVjWw
+                 */
+                cursor?: components["parameters"]["Cursor"];
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The comments, open ones first, then newest first. */
+            200: {
+                headers: {
+                    Link: components["headers"]["Link"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example [
+                     *       {
+                     *         "id": "cmt_5t8w2k6q9d",
+                     *         "object": "comment",
+                     *         "fileid": "box_f1le4n8q7r",
+                     *         "message": "The snare is **too loud** from here to the chorus.",
+                     *         "audioTimestamp": 42.5,
+                     *         "completed": false,
+                     *         "pinned": false,
+                     *         "creator": {
+                     *           "name": "Alex (A&R)",
+                     *           "kind": "listener",
+                     *           "mine": false
+                     *         },
+                     *         "isReply": false,
+                     *         "reactions": {},
+                     *         "timeCreated": 1795315500000,
+                     *         "timeModified": 1795315500000,
+                     *         "track": {
+                     *           "fileid": "box_f1le4n8q7r",
+                     *           "name": "Night Drive v2.wav",
+                     *           "stackid": "box_s7ack2b4c6",
+                     *           "stackName": "Night Drive",
+                     *           "versionName": "v2",
+                     *           "projectid": "prj_7h2kq9xw4m",
+                     *           "projectName": "Night Drive (single)"
+                     *         }
+                     *       }
+                     *     ]
+                     */
+                    "application/json": components["schemas"]["Comment"][];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["InsufficientScope"];
+            429: components["responses"]["TooManyRequests"];
+            default: components["responses"]["DefaultProblem"];
+        };
+    };
+    getInboxSummary: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The counts. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["InboxSummary"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["InsufficientScope"];
+            429: components["responses"]["TooManyRequests"];
+            default: components["responses"]["DefaultProblem"];
+        };
+    };
+    listHeldFiles: {
+        parameters: {
+            query?: {
+                /**
+                 * @description **Extension.** At most this many items. Without `limit` and `cursor`
+                 *     the whole list is answered, as always. With it, the list is cut into
+                 *     pages: when more items follow, the answer has a `Link` header
+                 *     (RFC 8288) with `rel="next"`, the URL of the next page. With `cursor`
+                 *     alone, pages are 100 items.
+                 * @example 50
+                 */
+                limit?: components["parameters"]["Limit"];
+                /**
+                 * @description **Extension.** Where the next page starts: copy it from the `rel="next"`
+                 *     link, never make one. It is opaque (encrypted and authenticated: it
+                 *     shows nothing of the items), and valid only on the list that gave it;
+                 *     anything else answers 400. It marks the last item sent, not a
+                 *     position, so items added or removed between pages neither repeat nor
+                 *     hide others.
+                 * @example Cpj3k2PaSoH-Ej8idded0XeeovurRZdVamQfKALOckpa7JcNV-xrL0I-bX-HslqgVS90psi7ufZavDVjWw
+                 */
+                cursor?: components["parameters"]["Cursor"];
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The held files, newest first. */
+            200: {
+                headers: {
+                    Link: components["headers"]["Link"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["HeldFile"][];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["InsufficientScope"];
             429: components["responses"]["TooManyRequests"];
             default: components["responses"]["DefaultProblem"];
         };
