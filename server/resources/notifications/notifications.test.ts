@@ -110,7 +110,8 @@ describe.each(backends)('notifications on %s', (backend) => {
     expect(await marked.json()).toEqual({ unread: 0 });
     expect((await notificationsOf(t, owner.token))[0].read).toBe(true);
     expect(await notificationsOf(t, owner.token, '?unread=true')).toEqual([]);
-  });
+    // The first test of the file also waits for ffmpeg's first analysis of this server: slow on a loaded machine.
+  }, 90_000);
 
   it('does not notify the owner of their own comment, nor anyone else of it', async () => {
     const { owner, editor, projectid, fileid } = await setup(t);
