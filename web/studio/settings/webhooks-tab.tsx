@@ -70,7 +70,13 @@ function Deliveries({ webhook }: { webhook: Webhook }) {
   const headingId = `deliveries-${webhook.id}`;
   return (
     <div class="deliveries">
-      <h4 id={headingId}>Deliveries</h4>
+      <div class="page-head">
+        <h4 id={headingId}>Deliveries</h4>
+        <button type="button" class="secondary small" onClick={deliveries.reload}>
+          Refresh
+        </button>
+      </div>
+      <p class="hint">A delivery still pending is retried by itself; one that succeeded or failed can be sent again.</p>
       <FormError id={`${headingId}-error`} message={error} />
       <ul class="items" aria-labelledby={headingId}>
         <ListState error={deliveries.error} loading={!deliveries.data} />
@@ -98,6 +104,7 @@ function Deliveries({ webhook }: { webhook: Webhook }) {
               <div class="item-actions">
                 <ActionButton
                   describedBy={id}
+                  disabled={delivery.status === 'pending'}
                   action={() => answer(studio.client.POST('/webhooks/{webhookid}/deliveries/{deliveryid}/redeliver', { params: { path: { webhookid: webhook.id, deliveryid: delivery.id } } }))}
                   onRefused={setError}
                   onDone={deliveries.reload}
