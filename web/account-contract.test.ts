@@ -76,6 +76,9 @@ class FakeAccount {
       }
       case 'GET /me/passkeys':
         return json(this.passkeys);
+      case 'GET /me/inbox':
+        // The studio's bar counts the open comments of the inbox: none here.
+        return json({ openComments: 0, heldFiles: 0 });
       case 'GET /me/security-events':
         return json([{ id: 'sev_signin', object: 'security_event', kind: 'signin', timeCreated: NOW - 3_600_000, address: '127.0.0.1', userAgent: CHROME_LINUX }]);
       case 'GET /me/tokens':
