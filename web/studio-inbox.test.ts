@@ -71,6 +71,8 @@ describe.each(backends)('the studio inbox (%s)', (backend) => {
         // The time opens the track at that moment, in the project's page.
         const time = guest.getByRole('link', { name: '0:02', exact: true });
         expect(await time.getAttribute('href')).toBe(`/projects/${project.id}?file=${fileid}&t=1.5#comment-${guestComment.id}`);
+        // The guest's comment is a notification too, linking to it.
+        await page.getByRole('list', { name: 'Notifications' }).getByText('Alex (A&R)', { exact: false }).first().waitFor();
         if (backend === 'sqlite') await checkLayout(page, 'inbox');
 
         // Reply: a textbox and Send; the reply is the guest comment's, through the API.

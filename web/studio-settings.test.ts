@@ -28,7 +28,7 @@ describe.each(backends)('the studio settings and administration (%s)', (backend)
   const shots = backend === 'sqlite';
 
   it(
-    'Profile, Player defaults and Access tokens save through their controls, and the API shows it; the tab is in the address',
+    'Profile, Player defaults, Access tokens and Notifications save through their controls, and the API shows it; Storage shows the use; the tab is in the address',
     async () => {
       const studio = await studioPage(chromium.browser, t.server, `settings-${backend}@example.com`);
       const { page } = studio;
@@ -97,6 +97,23 @@ describe.each(backends)('the studio settings and administration (%s)', (backend)
         await tokens.getByRole('listitem').filter({ hasText: 'Backup job' }).getByRole('button', { name: 'Revoke' }).click();
         await tokens.getByText('No token yet.').waitFor();
         expect((await fetch(`${t.server.apiUrl}/projects`, { headers: bearer })).status).toBe(401);
+
+        // Notifications: mailed once a day instead of at once.
+        await tab('Notifications').click();
+        const atOnce = page.getByRole('radio', { name: 'At once', exact: true });
+        await expect.poll(() => atOnce.isChecked()).toBe(true);
+        await page.getByRole('radio', { name: 'Daily digest', exact: true }).check();
+        if (shots) await checkLayout(page, 'settings-notifications');
+        await page.getByRole('button', { name: 'Save', exact: true }).click();
+        await page.getByText('Saved.', { exact: true }).waitFor();
+        expect((await api.GET('/me/notification-settings')).data).toEqual({ mail: 'digest' });
+
+        // Storage: what the account's projects keep, as GET /me/storage counts it.
+        await tab('Storage').click();
+        const used = (await api.GET('/me/storage')).data!;
+        await page.locator('#storage-state').waitFor();
+        expect(await page.locator('#storage-state').textContent()).toContain(used.quota === null ? 'no quota' : 'used');
+        if (shots) await checkLayout(page, 'settings-storage');
 
         expect(await studio.problems()).toEqual([]);
         expect(studio.foreign).toEqual([]);
