@@ -6,9 +6,9 @@
  * signed-out visit to / or /settings goes to /signin. On each store, the
  * flows: the setup link makes the first account and lands on / signed in;
  * sign-out; a wrong password says so; sign-in; a signed-in visit to
- * /signin goes to /; the settings' Security tab lists this session and
- * another, and ends the other; the password changed there; sign-up by
- * invitation. Every wait ends on a condition with a deadline.
+ * /signin goes to /; the settings' Security tab (the studio's /settings)
+ * lists this session and another, and ends the other; the password changed
+ * there; sign-up by invitation. Every wait ends on a condition with a deadline.
  */
 import { mkdirSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
@@ -210,6 +210,8 @@ describe.each(backends)('the front door in Chromium on %s', (backend) => {
   const t = useTestServer(backend);
   const chromium = useBrowser();
   const ready = (page: Page) => page.locator('main#account[data-state="ready"]').waitFor();
+  /** The settings are the studio's: its frame's marker says when it is drawn. */
+  const studioReady = (page: Page) => page.locator('#studio[data-state="ready"]').waitFor();
   const at = (path: string) => `${t.server.address}${path}`;
 
   async function signInThroughThePage(browser: Browser, email: string, password = PASSWORD): Promise<WatchedPage> {
@@ -286,7 +288,9 @@ describe.each(backends)('the front door in Chromium on %s', (backend) => {
       try {
         await page.getByRole('link', { name: 'Settings', exact: true }).click();
         await page.waitForURL(at('/settings'));
-        await ready(page);
+        await studioReady(page);
+        await page.getByRole('tab', { name: 'Security', exact: true }).click();
+        await page.waitForURL(at('/settings?tab=security'));
         expect(await page.getByRole('tab', { name: 'Security', exact: true }).getAttribute('aria-selected')).toBe('true');
         const sessions = page.getByRole('list', { name: 'Sessions' }).getByRole('listitem');
         // This browser's, the other's, and the one the first test left signed in.
@@ -295,16 +299,19 @@ describe.each(backends)('the front door in Chromium on %s', (backend) => {
         if (backend === 'sqlite') await checkLayout(page, 'settings-real');
 
         await sessions.filter({ hasNotText: 'This device' }).first().getByRole('button', { name: 'End session' }).click();
-        await expect.poll(() => sessions.count()).toBe(2);
+        // Each end is a call and a list read again: a deadline for a busy machine's database.
+        await expect.poll(() => sessions.count(), { timeout: 10_000 }).toBe(2);
         await page.getByRole('button', { name: 'Sign out everywhere else', exact: true }).click();
-        await expect.poll(() => sessions.count()).toBe(1);
+        await expect.poll(() => sessions.count(), { timeout: 10_000 }).toBe(1);
         expect(await sessions.textContent()).toContain('This device');
         // The other browser is signed out: its next visit goes to /signin. This one is not.
         await there.page.goto(at('/settings'));
         await there.page.waitForURL(at('/signin'));
+        // The tab is in the address: a reload opens it again.
         await page.reload();
-        await ready(page);
-        expect(page.url()).toBe(at('/settings'));
+        await studioReady(page);
+        expect(page.url()).toBe(at('/settings?tab=security'));
+        expect(await page.getByRole('tab', { name: 'Security', exact: true }).getAttribute('aria-selected')).toBe('true');
 
         const NEW_PASSWORD = 'a fresh and quite long passphrase';
         await page.getByLabel('Current password', { exact: true }).fill('not my password at all');
@@ -343,7 +350,8 @@ describe.each(backends)('the front door in Chromium on %s', (backend) => {
       const { page } = watched;
       try {
         await page.goto(at('/settings'));
-        await ready(page);
+        await studioReady(page);
+        await page.getByRole('tab', { name: 'Access tokens', exact: true }).click();
         await page.getByRole('textbox', { name: 'Token name', exact: true }).fill('Backup job');
         await page.getByRole('checkbox', { name: /projects:read/ }).check();
         await page.getByRole('button', { name: 'Create token', exact: true }).click();
@@ -355,7 +363,7 @@ describe.each(backends)('the front door in Chromium on %s', (backend) => {
         expect(projects.status).toBe(200);
         await page.getByRole('list', { name: 'API tokens' }).getByText('Backup job').waitFor();
         await page.reload();
-        await ready(page);
+        await studioReady(page);
         await page.getByRole('list', { name: 'API tokens' }).getByText('Backup job').waitFor();
         expect(await page.content()).not.toContain(value);
       } finally {

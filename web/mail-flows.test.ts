@@ -108,7 +108,8 @@ describe.each(backends)('mail flows in Chromium on %s', (backend) => {
       try {
         await signIn(page, email, PASSWORD);
         await page.goto(at('/settings'));
-        await ready(page);
+        // The settings are the studio's (its frame's ready marker); the address is on the first tab, Profile.
+        await page.locator('#studio[data-state="ready"]').waitFor();
         await page.getByRole('button', { name: 'Send a verification link', exact: true }).click();
         await expect.poll(() => page.locator('#email-verify-done').textContent()).toContain('on its way');
 

@@ -183,7 +183,9 @@ describe.each(backends)('passkeys in Chromium on %s', { timeout: BROWSER_TEST_MS
         options: { protocol: 'ctap2', transport: 'internal', hasResidentKey: true, hasUserVerification: true, isUserVerified: true, automaticPresenceSimulation: true },
       });
       await page.goto(`${origin}/settings`);
-      await page.locator('main#account[data-state="ready"]').waitFor();
+      // The settings are the studio's: its frame's ready marker, then the tab.
+      await page.locator('#studio[data-state="ready"]').waitFor();
+      await page.getByRole('tab', { name: 'Security', exact: true }).click();
       expect(await page.getByRole('tab', { name: 'Security', exact: true }).getAttribute('aria-selected')).toBe('true');
       await page.getByLabel('Passkey name', { exact: true }).fill('This laptop');
       await page.getByRole('button', { name: 'Add a passkey', exact: true }).click();

@@ -1,23 +1,22 @@
 /**
- * The routes of the account pages: /setup, /signup, /signin,
- * /reset-password, /verify-email and /settings (the signed-in home at / is
- * the studio's: studio-pages.ts).
+ * The routes of the account pages, the signed-out ones: /setup, /signup,
+ * /signin, /reset-password and /verify-email (the signed-in home at / and
+ * the settings at /settings are the studio's: studio-pages.ts).
  * Each answers its shell (account-shell.ts) with the pages' security
  * headers (page-security.ts); the bundled app (web/account/) does the rest
  * through the API, like any client.
  *
  * Who is signed in is the session cookie's business: the server sends a
- * signed-out visit to / or /settings to /signin, and a signed-in visit to
- * /signin to /, before any page is drawn. (The app checks again with
- * GET /me, for a session that ends while the page is open.) Either way the
- * API alone decides what anyone may read or change: these redirects only
- * spare a page that would have nothing to show.
+ * signed-in visit to /signin to /, before any page is drawn (the studio's
+ * routes send a signed-out visit to /signin). Either way the API alone
+ * decides what anyone may read or change: these redirects only spare a
+ * page that would have nothing to show.
  */
 import { parse } from 'cookie';
 import { Router, type Request, type Response } from 'express';
 import type { Context } from '../context.ts';
 import { sessionCookieName } from '../auth/session-cookie.ts';
-import { renderAccountPage, SIGNED_IN_PAGES, type AccountPage } from './account-shell.ts';
+import { renderAccountPage, type AccountPage } from './account-shell.ts';
 import { sendPage } from './page-security.ts';
 
 type Ports = Pick<Context, 'config' | 'store' | 'clock'>;
@@ -36,7 +35,6 @@ const PATHS: Array<[string, AccountPage]> = [
   ['/signin', 'signin'],
   ['/reset-password', 'reset-password'],
   ['/verify-email', 'verify-email'],
-  ['/settings', 'settings'],
 ];
 
 /** A query parameter given once, as a string of a sane length; anything else counts as absent. */
@@ -51,14 +49,10 @@ export function accountPageRoutes(ctx: Ports): Router {
     router.get(path, async (req: Request, res: Response) => {
       // Read per request: a server that listens on port 0 learns its PUBLIC_URL once it listens.
       const basePath = new URL(ctx.config.publicUrl.replace(/\/+$/, '')).pathname.replace(/\/+$/, '');
-      if (SIGNED_IN_PAGES.has(page) || page === 'signin') {
-        const user = await signedInUser(ctx, req);
+      if (page === 'signin' && (await signedInUser(ctx, req))) {
         // 303 See Other: the browser follows with a GET; no-store, as the answer depends on the cookie.
-        const go = !user && page !== 'signin' ? '/signin' : user && page === 'signin' ? '/' : undefined;
-        if (go) {
-          res.setHeader('Cache-Control', 'private, no-store');
-          return void res.redirect(303, `${basePath}${go}`);
-        }
+        res.setHeader('Cache-Control', 'private, no-store');
+        return void res.redirect(303, `${basePath}/`);
       }
       const html = renderAccountPage({
         basePath,

@@ -1,8 +1,9 @@
 /**
- * The HTML of the account pages (issue 20's front door): /setup, /signup,
- * /signin, /reset-password, /verify-email and /settings (the signed-in home
- * at / is the studio: studio-shell.ts). The server renders each page's forms, with their labels, hints and
- * autocomplete attributes, so that the page has its final layout before any
+ * The HTML of the account pages (issue 20's front door), those of someone
+ * signed out: /setup, /signup, /signin, /reset-password and /verify-email
+ * (the signed-in home at / and the settings are the studio's:
+ * studio-shell.ts). The server renders each page's forms, with their
+ * labels, hints and autocomplete attributes, so that the page has its final layout before any
  * script runs (no shift when the app wires it) and password managers see
  * the forms as they are. The bundled app (web/account/) reads which page it
  * is from `data-page` and drives the forms through the API.
@@ -17,11 +18,8 @@ import { assetHref } from './page-assets.ts';
 const escapeHtml = (text: string) =>
   text.replace(/[&<>"']/g, (char) => ({ '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&#39;' })[char]!);
 
-export const ACCOUNT_PAGES = ['setup', 'signup', 'signin', 'reset-password', 'verify-email', 'settings'] as const;
+export const ACCOUNT_PAGES = ['setup', 'signup', 'signin', 'reset-password', 'verify-email'] as const;
 export type AccountPage = (typeof ACCOUNT_PAGES)[number];
-
-/** The pages only a signed-in person sees: they carry the bar with "Sign out". */
-export const SIGNED_IN_PAGES: ReadonlySet<AccountPage> = new Set(['settings']);
 
 export interface AccountPageOptions {
   basePath: string;
@@ -40,7 +38,6 @@ const TITLES: Record<AccountPage, string> = {
   signin: 'Sign in',
   'reset-password': 'Reset your password',
   'verify-email': 'Verify your email address',
-  settings: 'Settings',
 };
 
 /** A labelled field; `hint` is read with the field (aria-describedby). */
@@ -126,121 +123,12 @@ ${formEnd('Send reset link')}
       return `      <h1>Verify your email address</h1>
       <p id="verify-status" role="status" aria-live="polite">Verifying…</p>
       <p class="aside"><a href="${b}/">Continue</a></p>`;
-    default:
-      return '';
   }
-}
-
-/** The bar of the settings: the studio's (web/studio/app.tsx), with the way to each of its parts and out. */
-function signedInBar(page: AccountPage, b: string): string {
-  const current = (which: AccountPage) => (page === which ? ' aria-current="page"' : '');
-  return `    <header class="bar">
-      <a class="bar-brand" href="${b}/">Audio Share</a>
-      <nav class="bar-nav" aria-label="Studio">
-        <a href="${b}/">Library</a>
-        <a href="${b}/links">Links</a>
-        <a href="${b}/inbox">Inbox</a>
-        <a href="${b}/settings"${current('settings')}>Settings</a>
-      </nav>
-      <button type="button" id="sign-out" class="secondary">Sign out</button>
-    </header>`;
-}
-
-const SCOPES: Array<[string, string]> = [
-  ['projects:read', 'Read projects and files'],
-  ['projects:write', 'Change projects, files, uploads'],
-  ['players:read', 'Read players'],
-  ['players:write', 'Change players, collaborators, portals'],
-  ['comments:read', 'Read comments'],
-  ['comments:write', 'Write comments'],
-  ['webhooks:read', 'Read webhooks'],
-  ['webhooks:write', 'Change webhooks'],
-  ['account:read', 'Read the account'],
-  ['account:write', 'Change the account'],
-];
-
-function settingsBody(): string {
-  const scopes = SCOPES.map(
-    ([scope, what]) => `            <label class="check"><input type="checkbox" name="scope" value="${scope}"> <code>${scope}</code> <span>${what}</span></label>`,
-  ).join('\n');
-  return `      <h1>Settings</h1>
-      <div role="tablist" aria-label="Settings">
-        <button type="button" role="tab" id="tab-security" aria-selected="true" aria-controls="panel-security">Security</button>
-      </div>
-      <div role="tabpanel" id="panel-security" aria-labelledby="tab-security" tabindex="0">
-        <section aria-labelledby="email-heading">
-          <h2 id="email-heading">Email address</h2>
-          <p id="email-state"></p>
-          <div id="email-verify" hidden>
-            <button type="button" id="send-verification" class="secondary">Send a verification link</button>
-            <p class="form-error" id="email-verify-error" role="alert"></p>
-            <p class="form-done" id="email-verify-done" role="status"></p>
-          </div>
-        </section>
-        <section aria-labelledby="password-heading">
-          <h2 id="password-heading">Password</h2>
-          <form id="password-form" novalidate>
-            <input type="email" name="username" autocomplete="username" hidden id="password-username">
-${field('current-password', 'Current password', 'name="current-password" type="password" autocomplete="current-password" required maxlength="1024"').replace(/^/gm, '    ')}
-${field('new-password', 'New password', 'name="new-password" type="password" autocomplete="new-password" required minlength="12" maxlength="1024"', 'At least 12 characters. Changing it signs you out everywhere else.').replace(/^/gm, '    ')}
-            <p class="form-error" id="password-form-error" role="alert"></p>
-            <p class="form-done" id="password-form-done" role="status"></p>
-            <button type="submit">Change password</button>
-          </form>
-        </section>
-        <section aria-labelledby="passkeys-heading">
-          <h2 id="passkeys-heading">Passkeys</h2>
-          <p class="hint">A passkey signs you in with this device's lock (fingerprint, face, PIN) instead of a password.</p>
-          <ul id="passkey-list" class="items" aria-labelledby="passkeys-heading"></ul>
-          <form id="passkey-form" class="inline" novalidate>
-${field('passkey-name', 'Passkey name', 'name="passkey-name" type="text" autocomplete="off" maxlength="100" placeholder="Laptop"').replace(/^/gm, '    ')}
-            <button type="submit">Add a passkey</button>
-            <p class="form-error" id="passkey-form-error" role="alert"></p>
-          </form>
-        </section>
-        <section aria-labelledby="sessions-heading">
-          <h2 id="sessions-heading">Sessions</h2>
-          <p class="hint">Where your account is signed in now.</p>
-          <ul id="session-list" class="items" aria-labelledby="sessions-heading"></ul>
-          <p class="form-error" id="sessions-error" role="alert"></p>
-          <button type="button" id="end-other-sessions" class="secondary">Sign out everywhere else</button>
-        </section>
-        <section aria-labelledby="tokens-heading">
-          <h2 id="tokens-heading">API tokens</h2>
-          <p class="hint">A token lets a program use the API as you, with the scopes you give it and no more.</p>
-          <ul id="token-list" class="items" aria-labelledby="tokens-heading"></ul>
-          <form id="token-form" novalidate>
-${field('token-name', 'Token name', 'name="token-name" type="text" autocomplete="off" required maxlength="100"').replace(/^/gm, '    ')}
-            <fieldset>
-              <legend>Scopes</legend>
-${scopes}
-            </fieldset>
-${field('token-expiry', 'Expires on (optional)', 'name="token-expiry" type="date"', 'Leave empty for a token that lasts until you revoke it.').replace(/^/gm, '    ')}
-            <p class="form-error" id="token-form-error" role="alert"></p>
-            <button type="submit">Create token</button>
-          </form>
-          <section id="token-secret" class="secret" hidden aria-labelledby="token-secret-heading">
-            <h3 id="token-secret-heading" tabindex="-1">Your new token</h3>
-            <p>Copy it now: it is shown this once, and never again.</p>
-            <div class="secret-row">
-              <input id="token-secret-value" type="text" readonly aria-label="New token" spellcheck="false" autocomplete="off">
-              <button type="button" id="token-secret-copy" class="secondary">Copy</button>
-            </div>
-            <p id="token-secret-copied" role="status"></p>
-          </section>
-        </section>
-      </div>`;
 }
 
 export function renderAccountPage(options: AccountPageOptions): string {
   const { basePath, page } = options;
-  const signedIn = SIGNED_IN_PAGES.has(page);
-  const body = signedIn
-    ? `${signedInBar(page, basePath)}
-    <main id="account" class="wide" data-page="${page}" data-state="loading" data-api-base="${basePath}/api/v1" data-base-path="${basePath}">
-${settingsBody()}
-    </main>`
-    : `    <main id="account" class="card" data-page="${page}" data-state="loading" data-api-base="${basePath}/api/v1" data-base-path="${basePath}">
+  const body = `    <main id="account" class="card" data-page="${page}" data-state="loading" data-api-base="${basePath}/api/v1" data-base-path="${basePath}">
       <p class="card-brand"><a href="${basePath}/">Audio Share</a></p>
 ${signedOutBody(options)}
     </main>`;
@@ -256,7 +144,7 @@ ${signedOutBody(options)}
     <link rel="stylesheet" href="${assetHref(basePath, 'account.css')}">
     <script type="module" src="${assetHref(basePath, 'account.js')}"></script>
   </head>
-  <body${signedIn ? ' class="signed-in"' : ''}>
+  <body>
 ${body}
     <noscript><p>These pages need JavaScript.</p></noscript>
   </body>

@@ -12,7 +12,7 @@ import { sendPage } from './page-security.ts';
 import { renderStudio } from './studio-shell.ts';
 
 /** The studio's paths (Express 5 path syntax); the app's router (web/studio/router.tsx) knows the same ones. */
-export const STUDIO_PATHS = ['/', '/projects/:projectid', '/links', '/links/:playerid', '/inbox', '/admin'] as const;
+export const STUDIO_PATHS = ['/', '/projects/:projectid', '/links', '/links/:playerid', '/inbox', '/settings', '/admin'] as const;
 
 export function studioPageRoutes(ctx: Pick<Context, 'config' | 'store' | 'clock' | 'blobs'>): Router {
   const router = Router();

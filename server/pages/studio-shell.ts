@@ -1,6 +1,6 @@
 /**
  * The HTML of the studio's pages: /, /projects/{projectid}, /links,
- * /links/{playerid}, /inbox and /admin. One shell for all of them; the
+ * /links/{playerid}, /inbox, /settings and /admin. One shell for all of them; the
  * bundled app (web/studio/) reads the path and draws the page through the
  * API. Nothing of the request is written into the HTML: the paths' ids
  * reach the app through the address bar alone.

@@ -1,15 +1,14 @@
 /**
  * The account pages' app: one bundle for all of them (/setup, /signup,
- * /signin, /reset-password, /verify-email and /settings; the home page at /
- * is the studio's, web/studio/).
+ * /signin, /reset-password and /verify-email; the home page at / and the
+ * settings are the studio's, web/studio/).
  * One, not one per page: they share nearly all their code (the API calls,
- * the forms' checks and messages, the bar), the whole is small (a few KB),
+ * the forms' checks and messages), the whole is small (a few KB),
  * and a browser that loaded it once for /signin has it for the next page.
  * The server says which page this is in `data-page` (server/pages/account-shell.ts).
  */
 import './account.css';
 import { AccountApi } from './api.ts';
-import { settingsPage, signedInUser, wireSignOut } from './signed-in.ts';
 import { resetPasswordPage, setupPage, signinPage, signupPage, verifyEmailPage, type PageContext } from './signed-out.ts';
 
 const root = document.getElementById('account')!;
@@ -32,12 +31,6 @@ async function draw(): Promise<void> {
       return resetPasswordPage(ctx);
     case 'verify-email':
       return verifyEmailPage(ctx);
-    case 'settings': {
-      wireSignOut(ctx);
-      const user = await signedInUser(ctx);
-      if (!user) return;
-      return settingsPage(ctx, user);
-    }
   }
 }
 

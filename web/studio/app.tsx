@@ -65,7 +65,9 @@ function Bar({ route, user, studio }: { route: Route; user: User; studio: Studio
           Inbox
           <InboxCount />
         </Link>
-        <a href={`${b}/settings`}>Settings</a>
+        <Link href={`${b}/settings`} aria-current={current('settings')}>
+          Settings
+        </Link>
         {user.admin ? (
           <Link href={`${b}/admin`} aria-current={current('admin')}>
             Admin
@@ -113,7 +115,7 @@ export function App({ studio }: { studio: Studio }) {
   }
   if (!user) return null;
   return (
-    <SessionContext.Provider value={{ studio, user }}>
+    <SessionContext.Provider value={{ studio, user, setUser }}>
       <a class="skip" href="#main">
         Skip to content
       </a>

@@ -9,6 +9,8 @@ import type { Studio, User } from './api.ts';
 export interface Session {
   studio: Studio;
   user: User;
+  /** The account as an answer of the API has it now (after POST /me, say), for the bar and every page. */
+  setUser: (user: User) => void;
 }
 
 export const SessionContext = createContext<Session | null>(null);

@@ -1,0 +1,95 @@
+/**
+ * Settings, Profile: the name the account's comments show (POST /me), and
+ * its email address, whether it is verified, and a way to verify it: a
+ * player shared with this address opens to the account only once it is.
+ */
+import { useState } from 'preact/hooks';
+import { answer } from '../api.ts';
+import type { AccountApi } from '../../account/api.ts';
+import { useSession } from '../session.ts';
+import { FormError } from '../ui.tsx';
+
+function NameSection() {
+  const { studio, user, setUser } = useSession();
+  const [error, setError] = useState<string>();
+  const [done, setDone] = useState('');
+  const [busy, setBusy] = useState(false);
+  const submit = async (event: Event) => {
+    event.preventDefault();
+    const name = String(new FormData(event.currentTarget as HTMLFormElement).get('name') ?? '').trim();
+    setDone('');
+    setBusy(true);
+    // An empty name removes it: comments then show "Project member", never the address.
+    const saved = await answer(studio.client.POST('/me', { body: { name: name || null } }));
+    setBusy(false);
+    if (!saved.ok) return setError(saved.refusal.detail);
+    setError(undefined);
+    setUser(saved.data);
+    setDone(name ? 'Saved. Your comments show this name.' : 'Saved. Your comments show "Project member" until you set a name.');
+  };
+  return (
+    <section aria-labelledby="name-heading">
+      <h2 id="name-heading">Name</h2>
+      <form id="name-form" noValidate onSubmit={submit}>
+        <div class="field">
+          <label for="profile-name">Name</label>
+          <input id="profile-name" name="name" type="text" autoComplete="name" maxLength={100} defaultValue={user.name ?? ''} aria-describedby="profile-name-hint" />
+          <p class="hint" id="profile-name-hint">
+            Shown beside your comments and replies. Leave it empty to show "Project member".
+          </p>
+        </div>
+        <FormError id="name-form-error" message={error} />
+        <p class="form-done" role="status">
+          {done}
+        </p>
+        <div class="actions">
+          <button type="submit" disabled={busy}>
+            Save
+          </button>
+        </div>
+      </form>
+    </section>
+  );
+}
+
+function EmailSection({ account }: { account: AccountApi }) {
+  const { user } = useSession();
+  const [error, setError] = useState<string>();
+  const [done, setDone] = useState('');
+  const [busy, setBusy] = useState(false);
+  const send = async () => {
+    setBusy(true);
+    setError(undefined);
+    setDone('');
+    const sent = await account.sendEmailVerification();
+    setBusy(false);
+    if (!sent.ok) return setError(sent.refusal.detail);
+    setDone(`A link is on its way to ${user.email}. Open it to verify the address.`);
+  };
+  return (
+    <section aria-labelledby="email-heading">
+      <h2 id="email-heading">Email address</h2>
+      <p id="email-state">{user.emailVerified ? `${user.email}, verified.` : `${user.email}, not verified yet: players shared with this address open to you once it is.`}</p>
+      {user.emailVerified ? null : (
+        <div id="email-verify">
+          <button type="button" id="send-verification" class="secondary" disabled={busy} onClick={send}>
+            Send a verification link
+          </button>
+          <FormError id="email-verify-error" message={error} />
+          <p class="form-done" id="email-verify-done" role="status">
+            {done}
+          </p>
+        </div>
+      )}
+    </section>
+  );
+}
+
+export function ProfileTab({ account }: { account: AccountApi }) {
+  return (
+    <>
+      <NameSection />
+      <EmailSection account={account} />
+    </>
+  );
+}
