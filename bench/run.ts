@@ -279,7 +279,7 @@ if (parts.has('reads')) {
 }
 
 if (parts.has('accounts')) {
-  // Issue 20: "a password sign-in's server time (argon2id's cost stated), and what a session lookup adds to
+  // The accounts rules: "a password sign-in's server time (argon2id's cost stated), and what a session lookup adds to
   // GET /players/:id against a token". One server; the bench user gets a password through the store, as the setup
   // page would give one.
   const server = await start('server/main.ts', { VALIDATE_RESPONSES: 'false' });

@@ -52,7 +52,7 @@ try {
 // The address first: it is what a newcomer looks for. Then the one command they need
 // next, for this very configuration, so that the token it mints is one this server knows.
 const token = adminTokenCommand(config, process.env);
-// Issue 20: "On a database with no account, npm start prints, right after its address, a one-time link".
+// The accounts rules: "On a database with no account, npm start prints, right after its address, a one-time link".
 const setupLink = config.sandbox ? undefined : await createSetupLink(server.ctx);
 console.error(
   [

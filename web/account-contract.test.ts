@@ -1,5 +1,5 @@
 /**
- * The account pages against the answers of issue 20's contract, in headless
+ * The account pages against the answers of the accounts contract, in headless
  * Chromium: the server serves the pages, and the API calls they make are
  * answered by `page.route` with the contract's shapes, so that what the
  * page does with each answer (a refusal's detail beside the form, a token's

@@ -1,5 +1,5 @@
 /**
- * The account pages (issue 20's front door) in headless Chromium against a
+ * The account pages (the front door) in headless Chromium against a
  * real server. Signed out: each page at 1280 and 360 px, with no horizontal
  * scroll, nothing serious for axe-core, no CSP violation, no console error
  * and no request to any other origin (screenshots in /tmp/shots-pages/); a

@@ -2,7 +2,7 @@
  * What is done by mail, in headless Chromium against a real server on each
  * store, its mail going to a real SMTP server on loopback
  * (server/testing/smtp-sink.ts) and the links read out of what it got
- * (issue 20: "password reset through mail"). A person who forgot their
+ * (the accounts rules: "password reset through mail"). A person who forgot their
  * password asks for a link at /reset-password, opens it from the mail, sets
  * a new one (every session of the account ends, the one in another browser
  * too) and signs in with it; a person signed in verifies their address from

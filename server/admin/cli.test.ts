@@ -196,7 +196,7 @@ describe.each(backends)('start banner on %s', (backend: Backend) => {
 
     const address = /^Audio Share is listening at (http:\/\/127\.0\.0\.1:\d+) /.exec(first)?.[1];
     expect(address, `first line: ${first}`).toBeDefined();
-    // Issue 20: on a database with no account, "right after its address, a one-time link".
+    // The accounts rules: on a database with no account, "right after its address, a one-time link".
     expect(setupLine).toMatch(/^Create the first account: http:\/\/[^ ]+\/setup\?token=[\w-]{43}$/);
     const command = /^ {2}Token: (.+)$/.exec(tokenLine)?.[1];
     expect(command, `second line: ${tokenLine}`).toBeDefined();

@@ -1,6 +1,6 @@
 /**
  * Limits on guessing: sign-in, sign-up, password reset and passkey attempts
- * (issue 20: "at most 10 failures in 15 minutes" per account "and per address
+ * (the accounts rules: "at most 10 failures in 15 minutes" per account "and per address
  * (at most 30)"). Only failures count, so a person who signs in often is
  * never locked out, and a success clears the account's count. The counters
  * are rows of the database (Db.rateLimiter), shared by every process.

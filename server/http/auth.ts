@@ -159,7 +159,7 @@ export function authenticate(store: Credentials, isPublicPath: (path: string) =>
         if (session) {
           if (!SAFE_METHODS.has(req.method)) {
             const verdict = checkSameOrigin({ 'sec-fetch-site': req.get('sec-fetch-site'), origin: req.get('origin') }, publicOrigin!(req));
-            // Issue 20: "A request that changes anything and carries the cookie must come from the server's own origin
+            // The accounts rules: "A request that changes anything and carries the cookie must come from the server's own origin
             // (Sec-Fetch-Site: same-origin, or Origin equal to PUBLIC_URL's); anything else is refused with 403 and changes nothing."
             if (!verdict.allowed) {
               throw new HttpProblem('forbidden', `This request carries your session cookie but ${verdict.reason}, so it was refused: with a session, changes are taken only from this server's own pages. Apps on other origins use a bearer token.`);

@@ -1,5 +1,5 @@
 /**
- * The HTML of the account pages (issue 20's front door), those of someone
+ * The HTML of the account pages (the front door), those of someone
  * signed out: /setup, /signup, /signin, /reset-password and /verify-email
  * (the signed-in home at / and the settings are the studio's:
  * studio-shell.ts). The server renders each page's forms, with their

@@ -32,7 +32,7 @@ export async function getCurrentUser(ctx: Ports, caller: Caller): Promise<Schema
 
 /**
  * Sets or removes the display name, and sets the autoStack preference
- * (issue 21), each only when given. The spec's pattern (`\S`) has already
+ * (the studio), each only when given. The spec's pattern (`\S`) has already
  * refused a name of spaces only; the stored name is trimmed, as the spec
  * says, so that what people see starts and ends with a visible character.
  */

@@ -1,5 +1,5 @@
 /**
- * The first account's one-time link. Issue 20: "On a database with no
+ * The first account's one-time link. The accounts rules: "On a database with no
  * account, `npm start` prints, right after its address, a one-time link:
  * `Create the first account: <PUBLIC_URL>/setup?token=…`". Each new link ends
  * the ones before, so only the last one printed works.

@@ -73,7 +73,7 @@ export async function changeUser(store: Store, userId: string, change: UserChang
       );
     }
     const changed = (await tx.userAdmin.update(userId, change))!;
-    // Issue 20: a session "is replaced on sign-in and whenever its privileges change": a change of administrator ends the
+    // The accounts rules: a session "is replaced on sign-in and whenever its privileges change": a change of administrator ends the
     // account's sessions, so that what it may do from now on starts with a sign-in of its own.
     const privilegesChanged = change.admin !== undefined && change.admin !== user.admin;
     if (change.disabled === true || privilegesChanged) await endSessionsOf({ store: tx }, userId);
@@ -97,7 +97,7 @@ type MailPorts = Pick<Context, 'config' | 'clock' | 'secrets' | 'jobQueued'>;
  * or not: a one-time link (kind `invitation`) that works for seven days.
  * `createdBy` is the administrator who made it; null from the admin CLI.
  * With `mail` on a server that sends mail, the link is mailed to the
- * address too, from the job queue (issue 20: "Mails: […] an invitation
+ * address too, from the job queue (the accounts rules: "Mails: […] an invitation
  * (from an administrator […])"), queued in the transaction that makes the
  * link, so that there is never a mail without its link, nor the reverse.
  */

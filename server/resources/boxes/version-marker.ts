@@ -1,5 +1,5 @@
 /**
- * Versions stack themselves (issue 21): "a file whose name, without its
+ * Versions stack themselves (the studio's rules): "a file whose name, without its
  * extension, ends in a version marker (`v2`, `V3`, `version 4`, `take 5`,
  * `_2`, `-2`, `(2)`) joins the stack or file whose name is the rest, as its
  * newest version". This module is the pure rule: how a name splits into
@@ -52,7 +52,7 @@ export function versionMarker(fileName: string): VersionMarker | undefined {
   return undefined;
 }
 
-/** Issue 21's comparison of names: "case-insensitively after trimming". */
+/** Names compare "case-insensitively after trimming". */
 export function sameName(a: string, b: string): boolean {
   return a.trim().toLocaleLowerCase('und') === b.trim().toLocaleLowerCase('und');
 }

@@ -1,5 +1,5 @@
 /**
- * Comments across files (issue 21, the studio's inbox): a project's
+ * Comments across files (the studio's inbox): a project's
  * comments, the inbox's comments over every project the caller can act on,
  * the files that portals hold, and the counts the navigation shows.
  *

@@ -121,7 +121,7 @@ describe.each(backends)('comments across files on %s', (backend) => {
         ],
       },
     });
-    // The stack an upload makes is named after the file (issue 21 drops the extension): read it rather than guess.
+    // The stack an upload makes is named after the file (the studio drops the extension): read it rather than guess.
     const { data: stack } = await owner.api.GET('/projects/{projectid}/files/{fileid}', { params: { path: { projectid, fileid: stackid } } });
     return {
       owner,

@@ -1,5 +1,5 @@
 /**
- * What is done by mail (issue 20, "Email" and "Password reset"): a password
+ * What is done by mail (the accounts rules, "Email" and "Password reset"): a password
  * reset and the verification of an account's email address, each through a
  * single-use link (one_time_links, its secret kept only as a hash) mailed
  * from the job queue (resources/mail/). Without mail (no SMTP_URL) the
@@ -20,7 +20,7 @@ import { queueMail } from '../mail/mail-outbox.ts';
 
 type Ports = Pick<Context, 'store' | 'clock' | 'config' | 'logger' | 'secrets' | 'jobQueued'>;
 
-/** Issue 20: the reset mail is "a single-use link valid for an hour". */
+/** The accounts rules: the reset mail is "a single-use link valid for an hour". */
 export const RESET_LINK_TTL_MS = 3_600_000;
 /** Long enough to find the mail a day later. */
 export const VERIFY_LINK_TTL_MS = 2 * 24 * 3_600_000;
@@ -107,7 +107,7 @@ export async function completePasswordReset(ctx: Ports, req: Request, body: { to
     await store.users.setEmailVerified(user.id);
     // Every other reset link of the account dies with this one.
     await store.oneTimeLinks.revokeAll('reset', user.id, now);
-    // Issue 20: the reset page "ends every session of the account".
+    // The accounts rules: the reset page "ends every session of the account".
     return endSessionsOf({ store }, user.id);
   });
   if (ended === undefined) {

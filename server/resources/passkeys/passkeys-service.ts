@@ -3,7 +3,7 @@
  * names, lists and removes its own; anyone may sign in with one, naming no
  * account (the credential is discoverable, and names it).
  *
- * Issue 20: "The relying party is PUBLIC_URL's host name." The origin the
+ * The accounts rules: "The relying party is PUBLIC_URL's host name." The origin the
  * browser must report is PUBLIC_URL's origin. Both are read per call, not
  * at start: a server on port 0 learns its URL only once it listens.
  *
@@ -186,7 +186,7 @@ export async function startSignIn(ctx: Ports): Promise<Schemas['PasskeySignInOpt
  * whatever follows; the passkey it names; its user handle, signature and
  * counter) and starts a session whose method is `passkey`. Every failure
  * gets one answer; it counts against the address, and against the account
- * when the answer named one of its passkeys (issue 20: "sign-in, sign-up,
+ * when the answer named one of its passkeys (the accounts rules: "sign-in, sign-up,
  * reset and passkey attempts are limited per account (at most 10 failures
  * in 15 minutes) and per address (at most 30)"). The account's count is
  * the one its password sign-ins use (its email), so that switching method

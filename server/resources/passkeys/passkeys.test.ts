@@ -70,7 +70,7 @@ describe.each(backends)('passkeys on %s', (backend) => {
   it('adds a passkey, lists it, and signs in with it without an email address: a new session, whose method is passkey', async () => {
     const { email, userId, cookie, authenticator } = await person();
     const { challengeId, options } = await startRegistration(cookie);
-    // Issue 20: "The relying party is PUBLIC_URL's host name"; discoverable, so that signing in needs no email.
+    // The accounts rules: "The relying party is PUBLIC_URL's host name"; discoverable, so that signing in needs no email.
     expect(options.rp).toMatchObject({ id: new URL(t.server.apiUrl).hostname });
     expect(options.authenticatorSelection).toMatchObject({ residentKey: 'required', userVerification: 'preferred' });
     expect(options.user).toMatchObject({ name: email, id: Buffer.from(userId).toString('base64url') });

@@ -1,5 +1,5 @@
 /**
- * The collaborator's invitation mail (issue 20, "Email": "an invitation …
+ * The collaborator's invitation mail (the accounts rules, "Email": "an invitation …
  * as a collaborator on a player: the mail carries the invite link the API
  * already makes"). Queued in the transaction that invites them, or renews
  * their link, when the server sends mail; without mail, the owner hands the

@@ -1,5 +1,5 @@
 /**
- * Issue 20: "Collaborator access by email is granted only to an account
+ * The accounts rules: "Collaborator access by email is granted only to an account
  * whose email is verified … Otherwise, with open registration, anyone
  * could sign up as `client@label.com` and inherit what was shared with that
  * address." An account with the collaborator's address, unverified, gets

@@ -143,7 +143,7 @@ export class ProjectRepository {
    * project's players, if the account's email is verified; undefined when
    * the caller has none.
    *
-   * Issue 20: "Collaborator access by email is granted only to an account
+   * The accounts rules: "Collaborator access by email is granted only to an account
    * whose email is verified (by the mailed link, or by signing up through
    * the invite link sent to that address). Otherwise, with open
    * registration, anyone could sign up as `client@label.com` and inherit

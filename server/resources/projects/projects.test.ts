@@ -1,5 +1,5 @@
 /**
- * What the studio's library needs of projects (issue 21): deleting one with
+ * What the studio's library needs of projects (the studio's rules): deleting one with
  * everything in it, the projects shared with me, each project's size and
  * last change, and the storage an account uses against its quota.
  */

@@ -7,7 +7,7 @@
  *   email (players/invite-links.ts). The account made with it holds the
  *   player's access through its email, as every collaborator does.
  * Either is for one address: signing up with it proves that address (the
- * link was sent there), so the account's email counts as verified. Issue 20:
+ * link was sent there), so the account's email counts as verified. The accounts rules:
  * "Collaborator access by email is granted only to an account whose email is
  * verified (by the mailed link, or by signing up through the invite link
  * sent to that address)."
@@ -45,7 +45,7 @@ export async function acceptInvitation(ctx: Pick<Context, 'store' | 'config'>, i
 }
 
 /**
- * Issue 20: "someone who already has an account signs in from that page
+ * The accounts rules: "someone who already has an account signs in from that page
  * (link Sign in) and the access joins their account." The collaborator
  * invitation `invite` is used (once) for the account `user` signing in: sent
  * to the account's own address, it verifies that address; sent to another,

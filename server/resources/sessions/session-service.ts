@@ -3,7 +3,7 @@
  * passkey, single sign-on, the setup link, sign-up), listed and ended by
  * their person.
  *
- * Issue 20: a session "is replaced on sign-in and whenever its privileges
+ * The accounts rules: a session "is replaced on sign-in and whenever its privileges
  * change". A sign-in always makes a new session with a new secret and ends
  * the one the browser carried, so a session id planted in a browser before
  * sign-in (session fixation) never becomes a signed-in one.

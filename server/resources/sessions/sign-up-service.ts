@@ -141,7 +141,7 @@ export async function changePassword(ctx: Ports, req: Request, caller: Caller, b
   requireGoodPassword(body.newPassword, 'newPassword', passwordContext(user.email, user.name ?? ''));
   await ctx.store.users.setPasswordHash(user.id, await hashPassword(body.newPassword));
   await limits.succeeded(attempt);
-  // Issue 20: "Changing it asks for the current one and ends every other session."
+  // The accounts rules: "Changing it asks for the current one and ends every other session."
   const ended = await endSessionsOf(ctx, user.id, { except: req.auth?.sessionId });
   await recordSecurityEvent(ctx, { userId: user.id, kind: 'password-changed', req, detail: `${ended} other session(s) ended` });
   return { ended };

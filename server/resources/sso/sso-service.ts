@@ -1,5 +1,5 @@
 /**
- * Who an identity from the OpenID provider signs in as. Issue 20: "An
+ * Who an identity from the OpenID provider signs in as. The accounts rules: "An
  * identity links to an existing account only by an email the provider marks
  * verified; new people are let in as REGISTRATION says."
  *

@@ -1,5 +1,5 @@
 /**
- * Versions stack themselves (issue 21), through requestUploadUrl: "Night
+ * Versions stack themselves (the studio), through requestUploadUrl: "Night
  * Drive.wav" then "Night Drive v2.wav" make one stack "Night Drive" of two
  * versions; a stack an upload makes is named after the file without its
  * extension; the account preference and the request's autoStack turn it off.

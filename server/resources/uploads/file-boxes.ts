@@ -44,9 +44,9 @@ export interface PlacedFile {
  * Where it lands, from the interface on the files and upload operations: into the stack named by
  * parentid, as its newest version; otherwise into a new stack of its own, at
  * the top level or in the folder named by parentid, named after the file
- * without its extension (issue 21: "A stack that an upload makes is named
+ * without its extension (the studio's rules: "A stack that an upload makes is named
  * after the file without its extension, through the API too"). Unless
- * parentid is a stack, the file first tries to stack itself (issue 21): "a
+ * parentid is a stack, the file first tries to stack itself (the studio's rules): "a
  * file whose name, without its extension, ends in a version marker … joins
  * the stack or file whose name is the rest, as its newest version".
  */

@@ -164,7 +164,7 @@ describe.each(backends)('uploads on %s', (backend) => {
     const { api, token, projectid } = await requestUpload();
     const top = (await api.POST('/projects/{projectid}/files', { params: { path: { projectid } }, body: { name: 'top.wav', mimeType: 'audio/wav', size: 1 } })).data!;
     const { data: topStack } = await api.GET('/projects/{projectid}/files/{fileid}', { params: { path: { projectid, fileid: top.stackid } } });
-    // Issue 21: "A stack that an upload makes is named after the file without its extension".
+    // The studio's rule: "A stack that an upload makes is named after the file without its extension".
     expect(topStack).toMatchObject({ object: 'stack', name: 'top', children: [{ id: top.boxid }] });
     expect(topStack).not.toHaveProperty('parentid');
     const inStack = (await api.POST('/projects/{projectid}/files', { params: { path: { projectid } }, body: { name: 'v2.wav', mimeType: 'audio/wav', size: 1, parentid: top.stackid } })).data!;

@@ -1,6 +1,6 @@
 /**
  * Migration 19: the account preference that turns off versions stacking
- * themselves (issue 21: "A preference turns auto-stacking off"). On by
+ * themselves (the studio's rules: "A preference turns auto-stacking off"). On by
  * default, for the accounts there are and those to come.
  */
 export function autoStackSchema(): string {
