@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { sameName, versionMarker, withoutExtension } from './version-marker.ts';
 
-describe('version markers (the studio's rule: versions stack themselves)', () => {
+describe('version markers (the studio\'s rule: versions stack themselves)', () => {
   it.each([
     ['Night Drive v2.wav', 'Night Drive', 'v2'],
     ['Night Drive V3.wav', 'Night Drive', 'V3'],
