@@ -456,7 +456,7 @@ export function ProjectPage({ projectid }: { projectid: string }) {
       <UploadList items={uploads} queue={queue} />
 
       <FormError id="project-error" message={error} />
-      <p class="notice" role="status">
+      <p class="project-notice" role="status">
         {notice ?? ''}
       </p>
 

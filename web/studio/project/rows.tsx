@@ -166,7 +166,7 @@ export function TreeRow({ row, name, selected, open, highlighted, playing, apiBa
         </button>
       ) : (
         <span class="kind-icon" aria-hidden="true">
-          {row.kind === 'folder' ? '📁' : '≡'}
+          {row.kind === 'folder' ? '▤' : '≡'}
         </span>
       )}
       <div class="row-main">
@@ -207,7 +207,7 @@ export function TrashRow({ row, name, onRestore }: { row: Row; name: string; onR
   return (
     <li class="tree-row trash-row" data-boxid={row.box.id}>
       <span class="kind-icon" aria-hidden="true">
-        {row.kind === 'folder' ? '📁' : row.kind === 'stack' ? '≡' : '♪'}
+        {row.kind === 'folder' ? '▤' : row.kind === 'stack' ? '≡' : '♪'}
       </span>
       <div class="row-main">
         <span class="row-name">{name}</span>
