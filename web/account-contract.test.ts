@@ -78,6 +78,9 @@ class FakeAccount {
         return json(this.passkeys);
       case 'GET /me/tokens':
         return json(this.tokens);
+      case 'GET /projects':
+        // The studio's library, where a sign-in lands: an account with no project yet.
+        return json([]);
       case 'POST /me/tokens': {
         // As createToken answers: 200, the token with its secret; no expiresAt for one that does not expire, no lastUsedAt before its first use.
         const token = { id: 'tok_new', object: 'token', name: body!.name, scopes: body!.scopes, ...(body!.expiresAt ? { expiresAt: body!.expiresAt } : {}), timeCreated: NOW };
@@ -130,7 +133,7 @@ describe('the account pages against the contract', () => {
   }
 
   it(
-    'signs in: a refusal shows its detail beside the form, keeps the email and empties the password; then lands on / with the name as its heading',
+    'signs in: a refusal shows its detail beside the form, keeps the email and empties the password; then lands on the studio (/) with the name in its bar',
     async () => {
       const fake = new FakeAccount();
       fake.signedIn = false;
