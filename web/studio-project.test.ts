@@ -114,7 +114,7 @@ describe.each(backends)('the studio project page (%s)', (backend) => {
         const tree = page.getByRole('list', { name: 'Files' });
         await expect.poll(() => tree.getByText(/LUFS$/).count(), { timeout: 90_000 }).toBe(10);
         expect(await tree.getByText('Processing').count()).toBe(0);
-        const facts = await rowOf(page, 'Track 03.wav').locator('.row-facts').innerText();
+        const facts = (await rowOf(page, 'Track 03.wav').locator('.row-facts').textContent()) ?? '';
         expect(facts).toMatch(/0:02/);
         expect(facts).toMatch(/-?\d+\.\d LUFS/);
         expect(facts).toMatch(/-?\d+\.\d dBTP/);
@@ -130,7 +130,7 @@ describe.each(backends)('the studio project page (%s)', (backend) => {
         if (SERVER_STACKS) {
           const stackToggle = tree.getByRole('button', { name: 'Night Drive', exact: true });
           await stackToggle.waitFor();
-          expect(await rowOf(page, 'Night Drive').innerText()).toContain('2 versions');
+          expect(await rowOf(page, 'Night Drive').textContent()).toContain('2 versions');
           await stackToggle.click();
           expect(await stackToggle.getAttribute('aria-expanded')).toBe('true');
           await rowOf(page, 'Night Drive v2.wav').waitFor();
