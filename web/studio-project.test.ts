@@ -9,6 +9,7 @@
  * by); a file plays with its waveform, A/B between versions, from a deep
  * link's moment. Screenshots at 1280 and 360 px in /tmp/shots-studio/.
  */
+import { createHash } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import type { Page } from 'playwright-core';
@@ -20,10 +21,15 @@ import { useTestServer } from '../server/testing/harness.ts';
 import { audioState, playingPast, waitForAudio } from './testing/player-browser.ts';
 import { checkLayout, studioPage } from './testing/studio-browser.ts';
 
-const BROWSER_TEST_MS = 180_000;
+/** Generous: analysis shares two cores with everything else running on the machine. */
+const BROWSER_TEST_MS = 480_000;
+const ANALYSIS_MS = 240_000;
 
 /** Whether the server stacks versions by their names (the spec has User.autoStack): the page only shows what it does. */
 const SERVER_STACKS = JSON.stringify(JSON.parse(readFileSync(new URL('../generated/openapi.json', import.meta.url), 'utf8')).components.schemas.User).includes('autoStack');
+
+/** Whether the spec has the members' resumable uploads (tus, createProjectUpload): the page then uploads through them. */
+const SERVER_TUS = 'createProjectUpload' in (await import('../generated/client.ts')).operations;
 
 /** Drops files on the page as a person does: dragenter, dragover and drop with a DataTransfer holding them. */
 async function dropFiles(page: Page, files: Array<{ name: string; bytes: Buffer }>): Promise<void> {
@@ -106,13 +112,13 @@ describe.each(backends)('the studio project page (%s)', (backend) => {
         expect(await uploads.getByText('Waiting…').count()).toBe(7);
         if (backend === 'sqlite') await checkLayout(page, 'project-uploading');
         release();
-        await expect.poll(() => uploads.getByText('Uploaded.').count(), { timeout: 60_000 }).toBe(10);
+        await expect.poll(() => uploads.getByText('Uploaded.').count(), { timeout: ANALYSIS_MS }).toBe(10);
         expect(mostAtOnce).toBe(3);
         await page.unroute('**/api/v1/upload/files/**');
 
         // Analysed: each row says its duration, loudness, true peak and format; none says Processing any more.
         const tree = page.getByRole('list', { name: 'Files' });
-        await expect.poll(() => tree.getByText(/LUFS$/).count(), { timeout: 90_000 }).toBe(10);
+        await expect.poll(() => tree.getByText(/LUFS$/).count(), { timeout: ANALYSIS_MS }).toBe(10);
         expect(await tree.getByText('Processing').count()).toBe(0);
         const facts = (await rowOf(page, 'Track 03.wav').locator('.row-facts').textContent()) ?? '';
         expect(facts).toMatch(/0:02/);
@@ -126,7 +132,7 @@ describe.each(backends)('the studio project page (%s)', (backend) => {
 
         // "Night Drive v2.wav", chosen with Upload files, joins "Night Drive" as its newest version (the server stacks it).
         await page.getByLabel('Upload files', { exact: true }).setInputFiles([{ name: 'Night Drive v2.wav', mimeType: 'audio/wav', buffer: await sineWav(2, 880) }]);
-        await expect.poll(() => uploads.getByText('Uploaded.').count(), { timeout: 30_000 }).toBe(11);
+        await expect.poll(() => uploads.getByText('Uploaded.').count(), { timeout: ANALYSIS_MS }).toBe(11);
         if (SERVER_STACKS) {
           const stackToggle = tree.getByRole('button', { name: 'Night Drive', exact: true });
           await stackToggle.waitFor();
@@ -271,10 +277,10 @@ describe.each(backends)('the studio project page (%s)', (backend) => {
       try {
         const { data: project } = await api.POST('/projects', { body: { name: 'Mixes' } });
         const projectid = project!.id;
-        const v1 = await uploadAudio(api, projectid, 'Song.wav', await sineWav(20, 440));
-        const v2 = await uploadAudio(api, projectid, 'Song louder.wav', await sineWav(20, 660), v1.upload.stackid);
+        const v1 = await uploadAudio(api, projectid, 'Song.wav', await sineWav(10, 440));
+        const v2 = await uploadAudio(api, projectid, 'Song louder.wav', await sineWav(10, 660), v1.upload.stackid);
         await api.POST('/projects/{projectid}/files/{fileid}', { params: { path: { projectid, fileid: v2.box.id } }, body: { versionName: 'louder' } });
-        for (const file of [v1, v2]) expect((await api.waitUntilReady({ projectid, fileid: file.box.id }, { timeoutMs: 60_000, intervalMs: 200 })).data?.status).toBe('ready');
+        for (const file of [v1, v2]) expect((await api.waitUntilReady({ projectid, fileid: file.box.id }, { timeoutMs: ANALYSIS_MS, intervalMs: 200 })).data?.status).toBe('ready');
 
         // A deep link opens the stack, shows the file's row and waits at t for the listener's click.
         await studio.open(`/projects/${projectid}?file=${v1.box.id}&t=5`);
@@ -303,6 +309,97 @@ describe.each(backends)('the studio project page (%s)', (backend) => {
         expect((await audioState(page)).currentTime).toBeLessThan(5);
 
         expect(await studio.problems()).toEqual([]);
+        expect(studio.foreign).toEqual([]);
+      } finally {
+        await studio.close();
+      }
+    },
+    BROWSER_TEST_MS,
+  );
+  it(
+    'cancels an upload under way (its file goes) and retries one that failed',
+    async () => {
+      const studio = await studioPage(chromium.browser, t.server, 'canceller@example.com');
+      const { page } = studio;
+      const api = studio.signedIn.api;
+      try {
+        const { data: project } = await api.POST('/projects', { body: { name: 'Takes' } });
+        const projectid = project!.id;
+        await studio.open(`/projects/${projectid}`);
+        const uploads = page.getByRole('region', { name: 'Uploads' });
+        const bytes = await sineWav(1);
+
+        // Held on its way, then cancelled: said so, and no file of that name stays in the project.
+        const bytesRoute = SERVER_TUS ? '**/api/v1/projects/*/tus**' : '**/api/v1/upload/files/**';
+        let seen!: () => void;
+        const arrived = new Promise<void>((resolve) => (seen = resolve));
+        await page.route(bytesRoute, async (route) => {
+          seen();
+          await new Promise(() => {});
+          await route.continue();
+        });
+        await page.getByLabel('Upload files', { exact: true }).setInputFiles([{ name: 'Held.wav', mimeType: 'audio/wav', buffer: bytes }]);
+        await arrived;
+        await uploads.getByRole('button', { name: 'Cancel Held.wav', exact: true }).click();
+        await uploads.getByText('Cancelled.').waitFor();
+        await expect.poll(async () => (await boxesOf(api, projectid)).filter((box) => box.name === 'Held.wav').length).toBe(0);
+        await page.unroute(bytesRoute);
+
+        if (!SERVER_TUS) {
+          // A PUT refused on the way fails with its reason; Retry sends the file again, and it lands.
+          await page.route('**/api/v1/upload/files/**', (route) => route.abort('connectionreset'), { times: 1 });
+          await page.getByLabel('Upload files', { exact: true }).setInputFiles([{ name: 'Flaky.wav', mimeType: 'audio/wav', buffer: bytes }]);
+          await uploads.getByRole('alert').filter({ hasText: 'connection was lost' }).waitFor();
+          await expect.poll(async () => (await boxesOf(api, projectid)).filter((box) => box.name === 'Flaky.wav').length).toBe(0);
+          await uploads.getByRole('button', { name: 'Retry Flaky.wav', exact: true }).click();
+          await uploads.getByText('Uploaded.').waitFor();
+          await expect.poll(async () => (await boxesOf(api, projectid)).filter((box) => box.name === 'Flaky.wav').length).toBe(1);
+        }
+
+        // The connection cut on purpose is the one failed load the browser reports.
+        expect((await studio.problems()).filter((problem) => !/net::ERR_CONNECTION_RESET/.test(problem))).toEqual([]);
+        expect(studio.foreign).toEqual([]);
+      } finally {
+        await studio.close();
+      }
+    },
+    BROWSER_TEST_MS,
+  );
+
+  it.skipIf(!SERVER_TUS)(
+    'resumes an upload whose connection was cut mid-file, and stores the very bytes sent (sha256)',
+    async () => {
+      const studio = await studioPage(chromium.browser, t.server, 'resumer@example.com');
+      const { page } = studio;
+      const api = studio.signedIn.api;
+      try {
+        const { data: project } = await api.POST('/projects', { body: { name: 'Long takes' } });
+        const projectid = project!.id;
+        await studio.open(`/projects/${projectid}`);
+        // Over one PATCH's worth (8 MB): the first part arrives, the second is cut once, then resumed from the server's offset.
+        const bytes = await sineWav(60, 220);
+        let patches = 0;
+        let cut = 0;
+        await page.route('**/api/v1/projects/*/tus/**', async (route) => {
+          if (route.request().method() === 'PATCH' && ++patches === 2) {
+            cut += 1;
+            return route.abort('connectionreset');
+          }
+          return route.continue();
+        });
+        await page.getByLabel('Upload files', { exact: true }).setInputFiles([{ name: 'Long take.wav', mimeType: 'audio/wav', buffer: bytes }]);
+        const uploads = page.getByRole('region', { name: 'Uploads' });
+        await uploads.getByText('Uploaded.').waitFor({ timeout: ANALYSIS_MS });
+        expect(cut).toBe(1);
+        expect(patches).toBeGreaterThanOrEqual(3);
+        const file = (await boxesOf(api, projectid)).find((box) => box.object === 'file' && box.name === 'Long take.wav')!;
+        const { data: download } = await api.GET('/projects/{projectid}/files/{fileid}/download', { params: { path: { projectid, fileid: file.id } } });
+        const stored = Buffer.from(await (await fetch(download!.url)).arrayBuffer());
+        const sha = (data: Buffer) => createHash('sha256').update(data).digest('hex');
+        expect(sha(stored)).toBe(sha(bytes));
+
+        // The connection cut on purpose is the one failed load the browser reports.
+        expect((await studio.problems()).filter((problem) => !/net::ERR_CONNECTION_RESET/.test(problem))).toEqual([]);
         expect(studio.foreign).toEqual([]);
       } finally {
         await studio.close();
