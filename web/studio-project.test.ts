@@ -342,7 +342,7 @@ describe.each(backends)('the studio project page (%s)', (backend) => {
         await arrived;
         await uploads.getByRole('button', { name: 'Cancel Held.wav', exact: true }).click();
         await uploads.getByText('Cancelled.').waitFor();
-        await expect.poll(async () => (await boxesOf(api, projectid)).filter((box) => box.name === 'Held.wav').length).toBe(0);
+        await expect.poll(async () => (await boxesOf(api, projectid)).filter((box) => box.object === 'file' && box.name === 'Held.wav').length).toBe(0);
         await page.unroute(bytesRoute);
 
         if (!SERVER_TUS) {
@@ -350,10 +350,10 @@ describe.each(backends)('the studio project page (%s)', (backend) => {
           await page.route('**/api/v1/upload/files/**', (route) => route.abort('connectionreset'), { times: 1 });
           await page.getByLabel('Upload files', { exact: true }).setInputFiles([{ name: 'Flaky.wav', mimeType: 'audio/wav', buffer: bytes }]);
           await uploads.getByRole('alert').filter({ hasText: 'connection was lost' }).waitFor();
-          await expect.poll(async () => (await boxesOf(api, projectid)).filter((box) => box.name === 'Flaky.wav').length).toBe(0);
+          await expect.poll(async () => (await boxesOf(api, projectid)).filter((box) => box.object === 'file' && box.name === 'Flaky.wav').length).toBe(0);
           await uploads.getByRole('button', { name: 'Retry Flaky.wav', exact: true }).click();
           await uploads.getByText('Uploaded.').waitFor();
-          await expect.poll(async () => (await boxesOf(api, projectid)).filter((box) => box.name === 'Flaky.wav').length).toBe(1);
+          await expect.poll(async () => (await boxesOf(api, projectid)).filter((box) => box.object === 'file' && box.name === 'Flaky.wav').length).toBe(1);
         }
 
         // The connection cut on purpose is the one failed load the browser reports.

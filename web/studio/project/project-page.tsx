@@ -76,7 +76,22 @@ export function ProjectPage({ projectid }: { projectid: string }) {
   const [open, setOpen] = useState<Set<string>>(() => new Set());
   const [view, setView] = useState<'files' | 'trash'>('files');
   const [selected, setSelected] = useState<Map<string, Row>>(() => new Map());
-  const [dialog, setDialog] = useState<Dialogs>(null);
+  const [dialog, setDialogState] = useState<Dialogs>(null);
+  /** Where the focus goes back to when a dialog closes: what opened it (a row's actions button, a toolbar button). */
+  const opener = useRef<HTMLElement | null>(null);
+  const setDialog = (next: Dialogs) => {
+    if (next) opener.current = document.activeElement as HTMLElement | null;
+    setDialogState(next);
+    if (!next) {
+      const back = opener.current;
+      // A row's action button is gone with its panel: its row's actions button takes the focus.
+      requestAnimationFrame(() => {
+        if (back?.isConnected) back.focus();
+        else (next === null && dialogRowKey.current ? document.querySelector<HTMLElement>(`#row-${CSS.escape(dialogRowKey.current)} .row-actions > button`) : null)?.focus();
+      });
+    }
+  };
+  const dialogRowKey = useRef<string>();
   const [playing, setPlaying] = useState<Playing | null>(null);
   const [highlight, setHighlight] = useState<string>();
   const [limit, setLimit] = useState(ROWS_PER_PAGE);
@@ -299,6 +314,7 @@ export function ProjectPage({ projectid }: { projectid: string }) {
       case 'rename':
       case 'move':
       case 'version-name':
+        dialogRowKey.current = row.key;
         return setDialog({ kind: action, row });
       case 'share':
         return setDialog({ kind: 'share', target: { projectid, folderid: box.id } });

@@ -33,8 +33,8 @@ export function UploadList({ items, queue }: { items: UploadItem[]; queue: Uploa
         {items.map((item) => (
           <li key={item.id} class="upload" data-state={item.state}>
             <span class="upload-name">{item.file.name}</span>
-            <span class="meta upload-size">{item.state === 'uploading' ? `${formatBytes(item.sent)} of ${formatBytes(item.file.size)}` : formatBytes(item.file.size)}</span>
             <progress aria-label={item.file.name} max={Math.max(1, item.file.size)} value={item.state === 'done' ? item.file.size : item.sent} />
+            <span class="meta upload-size">{item.state === 'uploading' ? `${formatBytes(item.sent)} of ${formatBytes(item.file.size)}` : formatBytes(item.file.size)}</span>
             <span class={item.state === 'failed' ? 'upload-message form-error' : 'upload-message meta'} role={item.state === 'failed' ? 'alert' : undefined}>
               {item.message ?? STATE_WORDS[item.state]}
             </span>
