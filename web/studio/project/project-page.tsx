@@ -176,11 +176,16 @@ export function ProjectPage({ projectid }: { projectid: string }) {
     })();
   }, [projectid]);
 
-  // Files in analysis are read again until they are done.
+  // Files in analysis are read again until they are done. The uploads count only by the files they stored, so
+  // their progress does not put the next reading off.
+  const stored = uploads
+    .filter((item) => item.boxid)
+    .map((item) => item.boxid)
+    .join(' ');
   useEffect(() => {
     if (!boxes) return;
     const waiting = [...boxes.byId.values()].filter((box): box is FileBox => box.object === 'file' && isProcessing(box));
-    const arriving = [...boxes.byId.values()].some((box) => box.object === 'file' && box.status === 'awaiting-upload' && uploads.some((item) => item.boxid === box.id));
+    const arriving = [...boxes.byId.values()].some((box) => box.object === 'file' && box.status === 'awaiting-upload' && stored.includes(box.id));
     if (waiting.length === 0 && !arriving) return;
     const timer = setTimeout(async () => {
       if (waiting.length > POLL_ONE_BY_ONE || arriving) return reloadSoon();
@@ -192,7 +197,7 @@ export function ProjectPage({ projectid }: { projectid: string }) {
       setBoxes({ byId, top: current.top });
     }, POLL_MS);
     return () => clearTimeout(timer);
-  }, [boxes, uploads]);
+  }, [boxes, stored]);
 
   // A deep link: open what holds the file, show its row, and make it ready to play from t.
   useEffect(() => {
@@ -212,12 +217,16 @@ export function ProjectPage({ projectid }: { projectid: string }) {
   const rows = useMemo(() => (boxes ? visibleRows(boxes, open, project?.sortBy) : []), [boxes, open, project?.sortBy]);
   const trash = useMemo(() => (boxes ? trashRows(boxes) : []), [boxes]);
 
-  // The highlighted row (a deep link's) is drawn and scrolled to.
+  // The highlighted row (a deep link's) is drawn and scrolled to, once: a poll that redraws the list leaves the scroll alone.
+  const scrolledTo = useRef<string>();
   useEffect(() => {
-    if (!highlight) return;
+    if (!highlight || scrolledTo.current === highlight) return;
     const index = rows.findIndex((row) => row.key === highlight);
-    if (index >= limit) setLimit(index + ROWS_PER_PAGE);
-    document.getElementById(`row-${highlight}`)?.scrollIntoView({ block: 'center' });
+    if (index >= limit) return setLimit(index + ROWS_PER_PAGE);
+    const element = document.getElementById(`row-${highlight}`);
+    if (!element) return;
+    scrolledTo.current = highlight;
+    element.scrollIntoView({ block: 'center' });
   }, [highlight, rows, limit]);
 
   // More rows as the end of the list comes into view.
