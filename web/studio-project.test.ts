@@ -205,7 +205,7 @@ describe.each(backends)('the studio project page (%s)', (backend) => {
         await page.getByRole('checkbox', { name: 'Select B.wav', exact: true }).check();
         await page.getByRole('checkbox', { name: 'Select C.wav', exact: true }).check();
         await page.getByRole('toolbar', { name: 'Selection' }).getByRole('button', { name: 'Stack versions', exact: true }).click();
-        await expect.poll(async () => (await box(b.box.id)).parentid).toBe((await box(c.box.id)).parentid);
+        await expect.poll(async () => (await box(b.box.id)).parentid === (await box(c.box.id)).parentid).toBe(true);
         const stackid = (await box(b.box.id)).parentid!;
         const stack = await box(stackid);
         expect(stack.object === 'stack' && stack.children.map((child) => child.id)).toEqual([b.box.id, c.box.id]);
