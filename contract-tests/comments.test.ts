@@ -147,6 +147,51 @@ describe('comments (extension) on a player, as a listener', () => {
   });
 });
 
+describe('comments across files and the inbox (extension)', () => {
+  it('listProjectComments, listInboxComments, getInboxSummary and listHeldFiles, each valid', async () => {
+    if (!onMock) {
+      await api.POST('/projects/{projectid}/files/{fileid}/comments', { params: { path: { projectid: ids.projectid, fileid: ids.fileid } }, body: { message: 'Across files', audioTimestamp: 0.1 } });
+    }
+    const project = await api.GET('/projects/{projectid}/comments', { params: { path: { projectid: ids.projectid }, query: { status: 'open', limit: 50 } } });
+    expect(project.response.status).toBe(200);
+    const inbox = await api.GET('/me/comments', { params: { query: { status: 'all' } } });
+    expect(inbox.response.status).toBe(200);
+    if (!onMock) {
+      const made = project.data!.find((comment) => comment.message === 'Across files');
+      expect(made?.track).toMatchObject({ projectid: ids.projectid, fileid: ids.fileid, name: 'mix.wav' });
+      expect(inbox.data!.map((comment) => comment.id)).toContain(made!.id);
+    }
+    const summary = await api.GET('/me/inbox');
+    expect(summary.response.status).toBe(200);
+    expect(summary.data!.openComments).toBeGreaterThanOrEqual(0);
+    const held = await api.GET('/me/held-files', { params: { query: { limit: 10 } } });
+    expect(held.response.status).toBe(200);
+    expect(Array.isArray(held.data)).toBe(true);
+  });
+
+  it('listProjectComments refuses an unknown status; listInboxComments a missing token; getInboxSummary an unknown query parameter; listHeldFiles a limit of 0', async () => {
+    expect((await raw(`/projects/${ids.projectid}/comments?status=closed`)).status).toBe(400);
+    expect((await raw('/me/comments', { token: null })).status).toBe(401);
+    expect((await raw('/me/inbox?all=1')).status).toBe(400);
+    expect((await raw('/me/held-files?limit=0')).status).toBe(400);
+  });
+
+  it('exportComments answers each format as an attachment, and refuses a missing or unknown format', async () => {
+    const at = (query: string) => raw(`/projects/${ids.projectid}/files/${ids.fileid}/comments/export${query}`);
+    for (const format of ['text', 'csv', 'audacity', 'reaper']) {
+      const response = await at(`?format=${format}`);
+      expect(response.status, format).toBe(200);
+      expect(response.headers.get('content-disposition')).toMatch(/^attachment; filename=/);
+      const body = await response.text();
+      // The mock answers the spec's first example whatever the format: the body is checked on servers.
+      if (format === 'csv' && !onMock) expect(body.startsWith('"time","end","author","message","done","created"\r\n')).toBe(true);
+      if (format === 'reaper' && !onMock) expect(body.startsWith('#,Name,Start,End,Length\r\n')).toBe(true);
+    }
+    expect((await at('')).status).toBe(400);
+    expect((await at('?format=pdf')).status).toBe(400);
+  });
+});
+
 describe('display name (extension)', () => {
   it('updateCurrentUser sets the name comments show, and refuses a blank one', async () => {
     const set = await api.POST('/me', { body: { name: 'Contract Member' } });

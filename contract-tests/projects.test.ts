@@ -61,4 +61,46 @@ describe('projects (extension)', () => {
     expect((await raw('/projects/prj_7h2kq9xw4m', { token: null })).status).toBe(401);
     expect((await raw('/projects', { token: null })).status).toBe(401);
   });
+
+  it('deleteProject deletes a project, and refuses a request without a bearer token', async () => {
+    const { data: created } = await api.POST('/projects', { body: { name: 'Contract: deleted' } });
+    const deleted = await api.DELETE('/projects/{projectid}', { params: { path: { projectid: created!.id } } });
+    expect(deleted.response.status).toBe(200);
+    expect(deleted.data).toEqual({});
+    expect((await raw(`/projects/${created!.id}`, { method: 'DELETE', token: null })).status).toBe(401);
+  });
+
+  it.skipIf(onMock)('deleteProject answers 404 for a project deleted already (needs stored state: skipped on the mock)', async () => {
+    const { data: created } = await api.POST('/projects', { body: { name: 'Contract: deleted twice' } });
+    const path = { params: { path: { projectid: created!.id } } };
+    expect((await api.DELETE('/projects/{projectid}', path)).response.status).toBe(200);
+    const again = await api.DELETE('/projects/{projectid}', path);
+    expect(again.response.status).toBe(404);
+    expect((await api.GET('/projects/{projectid}', path)).response.status).toBe(404);
+  });
+
+  it('listProjects takes filter all, mine or shared, and refuses any other', async () => {
+    for (const filter of ['all', 'mine', 'shared'] as const) {
+      const listed = await api.GET('/projects', { params: { query: { filter } } });
+      expect(listed.response.status, filter).toBe(200);
+    }
+    expect((await raw('/projects?filter=everything')).status).toBe(400);
+  });
+
+  it.skipIf(onMock)('listProjects filter mine holds a new project, with no bytes yet; shared does not (needs stored state: skipped on the mock)', async () => {
+    const { data: created } = await api.POST('/projects', { body: { name: 'Contract: filtered' } });
+    const mine = (await api.GET('/projects', { params: { query: { filter: 'mine' } } })).data!;
+    expect(mine.find((project) => project.id === created!.id)).toMatchObject({ role: 'owner', size: 0 });
+    const shared = (await api.GET('/projects', { params: { query: { filter: 'shared' } } })).data!;
+    expect(shared.map((project) => project.id)).not.toContain(created!.id);
+  });
+});
+
+describe('storage (extension)', () => {
+  it('getStorageUsage answers the bytes used and the quota, and refuses a request without a bearer token', async () => {
+    const { data, response } = await api.GET('/me/storage');
+    expect(response.status).toBe(200);
+    expect(data!.used).toBeGreaterThanOrEqual(0);
+    expect((await raw('/me/storage', { token: null })).status).toBe(401);
+  });
 });

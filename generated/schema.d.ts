@@ -124,7 +124,25 @@ export interface paths {
          *       named after the file is created at the top level of the project. With
          *       the id of a stack, the file becomes its newest version. With the id of
          *       a folder, a new stack holding the file is created in that folder. Any
-         *       other id, or an id from another project, is refused.
+         *       other id, or an id from another project, is refused. A new stack is
+         *       named after the file without its extension: "Night Drive.wav" makes
+         *       the stack "Night Drive".
+         *     - **Extension: versions stack themselves.** Unless `parentid` is a
+         *       stack, a file whose name, without its extension, ends in a version
+         *       marker (`v2`, `V3`, `version 4`, `take 5`, `_2`, `-2`, `(2)`, after
+         *       a space, `_`, `-` or `.`; `(2)` after a space or nothing) joins, in
+         *       the same folder (or at the top level), the stack whose name is the
+         *       rest of its name ("Night Drive v2.wav" joins the stack "Night
+         *       Drive"), or else the file whose name without its extension is the
+         *       rest ("Night Drive.wav", which then becomes a new stack "Night Drive"
+         *       in its place, holding it and then the new file). The file becomes the
+         *       newest version, its `versionName` the marker as written (`v2`).
+         *       Names are compared without case, and without spaces at either end; a
+         *       trashed stack or file is not joined. Anything else lands as above.
+         *       The answer says where the file landed: `stackid`, `parentid` and
+         *       `autoStacked`. Set `autoStack: false` to turn this off for one
+         *       upload, or `autoStack` on the account (*Update the current user*)
+         *       for all of them; it is on by default.
          *     - Until the PUT completes, the file's `status` is `awaiting-upload`: it
          *       is listed, but not playable or downloadable.
          *     - The URL works once and expires at `expires`: by default one hour after
@@ -213,6 +231,12 @@ export interface paths {
          *       children are not hidden.
          *     - `versionName` (children of a stack only, at most 100 characters) names
          *       the version.
+         *     - `parentid` (**extension**) moves the box into a folder or stack of the
+         *       project, after its last child, or to the top level with `null`.
+         *     - `order` (**extension**, folders and stacks only) reorders the
+         *       children: a permutation of the current children's ids. In a stack the
+         *       last is the newest version, the one a player shows when it shows only
+         *       the most recent version.
          *
          *     A field that does not apply to the box is refused with 409, and nothing
          *     changes. The whole update is atomic. With `If-Match`, it is made only
@@ -625,7 +649,14 @@ export interface paths {
         /**
          * List projects
          * @description **Extension.** Returns every project the caller owns or collaborates
-         *     on, newest first, each with the caller's `role`.
+         *     on, newest first, each with the caller's `role`, its `size` and the
+         *     time of its last change (`timeModified`), what a library shows.
+         *
+         *     `filter` narrows the list: `all` (the default) is every project the
+         *     caller owns or holds a role on; `mine` only those the caller owns;
+         *     `shared` only those owned by someone else, where the caller holds a
+         *     role (`admin`, `editor` or `viewer`) through a player's invitation to
+         *     the caller's verified email address.
          */
         get: operations["listProjects"];
         put?: never;
@@ -666,7 +697,19 @@ export interface paths {
          *     made only if the project is still at that version (412 otherwise).
          */
         post: operations["updateProject"];
-        delete?: never;
+        /**
+         * Delete a project
+         * @description **Extension.** Deletes the project and everything in it, and answers
+         *     200 with an empty object: its files, folders and stacks, their bytes
+         *     and renditions, its artwork, its players (their links stop opening at
+         *     once, 404, and the roles their invitations gave go with them), the
+         *     comments on its files, and its uploads still under way, through
+         *     upload URLs and through upload portals alike (their partial bytes are
+         *     removed). It cannot be undone. Owner only: an admin, editor or viewer
+         *     of the project is refused with 403; anyone else gets 404. The owner's
+         *     webhooks receive `project.deleted`.
+         */
+        delete: operations["deleteProject"];
         options?: never;
         head?: never;
         patch?: never;
@@ -736,6 +779,29 @@ export interface paths {
          *     only if the preferences are still at that version (412 otherwise).
          */
         post: operations["updatePlayerPreferences"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/me/storage": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Get the storage used
+         * @description **Extension.** Returns how many bytes the caller's account keeps
+         *     (`used`) and the most it may keep (`quota`, `null` without a limit),
+         *     counted as *Request an upload URL* counts them before refusing an
+         *     upload over the quota.
+         */
+        get: operations["getStorageUsage"];
+        put?: never;
+        post?: never;
         delete?: never;
         options?: never;
         head?: never;
@@ -1317,6 +1383,87 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/players/{playerid}/plays": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The player's id.
+                 * @example ply_4c8n2r7t1v
+                 */
+                playerid: components["parameters"]["PlayerId"];
+            };
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Report listening on a player
+         * @description **Extension.** What the player page sends while a listener plays a
+         *     version of a track: a random `playid` for this play, the seconds
+         *     heard so far and the farthest position reached. The same play is
+         *     reported again as it goes on (every 15 seconds or so, and on pause,
+         *     end and leaving the page); the server keeps the largest of each. A
+         *     play counts in the insights once 3 seconds of it were heard.
+         *
+         *     The listener is whoever opens the view (*Get a listener's view of a
+         *     player*), under the same decision: a player that does not open for
+         *     them answers as the view does (401, 410), a listener whose view may
+         *     not play (`access.stream` false, a paywall holding everything back)
+         *     403, and a file that is not among the view's tracks 404. The play is
+         *     kept under the display name of their player session, a signed-in
+         *     member's account name, or as Anonymous; nothing else about them (no
+         *     address, user agent or fingerprint) is kept.
+         *
+         *     A member's bearer token needs `players:write` (a write, as the
+         *     comments on a player need `comments:write`); a listener sends none.
+         *
+         *     Rate limited per player session (per account for a bearer token): by
+         *     default 120 reports per minute, then 429 with `Retry-After`.
+         */
+        post: operations["recordPlay"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/players/{playerid}/insights": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The player's id.
+                 * @example ply_4c8n2r7t1v
+                 */
+                playerid: components["parameters"]["PlayerId"];
+            };
+            cookie?: never;
+        };
+        /**
+         * Get a player's listener insights
+         * @description **Extension.** What listeners did on the player: plays of each
+         *     version of its tracks and by each listener (their display name, or
+         *     Anonymous) with how far they listened, downloads through the
+         *     player's view, and purchases of its paywall, with totals at the top.
+         *
+         *     For the player's owner and the project's members who may manage its
+         *     players (owner, admin, editor): a viewer gets 403, anyone else 404 as
+         *     for *Get a player*. Only what player pages reported and what the
+         *     server served is counted: no address, user agent or fingerprint is
+         *     kept, and no third party is called.
+         */
+        get: operations["getPlayerInsights"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/players/{playerid}/checkout": {
         parameters: {
             query?: never;
@@ -1529,6 +1676,80 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/projects/{projectid}/files/{fileid}/comments/export": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The project's id.
+                 * @example prj_7h2kq9xw4m
+                 */
+                projectid: components["parameters"]["ProjectId"];
+                /**
+                 * @description The id of a file, folder or stack of the project.
+                 * @example box_f1le9k3m2p
+                 */
+                fileid: components["parameters"]["FileId"];
+            };
+            cookie?: never;
+        };
+        /**
+         * Export a file's comments
+         * @description **Extension.** The file's comments as a file to save, so that the notes
+         *     land on the timeline of the musician's editor. Any member of the
+         *     project may export them. The answer is an `attachment` named after
+         *     the file: its name without its extension, then `-comments.txt`
+         *     (text), `-comments.csv` (csv), `-labels.txt` (audacity) or
+         *     `-markers.csv` (reaper).
+         *
+         *     In every format the author is the comment's `creator.name`, followed
+         *     by ` (guest)` for a listener's (`creator.kind` `listener`), as the
+         *     pages show it. Comments are in timeline order: those with an `audioTimestamp` by it,
+         *     then those about the whole version; each reply right after the
+         *     comment it answers, oldest first. Messages and names are put on one
+         *     line: line breaks, tabs and other control characters become spaces,
+         *     and bidirectional controls (U+202A–U+202E, U+2066–U+2069) are removed.
+         *
+         *     `format`:
+         *     - `text` (`text/plain; charset=utf-8`): one line per comment,
+         *       `[m:ss] Author: message` (`[h:mm:ss]` past an hour, `[m:ss-m:ss]` for
+         *       a range, nothing before the author for a comment about the whole
+         *       version); each reply on the next line, indented by four spaces,
+         *       without a time.
+         *     - `csv` (`text/csv; charset=utf-8`, RFC 4180: every field quoted,
+         *       lines ending in CRLF): the header `time,end,author,message,done,created`,
+         *       then one row per comment: `time` and `end` in seconds (empty when the
+         *       comment has none; a reply has its parent's), `done` `true` or
+         *       `false`, `created` as an RFC 3339 UTC time. Against formula
+         *       injection in spreadsheets (OWASP "CSV Injection"), a field that
+         *       starts with `=`, `+`, `-`, `@`, a tab or a carriage return gets a
+         *       leading `'`, which a spreadsheet shows as text.
+         *     - `audacity` (`text/plain; charset=utf-8`): an Audacity label track
+         *       (File › Import › Labels): one line per comment, `start`, tab, `end`,
+         *       tab, label, with seconds to 6 decimals; a point comment has
+         *       `end` = `start`. The label is `Author: message`.
+         *     - `reaper` (`text/csv; charset=utf-8`): markers and regions for
+         *       REAPER's Region/Marker Manager (Import): the header
+         *       `#,Name,Start,End,Length`, then `M1,name,start,,` for a point comment
+         *       and `R1,name,start,end,length` for a range, in seconds to 6 decimals
+         *       (set the project's time unit to seconds before importing). Names
+         *       are quoted as RFC 4180 says when they hold a comma or a quote, and
+         *       guarded against formula injection as in `csv`.
+         *
+         *     Comments without a timestamp, and replies, have no place on a
+         *     timeline: `audacity` and `reaper` leave them out; `text` and `csv`
+         *     keep them.
+         */
+        get: operations["exportComments"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/projects/{projectid}/files/{fileid}/comments/{commentid}": {
         parameters: {
             query?: never;
@@ -1572,6 +1793,122 @@ export interface paths {
          *     their own comments; members who can write the project may delete any.
          */
         delete: operations["deleteComment"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/projects/{projectid}/comments": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The project's id.
+                 * @example prj_7h2kq9xw4m
+                 */
+                projectid: components["parameters"]["ProjectId"];
+            };
+            cookie?: never;
+        };
+        /**
+         * List a project's comments
+         * @description **Extension.** Every comment on the project's files (every version of
+         *     every track), newest first, replies included (each with its
+         *     `parentid`). Any member of the project may read them. Each comment
+         *     carries `track`: the file, its stack and version name, and the
+         *     project, which a list across files needs to say where a comment is.
+         *     Comments on files in the trash are left out.
+         *
+         *     `status` filters: `open` (not `completed`), `done` (`completed`), or
+         *     `all`, the default. A reply is open or done by its own `completed`,
+         *     not its parent's, so a listener's answer to a comment marked done
+         *     shows as open.
+         */
+        get: operations["listProjectComments"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/me/comments": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List the inbox's comments
+         * @description **Extension.** Every comment on the projects the caller owns, or where
+         *     their role is admin or editor: open ones first, then done ones, each
+         *     group newest first. Replies are included (each with its `parentid`),
+         *     and so are the caller's own comments (`creator.mine`), so that a
+         *     conversation reads whole. Each comment carries `track`: the file, its
+         *     stack and version name, and the project. Comments on files in the
+         *     trash are left out. `status` filters as in *List a project's
+         *     comments*.
+         *
+         *     Reply with *Create a comment* and `parentid`; mark a comment done
+         *     with *Update a comment* and `{"completed": true}`.
+         */
+        get: operations["listInboxComments"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/me/inbox": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Get the inbox's counts
+         * @description **Extension.** What the navigation shows beside *Inbox*: how many
+         *     comments of the inbox are open and not the caller's own, and how many
+         *     files wait in portal folders (*List held files*). Over the same
+         *     projects as *List the inbox's comments*.
+         */
+        get: operations["getInboxSummary"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/me/held-files": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List held files
+         * @description **Extension.** The files that arrived through an upload portal and
+         *     still sit in their project's portal folder ("Portal uploads", which
+         *     no player shows), newest first, on the projects the caller owns or
+         *     where their role is admin or editor. Each comes with its project's id
+         *     and name. A file is filed by moving it, or the stack a portal put it in, out
+         *     of the folder (*Update a file, folder or stack*: `removeids` on the
+         *     folder, or `addids` on another); files still uploading, and files in
+         *     the trash, are not listed.
+         */
+        get: operations["listHeldFiles"];
+        put?: never;
+        post?: never;
+        delete?: never;
         options?: never;
         head?: never;
         patch?: never;
@@ -2149,6 +2486,86 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/me/notifications": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List notifications
+         * @description **Extension.** What happened for the account, newest first: a comment
+         *     by someone else on a file of a project it owns (`comment`), a reply to
+         *     a comment it wrote (`reply`), a file that arrived through the upload
+         *     portal of one of its players (`portal-upload`), a file of its projects
+         *     that could not be analysed (`analysis-failed`). Each links to where it
+         *     happened in the studio. With `unread=true`, only those not yet marked
+         *     read. They are also mailed, as `GET /me/notification-settings` says,
+         *     when the server sends mail.
+         */
+        get: operations["listNotifications"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/me/notifications/read": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Mark notifications read
+         * @description **Extension.** Marks the notifications of `ids` read, or all of the
+         *     account's when the body has no `ids`; marking one read twice is no
+         *     error. Answers how many are still unread, for the count a client
+         *     shows.
+         */
+        post: operations["markNotificationsRead"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/me/notification-settings": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Get notification settings
+         * @description **Extension.** How the account's notifications are mailed:
+         *     `immediate` (the default), `digest` or `never`. Mail goes out only
+         *     from a server that sends mail (`mail` of `GET /auth/config`);
+         *     elsewhere notifications are only in `GET /me/notifications`.
+         */
+        get: operations["getNotificationSettings"];
+        put?: never;
+        /**
+         * Update notification settings
+         * @description **Extension.** Changes the fields given. From `immediate` or `digest`
+         *     to `never`, notifications not yet mailed are not mailed; from
+         *     `digest` to `immediate`, those waiting for the day's digest still go
+         *     in it.
+         */
+        post: operations["updateNotificationSettings"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
 }
 export interface webhooks {
     "player.created": {
@@ -2225,6 +2642,26 @@ export interface webhooks {
          * @description A project was changed (its name, colour or artwork). Signed per Standard Webhooks 1.0; answer 2xx within 10 seconds, or the delivery is retried with the same `webhook-id`.
          */
         post: operations["onProjectUpdated"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "project.deleted": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * project.deleted
+         * @description **Extension.** A project was deleted by its owner, with everything in it; `data` is the project as it was just before. Signed per Standard Webhooks 1.0; answer 2xx within 10 seconds, or the delivery is retried with the same `webhook-id`.
+         */
+        post: operations["onProjectDeleted"];
         delete?: never;
         options?: never;
         head?: never;
@@ -2508,6 +2945,137 @@ export interface components {
             userAgent: string | null;
         };
         /**
+         * @description What the notification is about:
+         *
+         *     - `comment`: someone else commented on a file of a project the account owns;
+         *     - `reply`: someone replied to a comment the account wrote (a reply on
+         *       the account's own project is a `reply`, not also a `comment`);
+         *     - `portal-upload`: a file arrived through the upload portal of one of
+         *       the account's players;
+         *     - `analysis-failed`: a file of one of the account's projects could not
+         *       be analysed.
+         * @enum {string}
+         */
+        NotificationKind: "comment" | "reply" | "portal-upload" | "analysis-failed";
+        /**
+         * @description **Extension.** Something that happened for the account: recorded in the
+         *     same transaction as the event itself, so it exists exactly when the event
+         *     does. A notification about a comment goes with the comment when it is
+         *     deleted, and every notification of a project goes with the project.
+         * @example {
+         *       "id": "ntf_4k8m2p6r9t",
+         *       "object": "notification",
+         *       "kind": "comment",
+         *       "projectid": "prj_1a2s3d4f5g",
+         *       "fileid": "box_7h8j9k0l1z",
+         *       "commentid": "cmt_3e5r7t9y1u",
+         *       "summary": "Alex (guest) commented on “mix.wav”: “Love the bridge”",
+         *       "link": "/projects/prj_1a2s3d4f5g?file=box_7h8j9k0l1z#comment-cmt_3e5r7t9y1u",
+         *       "timeCreated": 1795315200000,
+         *       "read": false
+         *     }
+         */
+        Notification: {
+            /** @example ntf_4k8m2p6r9t */
+            id: components["schemas"]["Id"];
+            /**
+             * @description Always `notification`.
+             * @constant
+             */
+            object: "notification";
+            kind: components["schemas"]["NotificationKind"];
+            /**
+             * @description The project it happened in.
+             * @example prj_1a2s3d4f5g
+             */
+            projectid: components["schemas"]["Id"];
+            /**
+             * @description The file it is about (the file commented on, the file that arrived or failed).
+             * @example box_7h8j9k0l1z
+             */
+            fileid?: components["schemas"]["Id"];
+            /**
+             * @description For `comment` and `reply`, the new comment.
+             * @example cmt_3e5r7t9y1u
+             */
+            commentid?: components["schemas"]["Id"];
+            /**
+             * @description One line that says what happened, in words, as written when it
+             *     happened (a later rename does not change it). Made of names and a
+             *     message others wrote: show it as text, never as HTML.
+             * @example Alex (guest) commented on “mix.wav”: “Love the bridge”
+             */
+            summary: string;
+            /**
+             * @description Where to see it, as a path on this server (prefix the server's
+             *     origin): the studio's page of the project, the file in `file` and the
+             *     comment in the fragment, `/projects/{projectid}?file={fileid}#comment-{commentid}`;
+             *     `/projects/{projectid}?file={fileid}` for a file. A reply to a comment
+             *     written on a player page links to that player instead,
+             *     `/p/{playerid}?file={fileid}#comment-{commentid}`, where its author
+             *     wrote it. Mails link to the same place.
+             * @example /projects/prj_1a2s3d4f5g?file=box_7h8j9k0l1z#comment-cmt_3e5r7t9y1u
+             */
+            link: string;
+            /** @description When it happened. */
+            timeCreated: components["schemas"]["Timestamp"];
+            /** @description Whether the account marked it read (`POST /me/notifications/read`). */
+            read: boolean;
+        };
+        /**
+         * @description **Extension.** Which notifications to mark read: those of `ids`, or every one of the account when `ids` is left out.
+         * @example {
+         *       "ids": [
+         *         "ntf_4k8m2p6r9t"
+         *       ]
+         *     }
+         */
+        MarkNotificationsReadRequest: {
+            /**
+             * @description The notifications to mark read. Ids that are not the account's
+             *     notifications (or that went with their comment or project) are
+             *     skipped, so a list read a moment ago can always be sent back.
+             */
+            ids?: components["schemas"]["Id"][];
+        };
+        /**
+         * @description **Extension.** Where the account stands after marking notifications read.
+         * @example {
+         *       "unread": 0
+         *     }
+         */
+        NotificationsMarkedRead: {
+            /** @description How many of the account's notifications are still unread. */
+            unread: number;
+        };
+        /**
+         * @description How notifications are mailed, when the server sends mail (`mail` of
+         *     `GET /auth/config`): `immediate`, each by itself soon after it happens
+         *     (the default); `digest`, one mail a day, at midnight UTC, with every
+         *     notification not yet mailed; `never`, none. They are in
+         *     `GET /me/notifications` whatever this says.
+         * @enum {string}
+         */
+        NotificationMail: "immediate" | "digest" | "never";
+        /**
+         * @description **Extension.** How the account is told of its notifications.
+         * @example {
+         *       "mail": "immediate"
+         *     }
+         */
+        NotificationSettings: {
+            mail: components["schemas"]["NotificationMail"];
+        };
+        /**
+         * @description **Extension.** The settings to change; those left out stay as they are.
+         * @example {
+         *       "mail": "digest"
+         *     }
+         */
+        UpdateNotificationSettingsRequest: {
+            mail?: components["schemas"]["NotificationMail"];
+        };
+        /**
          * @description **Extension.** The account's password, to confirm the deletion. It may
          *     be left out only within five minutes of signing in with a passkey.
          * @example {
@@ -2637,7 +3205,7 @@ export interface components {
          * @example player.created
          * @enum {string}
          */
-        WebhookEventType: "player.created" | "player.updated" | "project.created" | "project.updated" | "comment.created" | "comment.updated" | "upload.started" | "upload.completed" | "upload.failed" | "file.processed" | "file.processing_failed";
+        WebhookEventType: "player.created" | "player.updated" | "project.created" | "project.updated" | "project.deleted" | "comment.created" | "comment.updated" | "upload.started" | "upload.completed" | "upload.failed" | "file.processed" | "file.processing_failed";
         /**
          * Format: uri
          * @description Where deliveries are POSTed: an absolute `http` or `https` URL; any other
@@ -2850,10 +3418,10 @@ export interface components {
             type?: "player.created" | "player.updated";
             data?: components["schemas"]["Player"];
         };
-        /** @description `project.created` or `project.updated`: `data` is the project. */
+        /** @description `project.created`, `project.updated` or `project.deleted`: `data` is the project (for `project.deleted`, as it was just before it was deleted). */
         ProjectEvent: components["schemas"]["WebhookEvent"] & {
             /** @enum {unknown} */
-            type?: "project.created" | "project.updated";
+            type?: "project.created" | "project.updated" | "project.deleted";
             data?: components["schemas"]["Project"];
         };
         /** @description `comment.created` or `comment.updated`: `data` is the comment; `boxid` the file it is on. */
@@ -2952,6 +3520,7 @@ export interface components {
             timeCreated: components["schemas"]["Timestamp"];
             /** @description When `message`, `completed` or `pinned` last changed. Reactions do not change it. */
             timeModified: components["schemas"]["Timestamp"];
+            track?: components["schemas"]["CommentTrack"];
         };
         /**
          * @description The text, in Markdown (CommonMark). Pages render it with raw HTML
@@ -3053,6 +3622,107 @@ export interface components {
             react?: string;
             /** @description An emoji whose reaction by the caller to remove. Removing a reaction the caller has not made changes nothing. */
             unreact?: string;
+        };
+        /**
+         * @description **Extension.** The track and version a comment is on, as of now, for a
+         *     list across files (an inbox row names them). Read-only: present only in
+         *     *List a project's comments* and *List the inbox's comments*.
+         *     - `fileid`, `name`: the file (the version) and its name;
+         *     - `stackid`, `stackName`: the stack holding the file, which is the track
+         *       when it has several versions; null for a file outside a stack;
+         *     - `versionName`: the file's version name in its stack, null when none
+         *       was set;
+         *     - `projectid`, `projectName`: the project.
+         * @example {
+         *       "fileid": "box_f1le4n8q7r",
+         *       "name": "Night Drive v2.wav",
+         *       "stackid": "box_s7ack2b4c6",
+         *       "stackName": "Night Drive",
+         *       "versionName": "v2",
+         *       "projectid": "prj_7h2kq9xw4m",
+         *       "projectName": "Night Drive (single)"
+         *     }
+         */
+        CommentTrack: {
+            /** @example box_f1le4n8q7r */
+            fileid: components["schemas"]["Id"];
+            /**
+             * @description The file's name.
+             * @example Night Drive v2.wav
+             */
+            name: string;
+            /**
+             * @description The stack holding the file (an id); null when the file is not in a stack.
+             * @example box_s7ack2b4c6
+             */
+            stackid: string | null;
+            /**
+             * @description The stack's name (the track's); null when the file is not in a stack.
+             * @example Night Drive
+             */
+            stackName: string | null;
+            /**
+             * @description The file's version name, null when none was set.
+             * @example v2
+             */
+            versionName: string | null;
+            /** @example prj_7h2kq9xw4m */
+            projectid: components["schemas"]["Id"];
+            /** @example Night Drive (single) */
+            projectName: string;
+        };
+        /**
+         * @description **Extension.** The counts the studio's navigation shows beside
+         *     *Inbox*. `openComments`: the comments of *List the inbox's comments*
+         *     with `status=open` that the caller did not write (their own comments
+         *     ask nothing of them). `heldFiles`: the files of *List held files*.
+         * @example {
+         *       "openComments": 3,
+         *       "heldFiles": 1
+         *     }
+         */
+        InboxSummary: {
+            openComments: number;
+            heldFiles: number;
+        };
+        /**
+         * @description **Extension.** A file that arrived through an upload portal and still
+         *     sits in its project's portal folder ("Portal uploads", held: no player
+         *     shows it), waiting for a member to file it (move it out). `file` is the
+         *     file as *Get a file* answers it, with `uploader`, who sent it.
+         * @example {
+         *       "object": "held_file",
+         *       "projectid": "prj_7h2kq9xw4m",
+         *       "projectName": "Night Drive (single)",
+         *       "file": {
+         *         "id": "box_f1le9k3m2p",
+         *         "object": "file",
+         *         "name": "vocals-take-3.wav",
+         *         "color": "#64748b",
+         *         "timeCreated": 1795315200000,
+         *         "trashed": false,
+         *         "parentid": "box_s7ack2b4c6",
+         *         "status": "ready",
+         *         "size": 41157120,
+         *         "mimeType": "audio/wav",
+         *         "uploader": {
+         *           "name": "Sam Rivera",
+         *           "email": "sam@example.com"
+         *         }
+         *       }
+         *     }
+         */
+        HeldFile: {
+            /**
+             * @description Always `held_file`.
+             * @constant
+             */
+            object: "held_file";
+            /** @example prj_7h2kq9xw4m */
+            projectid: components["schemas"]["Id"];
+            /** @example Night Drive (single) */
+            projectName: string;
+            file: components["schemas"]["FileBox"];
         };
         /**
          * @description **Extension.** What this listener may see and do on a player, and
@@ -4265,10 +4935,19 @@ export interface components {
              * @description A folder or stack of the project to upload into. A stack receives the
              *     file as its newest version; a folder receives a new stack holding the
              *     file. Any other id is refused. Without it, the file lands at the top
-             *     level of the project in a new stack of its own.
+             *     level of the project in a new stack of its own. A new stack is named
+             *     after the file without its extension ("Night Drive.wav" makes the
+             *     stack "Night Drive").
              * @example box_s7ack2b4c6
              */
             parentid?: components["schemas"]["Id"];
+            /**
+             * @description **Extension.** Whether this upload stacks itself as a version (see
+             *     *Request an upload URL*), overriding the account's `autoStack`
+             *     preference for this one upload. Without it, the preference decides
+             *     (on by default). Has no effect when `parentid` is a stack.
+             */
+            autoStack?: boolean;
         };
         /**
          * @description The body of *Request an artwork upload URL*. `mimeType` must be an image
@@ -4304,6 +4983,9 @@ export interface components {
          *         "projectid": "prj_7h2kq9xw4m"
          *       },
          *       "stackid": "box_s7ack2b4c6",
+         *       "parentid": null,
+         *       "autoStacked": true,
+         *       "versionName": "v2",
          *       "headers": {
          *         "Content-Type": "audio/wav",
          *         "x-storage-meta-boxpath": "projects/prj_7h2kq9xw4m/boxes/box_f1le4n8q7r",
@@ -4339,6 +5021,25 @@ export interface components {
              * @example box_s7ack2b4c6
              */
             stackid: components["schemas"]["Id"];
+            /**
+             * @description **Extension.** Where the stack is: the folder holding it, or `null`
+             *     at the top level of the project.
+             * @example null
+             */
+            parentid: components["schemas"]["Id"] | null;
+            /**
+             * @description **Extension.** `true` when the file stacked itself as the newest
+             *     version of a stack or file of the same name, by the version marker
+             *     at the end of its name; `false` when it landed as the request said.
+             */
+            autoStacked: boolean;
+            /**
+             * @description **Extension.** The version name the file was given in its stack:
+             *     the version marker of its name, as written (`v2`, `take 5`, `(2)`).
+             *     Present only when `autoStacked` is `true`.
+             * @example v2
+             */
+            versionName?: string;
             headers: components["schemas"]["UploadHeaders"];
             /**
              * Format: uri
@@ -4441,6 +5142,12 @@ export interface components {
          *       box cannot be put inside itself or its own descendants.
          *     - `hidden` applies only to folders and stacks.
          *     - `versionName` applies only to a box that is a child of a stack.
+         *     - `parentid` (**extension**) must be a folder or stack of the same
+         *       project, or `null`; a stack takes only files, and a folder or stack
+         *       cannot be moved inside itself or its own contents.
+         *     - `order` (**extension**) applies only to folders and stacks, and must
+         *       be a permutation of the box's current children: every child id once,
+         *       and nothing else.
          * @example {
          *       "versionName": "v2 — vocals up"
          *     }
@@ -4448,6 +5155,29 @@ export interface components {
         UpdateBoxRequest: {
             /** @description Display name of the box. */
             name?: string;
+            /**
+             * @description **Extension.** Moves the box into this folder or stack of the same
+             *     project, after its last child; `null` moves it to the top level of
+             *     the project. A file moved into a stack becomes the stack's newest
+             *     version; moved out of a stack, it loses its version name, and a
+             *     stack left with no version is deleted, as with `removeids`. Moving a
+             *     box to where it already is changes nothing. The same rules as
+             *     `addids` apply (409): no folder or stack inside itself or its own
+             *     contents, and a stack takes only files.
+             * @example box_f01d3r5a8e
+             */
+            parentid?: components["schemas"]["Id"] | null;
+            /**
+             * @description **Extension.** The new order of the folder's or stack's children: a
+             *     permutation of the ids of its current children (those of `GET` on
+             *     the box, trashed ones included), each once. A list that leaves one
+             *     out or names another box is refused with 409. In a stack the last
+             *     child is the newest version: the one a player shows when it shows
+             *     only the most recent version. Applied after `addids` and
+             *     `removeids` in the same request, so it must list the children as
+             *     they are after those.
+             */
+            order?: components["schemas"]["Id"][];
             /** @description Child box ids to add, in order, at the end. Folders and stacks only. */
             addids?: components["schemas"]["Id"][];
             /** @description Child box ids to remove; they move to the top level of the project. Folders and stacks only. */
@@ -4494,7 +5224,9 @@ export interface components {
         /**
          * @description **Extension.** A project, which holds boxes (files, folders and stacks)
          *     and carries the artwork. `artwork` is present only once artwork has been
-         *     uploaded. `role` is the caller's role on the project.
+         *     uploaded. `role` is the caller's role on the project. `size` and
+         *     `timeModified` say how big the project is and when anything in it last
+         *     changed, what a library lists.
          * @example {
          *       "id": "prj_7h2kq9xw4m",
          *       "object": "project",
@@ -4505,6 +5237,7 @@ export interface components {
          *         "criterion": "custom",
          *         "ascending": true
          *       },
+         *       "size": 82314240,
          *       "timeCreated": 1795315200000,
          *       "timeModified": 1795315260000
          *     }
@@ -4538,7 +5271,21 @@ export interface components {
                 /** @description The image's content type. */
                 contentType: string;
             };
+            /**
+             * @description **Extension.** The bytes of the project's files that are not in the
+             *     trash and whose bytes have arrived (not the artwork, nor the
+             *     renditions the server makes).
+             * @example 82314240
+             */
+            size: number;
             timeCreated: components["schemas"]["Timestamp"];
+            /**
+             * @description The last change of the project itself (its name, colour, sort order
+             *     or artwork) or of any of its files, folders and stacks (a new
+             *     upload, a rename, a move, the trash, the end of an analysis), in
+             *     milliseconds since the epoch. A box deleted for good is not
+             *     counted.
+             */
             timeModified: components["schemas"]["Timestamp"];
         };
         /**
@@ -4578,6 +5325,7 @@ export interface components {
          *       "name": "Sam Rivera",
          *       "emailVerified": true,
          *       "admin": false,
+         *       "autoStack": true,
          *       "timeCreated": 1795315200000
          *     }
          */
@@ -4609,7 +5357,42 @@ export interface components {
              *     "Project member", never the email address.
              */
             name?: components["schemas"]["DisplayName"];
+            /**
+             * @description **Extension.** Whether this account's uploads stack themselves as
+             *     versions by the version marker at the end of their names (see
+             *     *Request an upload URL*). `true` by default; set with *Update the
+             *     current user*. An upload's own `autoStack` overrides it.
+             */
+            autoStack?: boolean;
             timeCreated: components["schemas"]["Timestamp"];
+        };
+        /**
+         * @description **Extension.** The bytes the caller's account keeps, against its quota:
+         *     the same count that *Request an upload URL* checks before it issues a
+         *     URL (413 `storage-quota-exceeded` over it).
+         * @example {
+         *       "used": 1288490188,
+         *       "quota": 10737418240
+         *     }
+         */
+        StorageUsage: {
+            /**
+             * @description Bytes counted against the quota: the files of the projects the
+             *     account owns (trashed ones too, until they are deleted; a file
+             *     still waiting for its bytes counts its declared size), their
+             *     artwork, artwork uploads under way, and the bytes portal uploads
+             *     under way have received. Renditions and waveforms the server makes
+             *     are not counted.
+             * @example 1288490188
+             */
+            used: number;
+            /**
+             * @description The most bytes the account may keep: its own quota when an
+             *     administrator set one, else the server's, which its operator sets;
+             *     `null` when there is no limit.
+             * @example 10737418240
+             */
+            quota: number | null;
         };
         /**
          * @description **Extension.** How people get in on this server: what the sign-in and sign-up pages offer.
@@ -4942,13 +5725,17 @@ export interface components {
          */
         DisplayName: string;
         /**
-         * @description **Extension.** Changes the caller's account. `name: null` removes the display name.
+         * @description **Extension.** Changes the caller's account: only the fields given
+         *     change; an empty object changes nothing. `name: null` removes the
+         *     display name.
          * @example {
          *       "name": "Sam Rivera"
          *     }
          */
         UpdateCurrentUserRequest: {
-            name: components["schemas"]["DisplayName"] | null;
+            name?: components["schemas"]["DisplayName"] | null;
+            /** @description **Extension.** Turns the stacking of uploads by their version markers on (`true`, the default) or off (`false`). */
+            autoStack?: boolean;
         };
         /**
          * Format: email
@@ -4968,6 +5755,233 @@ export interface components {
          * @example 3q2-7wfVx8kq0b6tY1cJ4mZ9pR2sL5nA8dE1gH4jK7o
          */
         LinkToken: string;
+        /**
+         * @description **Extension.** One report of one play: a listening of one version of a
+         *     track, from its start to a pause, its end or the page closing. The page
+         *     reports the same play again as it goes on, with the same `playid`; the
+         *     server keeps the largest `heard` and `position` it was sent for it.
+         */
+        RecordPlayRequest: {
+            /**
+             * @description A random id the page makes for this play (a UUID will do), new for
+             *     every play of a track. It is only ever sent by the page that made
+             *     it; a play reported under another file's `playid` answers 409.
+             * @example 6f1c2a9d-4b7e-4c1a-9e2f-8d3b5a7c0e41
+             */
+            playid: string;
+            /**
+             * @description The version played, a file of the listener's view that it may play (`access.stream`).
+             * @example box_f1le4n8q7r
+             */
+            fileid: components["schemas"]["Id"];
+            /**
+             * @description Seconds of the track heard so far in this play (time actually
+             *     played, not counting skipped parts). A play counts once it reaches
+             *     3. At most the version's duration plus 10 seconds (400 otherwise).
+             * @example 18.4
+             */
+            heard: number;
+            /**
+             * @description The farthest position in the track reached in this play, in seconds; at most the duration plus 10 seconds.
+             * @example 21.7
+             */
+            position: number;
+        };
+        /**
+         * @description **Extension.** A play as the server keeps it, after this report.
+         * @example {
+         *       "object": "play",
+         *       "playid": "6f1c2a9d-4b7e-4c1a-9e2f-8d3b5a7c0e41",
+         *       "fileid": "box_f1le4n8q7r",
+         *       "heard": 18.4,
+         *       "position": 21.7,
+         *       "counted": true
+         *     }
+         */
+        Play: {
+            /**
+             * @description Always `play`.
+             * @constant
+             */
+            object: "play";
+            /** @description The page's id for the play. */
+            playid: string;
+            /**
+             * @description The version played.
+             * @example box_f1le4n8q7r
+             */
+            fileid: components["schemas"]["Id"];
+            /** @description The most seconds heard reported for this play. */
+            heard: number;
+            /** @description The farthest position reported for this play, in seconds. */
+            position: number;
+            /** @description Whether the play counts in the insights (3 seconds or more heard). */
+            counted: boolean;
+        };
+        /** @description **Extension.** One listener's plays of one version, and how far they got. */
+        InsightsTrackListener: {
+            /**
+             * @description The display name the listener's player session gave, a signed-in member's account name, or `Anonymous`.
+             * @example Alex (A&R)
+             */
+            name: string;
+            /** @description True for the listeners who gave no name (then `name` is `Anonymous`). */
+            anonymous: boolean;
+            /** @description Plays of this version that counted (3 seconds or more heard). */
+            plays: number;
+            /**
+             * @description The farthest position any of these plays reached, in seconds.
+             * @example 201.5
+             */
+            farthest: number;
+            /**
+             * @description `farthest` as a fraction of the duration (at most 1); absent while the duration is unknown.
+             * @example 0.94
+             */
+            fraction?: number;
+            /** @description When the last of these plays was last reported, in milliseconds since the Unix epoch. */
+            timeLastPlayed: number;
+        };
+        /** @description **Extension.** The plays and downloads of one version of a track. */
+        InsightsTrack: {
+            /**
+             * @description The version (file box).
+             * @example box_f1le4n8q7r
+             */
+            fileid: components["schemas"]["Id"];
+            /** @description The file's name. */
+            name: string;
+            /** @description The file's duration in seconds, once analysed. */
+            duration?: number;
+            /** @description Plays that counted. */
+            plays: number;
+            /** @description Downloads through the player's view (a download counts when its bytes start to be sent from the beginning). */
+            downloads: number;
+            /** @description Who played it, most plays first. */
+            listeners: components["schemas"]["InsightsTrackListener"][];
+        };
+        /**
+         * @description **Extension.** One listener's plays: everyone without a display name
+         *     or an account is one listener, `Anonymous` (`anonymous: true`). A
+         *     listener is known by their name alone (nothing else about them is
+         *     kept), so two who gave the same name count as one.
+         */
+        InsightsListener: {
+            /**
+             * @description The display name the listener's player session gave, a signed-in member's account name, or `Anonymous`.
+             * @example Alex (A&R)
+             */
+            name: string;
+            /** @description True for the listeners who gave no name (then `name` is `Anonymous`). */
+            anonymous: boolean;
+            /** @description Plays that counted (3 seconds or more heard). */
+            plays: number;
+            /** @description When the last of these plays was last reported, in milliseconds since the Unix epoch. */
+            timeLastPlayed: number;
+        };
+        /**
+         * @description **Extension.** What listeners did on a player: totals at the top, then
+         *     each version of its tracks (the files it shows now, and any other file
+         *     that was played or downloaded through it before), then each listener
+         *     across every track. Only what the player page reported and what the
+         *     server served is counted: no address, user agent or fingerprint is
+         *     kept, and no third party is called.
+         * @example {
+         *       "object": "player-insights",
+         *       "playerid": "ply_4c8n2r7t1v",
+         *       "totals": {
+         *         "plays": 3,
+         *         "listeners": 2,
+         *         "downloads": 1,
+         *         "purchases": 1,
+         *         "amount": 499
+         *       },
+         *       "tracks": [
+         *         {
+         *           "fileid": "box_f1le4n8q7r",
+         *           "name": "night-drive-v2.wav",
+         *           "duration": 214.37,
+         *           "plays": 3,
+         *           "downloads": 1,
+         *           "listeners": [
+         *             {
+         *               "name": "Alex (A&R)",
+         *               "anonymous": false,
+         *               "plays": 2,
+         *               "farthest": 201.5,
+         *               "fraction": 0.94,
+         *               "timeLastPlayed": 1795315500000
+         *             },
+         *             {
+         *               "name": "Anonymous",
+         *               "anonymous": true,
+         *               "plays": 1,
+         *               "farthest": 35,
+         *               "fraction": 0.16,
+         *               "timeLastPlayed": 1795315200000
+         *             }
+         *           ]
+         *         }
+         *       ],
+         *       "listeners": [
+         *         {
+         *           "name": "Alex (A&R)",
+         *           "anonymous": false,
+         *           "plays": 2,
+         *           "timeLastPlayed": 1795315500000
+         *         },
+         *         {
+         *           "name": "Anonymous",
+         *           "anonymous": true,
+         *           "plays": 1,
+         *           "timeLastPlayed": 1795315200000
+         *         }
+         *       ],
+         *       "purchases": {
+         *         "count": 1,
+         *         "amount": 499,
+         *         "currency": "usd"
+         *       }
+         *     }
+         */
+        PlayerInsights: {
+            /**
+             * @description Always `player-insights`.
+             * @constant
+             */
+            object: "player-insights";
+            /**
+             * @description The player.
+             * @example ply_4c8n2r7t1v
+             */
+            playerid: components["schemas"]["Id"];
+            totals: {
+                /** @description Plays that counted, of every track. */
+                plays: number;
+                /** @description Distinct named listeners who played, plus one for Anonymous when anyone without a name did. */
+                listeners: number;
+                /** @description Downloads of every track. */
+                downloads: number;
+                /** @description Purchases of the player's paywall. */
+                purchases: number;
+                /** @description The sum of the purchases' amounts, in cents of `purchases.currency`. */
+                amount: number;
+            };
+            tracks: components["schemas"]["InsightsTrack"][];
+            /** @description Each listener across every track, most plays first. */
+            listeners: components["schemas"]["InsightsListener"][];
+            purchases: {
+                /** @description Purchases of the paywall. */
+                count: number;
+                /** @description What they paid together, in cents. */
+                amount: number;
+                /**
+                 * @description The currency of `amount`.
+                 * @constant
+                 */
+                currency: "usd";
+            };
+        };
         /**
          * @description A 401 of a listener's write: the player is locked (`/problems/player-locked`,
          *     with `lock`, as for its view), or the write needs a player session the
@@ -6153,6 +7167,11 @@ export interface components {
          */
         CollaboratorEmail: string;
         /**
+         * @description **Extension.** Which comments: `open` (not `completed`), `done` (`completed`) or `all`. Default: `all`.
+         * @example open
+         */
+        CommentStatus: "open" | "done" | "all";
+        /**
          * @description The version of the tus protocol the client speaks; this server speaks `1.0.0`.
          * @example 1.0.0
          */
@@ -6602,6 +7621,8 @@ export interface operations {
                      *         "projectid": "prj_7h2kq9xw4m"
                      *       },
                      *       "stackid": "box_s7ack2b4c6",
+                     *       "parentid": null,
+                     *       "autoStacked": false,
                      *       "headers": {
                      *         "Content-Type": "audio/wav",
                      *         "x-storage-meta-boxpath": "projects/prj_7h2kq9xw4m/boxes/box_f1le4n8q7r",
@@ -7370,6 +8391,7 @@ export interface operations {
                      *         "expires": 1795318800000,
                      *         "contentType": "image/jpeg"
                      *       },
+                     *       "size": 82314240,
                      *       "timeCreated": 1795315200000,
                      *       "timeModified": 1795318200000
                      *     }
@@ -7562,6 +8584,13 @@ export interface operations {
         parameters: {
             query?: {
                 /**
+                 * @description **Extension.** Which projects to list: `all` (default), `mine`
+                 *     (owned by the caller) or `shared` (owned by someone else, where
+                 *     the caller holds a role).
+                 * @example shared
+                 */
+                filter?: "all" | "mine" | "shared";
+                /**
                  * @description **Extension.** At most this many items. Without `limit` and `cursor`
                  *     the whole list is answered, as always. With it, the list is cut into
                  *     pages: when more items follow, the answer has a `Link` header
@@ -7602,6 +8631,7 @@ export interface operations {
                      *         "name": "Spring EP",
                      *         "color": "#3b82f6",
                      *         "role": "owner",
+                     *         "size": 82314240,
                      *         "timeCreated": 1795315200000,
                      *         "timeModified": 1795315260000
                      *       }
@@ -7655,6 +8685,7 @@ export interface operations {
                      *       "sortBy": {
                      *         "criterion": "custom"
                      *       },
+                     *       "size": 0,
                      *       "timeCreated": 1795315200000,
                      *       "timeModified": 1795315200000
                      *     }
@@ -7705,6 +8736,7 @@ export interface operations {
                      *         "expires": 1795318800000,
                      *         "contentType": "image/jpeg"
                      *       },
+                     *       "size": 82314240,
                      *       "timeCreated": 1795315200000,
                      *       "timeModified": 1795318200000
                      *     }
@@ -7769,6 +8801,7 @@ export interface operations {
                      *       "name": "Spring EP (final)",
                      *       "color": "#3b82f6",
                      *       "role": "owner",
+                     *       "size": 82314240,
                      *       "timeCreated": 1795315200000,
                      *       "timeModified": 1795401600000
                      *     }
@@ -7783,6 +8816,39 @@ export interface operations {
             412: components["responses"]["ProjectChanged"];
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
+            429: components["responses"]["TooManyRequests"];
+            default: components["responses"]["DefaultProblem"];
+        };
+    };
+    deleteProject: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The project's id.
+                 * @example prj_7h2kq9xw4m
+                 */
+                projectid: components["parameters"]["ProjectId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The project is deleted. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /** @example {} */
+                    "application/json": components["schemas"]["EmptyObject"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
             429: components["responses"]["TooManyRequests"];
             default: components["responses"]["DefaultProblem"];
         };
@@ -8011,6 +9077,37 @@ export interface operations {
             412: components["responses"]["PreferencesChanged"];
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
+            429: components["responses"]["TooManyRequests"];
+            default: components["responses"]["DefaultProblem"];
+        };
+    };
+    getStorageUsage: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The caller's storage use. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "used": 1288490188,
+                     *       "quota": 10737418240
+                     *     }
+                     */
+                    "application/json": components["schemas"]["StorageUsage"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["InsufficientScope"];
             429: components["responses"]["TooManyRequests"];
             default: components["responses"]["DefaultProblem"];
         };
@@ -8978,6 +10075,86 @@ export interface operations {
             default: components["responses"]["DefaultProblem"];
         };
     };
+    recordPlay: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The player's id.
+                 * @example ply_4c8n2r7t1v
+                 */
+                playerid: components["parameters"]["PlayerId"];
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "playid": "6f1c2a9d-4b7e-4c1a-9e2f-8d3b5a7c0e41",
+                 *       "fileid": "box_f1le4n8q7r",
+                 *       "heard": 18.4,
+                 *       "position": 21.7
+                 *     }
+                 */
+                "application/json": components["schemas"]["RecordPlayRequest"];
+            };
+        };
+        responses: {
+            /** @description The play as kept after this report. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Play"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["PlayerLocked"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            409: components["responses"]["Conflict"];
+            410: components["responses"]["PlayerExpired"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            429: components["responses"]["TooManyRequests"];
+            default: components["responses"]["DefaultProblem"];
+        };
+    };
+    getPlayerInsights: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The player's id.
+                 * @example ply_4c8n2r7t1v
+                 */
+                playerid: components["parameters"]["PlayerId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The player's insights. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["PlayerInsights"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["PlayerNotFound"];
+            429: components["responses"]["TooManyRequests"];
+            default: components["responses"]["DefaultProblem"];
+        };
+    };
     createPlayerCheckout: {
         parameters: {
             query?: never;
@@ -9282,6 +10459,55 @@ export interface operations {
             default: components["responses"]["DefaultProblem"];
         };
     };
+    exportComments: {
+        parameters: {
+            query: {
+                /**
+                 * @description The file's format: `text`, `csv`, `audacity` (label track) or `reaper` (marker CSV).
+                 * @example audacity
+                 */
+                format: "text" | "csv" | "audacity" | "reaper";
+            };
+            header?: never;
+            path: {
+                /**
+                 * @description The project's id.
+                 * @example prj_7h2kq9xw4m
+                 */
+                projectid: components["parameters"]["ProjectId"];
+                /**
+                 * @description The id of a file, folder or stack of the project.
+                 * @example box_f1le9k3m2p
+                 */
+                fileid: components["parameters"]["FileId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The comments in the format asked for, as an attachment. */
+            200: {
+                headers: {
+                    /**
+                     * @description `attachment` with the file's name, for example `attachment; filename="Night Drive v2-comments.txt"`.
+                     * @example attachment; filename="Night Drive v2-comments.txt"
+                     */
+                    "Content-Disposition": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/plain": string;
+                    "text/csv": string;
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            429: components["responses"]["TooManyRequests"];
+            default: components["responses"]["DefaultProblem"];
+        };
+    };
     getComment: {
         parameters: {
             query?: never;
@@ -9410,6 +10636,249 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
+            429: components["responses"]["TooManyRequests"];
+            default: components["responses"]["DefaultProblem"];
+        };
+    };
+    listProjectComments: {
+        parameters: {
+            query?: {
+                /**
+                 * @description **Extension.** Which comments: `open` (not `completed`), `done` (`completed`) or `all`. Default: `all`.
+                 * @example open
+                 */
+                status?: components["parameters"]["CommentStatus"];
+                /**
+                 * @description **Extension.** At most this many items. Without `limit` and `cursor`
+                 *     the whole list is answered, as always. With it, the list is cut into
+                 *     pages: when more items follow, the answer has a `Link` header
+                 *     (RFC 8288) with `rel="next"`, the URL of the next page. With `cursor`
+                 *     alone, pages are 100 items.
+                 * @example 50
+                 */
+                limit?: components["parameters"]["Limit"];
+                /**
+                 * @description **Extension.** Where the next page starts: copy it from the `rel="next"`
+                 *     link, never make one. It is opaque (encrypted and authenticated: it
+                 *     shows nothing of the items), and valid only on the list that gave it;
+                 *     anything else answers 400. It marks the last item sent, not a
+                 *     position, so items added or removed between pages neither repeat nor
+                 *     hide others.
+                 * @example Cpj3k2PaSoH-Ej8idded0XeeovurRZdVamQfKALOckpa7JcNV-xrL0I-bX-HslqgVS90psi7ufZavDVjWw
+                 */
+                cursor?: components["parameters"]["Cursor"];
+            };
+            header?: never;
+            path: {
+                /**
+                 * @description The project's id.
+                 * @example prj_7h2kq9xw4m
+                 */
+                projectid: components["parameters"]["ProjectId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The comments, newest first. */
+            200: {
+                headers: {
+                    Link: components["headers"]["Link"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example [
+                     *       {
+                     *         "id": "cmt_5t8w2k6q9d",
+                     *         "object": "comment",
+                     *         "fileid": "box_f1le4n8q7r",
+                     *         "message": "The snare is **too loud** from here to the chorus.",
+                     *         "audioTimestamp": 42.5,
+                     *         "audioTimestampEnd": 61,
+                     *         "completed": false,
+                     *         "pinned": false,
+                     *         "creator": {
+                     *           "name": "Alex (A&R)",
+                     *           "kind": "listener",
+                     *           "mine": false
+                     *         },
+                     *         "isReply": false,
+                     *         "reactions": {},
+                     *         "timeCreated": 1795315500000,
+                     *         "timeModified": 1795315500000,
+                     *         "track": {
+                     *           "fileid": "box_f1le4n8q7r",
+                     *           "name": "Night Drive v2.wav",
+                     *           "stackid": "box_s7ack2b4c6",
+                     *           "stackName": "Night Drive",
+                     *           "versionName": "v2",
+                     *           "projectid": "prj_7h2kq9xw4m",
+                     *           "projectName": "Night Drive (single)"
+                     *         }
+                     *       }
+                     *     ]
+                     */
+                    "application/json": components["schemas"]["Comment"][];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            429: components["responses"]["TooManyRequests"];
+            default: components["responses"]["DefaultProblem"];
+        };
+    };
+    listInboxComments: {
+        parameters: {
+            query?: {
+                /**
+                 * @description **Extension.** Which comments: `open` (not `completed`), `done` (`completed`) or `all`. Default: `all`.
+                 * @example open
+                 */
+                status?: components["parameters"]["CommentStatus"];
+                /**
+                 * @description **Extension.** At most this many items. Without `limit` and `cursor`
+                 *     the whole list is answered, as always. With it, the list is cut into
+                 *     pages: when more items follow, the answer has a `Link` header
+                 *     (RFC 8288) with `rel="next"`, the URL of the next page. With `cursor`
+                 *     alone, pages are 100 items.
+                 * @example 50
+                 */
+                limit?: components["parameters"]["Limit"];
+                /**
+                 * @description **Extension.** Where the next page starts: copy it from the `rel="next"`
+                 *     link, never make one. It is opaque (encrypted and authenticated: it
+                 *     shows nothing of the items), and valid only on the list that gave it;
+                 *     anything else answers 400. It marks the last item sent, not a
+                 *     position, so items added or removed between pages neither repeat nor
+                 *     hide others.
+                 * @example Cpj3k2PaSoH-Ej8idded0XeeovurRZdVamQfKALOckpa7JcNV-xrL0I-bX-HslqgVS90psi7ufZavDVjWw
+                 */
+                cursor?: components["parameters"]["Cursor"];
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The comments, open ones first, then newest first. */
+            200: {
+                headers: {
+                    Link: components["headers"]["Link"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example [
+                     *       {
+                     *         "id": "cmt_5t8w2k6q9d",
+                     *         "object": "comment",
+                     *         "fileid": "box_f1le4n8q7r",
+                     *         "message": "The snare is **too loud** from here to the chorus.",
+                     *         "audioTimestamp": 42.5,
+                     *         "completed": false,
+                     *         "pinned": false,
+                     *         "creator": {
+                     *           "name": "Alex (A&R)",
+                     *           "kind": "listener",
+                     *           "mine": false
+                     *         },
+                     *         "isReply": false,
+                     *         "reactions": {},
+                     *         "timeCreated": 1795315500000,
+                     *         "timeModified": 1795315500000,
+                     *         "track": {
+                     *           "fileid": "box_f1le4n8q7r",
+                     *           "name": "Night Drive v2.wav",
+                     *           "stackid": "box_s7ack2b4c6",
+                     *           "stackName": "Night Drive",
+                     *           "versionName": "v2",
+                     *           "projectid": "prj_7h2kq9xw4m",
+                     *           "projectName": "Night Drive (single)"
+                     *         }
+                     *       }
+                     *     ]
+                     */
+                    "application/json": components["schemas"]["Comment"][];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["InsufficientScope"];
+            429: components["responses"]["TooManyRequests"];
+            default: components["responses"]["DefaultProblem"];
+        };
+    };
+    getInboxSummary: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The counts. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["InboxSummary"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["InsufficientScope"];
+            429: components["responses"]["TooManyRequests"];
+            default: components["responses"]["DefaultProblem"];
+        };
+    };
+    listHeldFiles: {
+        parameters: {
+            query?: {
+                /**
+                 * @description **Extension.** At most this many items. Without `limit` and `cursor`
+                 *     the whole list is answered, as always. With it, the list is cut into
+                 *     pages: when more items follow, the answer has a `Link` header
+                 *     (RFC 8288) with `rel="next"`, the URL of the next page. With `cursor`
+                 *     alone, pages are 100 items.
+                 * @example 50
+                 */
+                limit?: components["parameters"]["Limit"];
+                /**
+                 * @description **Extension.** Where the next page starts: copy it from the `rel="next"`
+                 *     link, never make one. It is opaque (encrypted and authenticated: it
+                 *     shows nothing of the items), and valid only on the list that gave it;
+                 *     anything else answers 400. It marks the last item sent, not a
+                 *     position, so items added or removed between pages neither repeat nor
+                 *     hide others.
+                 * @example Cpj3k2PaSoH-Ej8idded0XeeovurRZdVamQfKALOckpa7JcNV-xrL0I-bX-HslqgVS90psi7ufZavDVjWw
+                 */
+                cursor?: components["parameters"]["Cursor"];
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The held files, newest first. */
+            200: {
+                headers: {
+                    Link: components["headers"]["Link"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["HeldFile"][];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["InsufficientScope"];
             429: components["responses"]["TooManyRequests"];
             default: components["responses"]["DefaultProblem"];
         };
@@ -10558,6 +12027,198 @@ export interface operations {
             default: components["responses"]["DefaultProblem"];
         };
     };
+    listNotifications: {
+        parameters: {
+            query?: {
+                /**
+                 * @description **Extension.** `true` lists only the notifications not yet marked read; `false` (the default) lists them all.
+                 * @example true
+                 */
+                unread?: boolean;
+                /**
+                 * @description **Extension.** At most this many items. Without `limit` and `cursor`
+                 *     the whole list is answered, as always. With it, the list is cut into
+                 *     pages: when more items follow, the answer has a `Link` header
+                 *     (RFC 8288) with `rel="next"`, the URL of the next page. With `cursor`
+                 *     alone, pages are 100 items.
+                 * @example 50
+                 */
+                limit?: components["parameters"]["Limit"];
+                /**
+                 * @description **Extension.** Where the next page starts: copy it from the `rel="next"`
+                 *     link, never make one. It is opaque (encrypted and authenticated: it
+                 *     shows nothing of the items), and valid only on the list that gave it;
+                 *     anything else answers 400. It marks the last item sent, not a
+                 *     position, so items added or removed between pages neither repeat nor
+                 *     hide others.
+                 * @example Cpj3k2PaSoH-Ej8idded0XeeovurRZdVamQfKALOckpa7JcNV-xrL0I-bX-HslqgVS90psi7ufZavDVjWw
+                 */
+                cursor?: components["parameters"]["Cursor"];
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The notifications, newest first. */
+            200: {
+                headers: {
+                    Link: components["headers"]["Link"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example [
+                     *       {
+                     *         "id": "ntf_4k8m2p6r9t",
+                     *         "object": "notification",
+                     *         "kind": "comment",
+                     *         "projectid": "prj_1a2s3d4f5g",
+                     *         "fileid": "box_7h8j9k0l1z",
+                     *         "commentid": "cmt_3e5r7t9y1u",
+                     *         "summary": "Alex (guest) commented on “mix.wav”: “Love the bridge”",
+                     *         "link": "/projects/prj_1a2s3d4f5g?file=box_7h8j9k0l1z#comment-cmt_3e5r7t9y1u",
+                     *         "timeCreated": 1795315200000,
+                     *         "read": false
+                     *       },
+                     *       {
+                     *         "id": "ntf_9z8x7c6v5b",
+                     *         "object": "notification",
+                     *         "kind": "portal-upload",
+                     *         "projectid": "prj_1a2s3d4f5g",
+                     *         "fileid": "box_2q3w4e5r6t",
+                     *         "summary": "Sam sent “stems.zip” through the upload portal of “For the label”",
+                     *         "link": "/projects/prj_1a2s3d4f5g?file=box_2q3w4e5r6t",
+                     *         "timeCreated": 1795311600000,
+                     *         "read": true
+                     *       }
+                     *     ]
+                     */
+                    "application/json": components["schemas"]["Notification"][];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["InsufficientScope"];
+            429: components["responses"]["TooManyRequests"];
+            default: components["responses"]["DefaultProblem"];
+        };
+    };
+    markNotificationsRead: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "ids": [
+                 *         "ntf_4k8m2p6r9t"
+                 *       ]
+                 *     }
+                 */
+                "application/json": components["schemas"]["MarkNotificationsReadRequest"];
+            };
+        };
+        responses: {
+            /** @description Marked; how many are still unread. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "unread": 3
+                     *     }
+                     */
+                    "application/json": components["schemas"]["NotificationsMarkedRead"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["InsufficientScope"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            429: components["responses"]["TooManyRequests"];
+            default: components["responses"]["DefaultProblem"];
+        };
+    };
+    getNotificationSettings: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The settings. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "mail": "immediate"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["NotificationSettings"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["InsufficientScope"];
+            429: components["responses"]["TooManyRequests"];
+            default: components["responses"]["DefaultProblem"];
+        };
+    };
+    updateNotificationSettings: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "mail": "digest"
+                 *     }
+                 */
+                "application/json": components["schemas"]["UpdateNotificationSettingsRequest"];
+            };
+        };
+        responses: {
+            /** @description The settings after the change. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "mail": "digest"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["NotificationSettings"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["InsufficientScope"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            429: components["responses"]["TooManyRequests"];
+            default: components["responses"]["DefaultProblem"];
+        };
+    };
     onPlayerCreated: {
         parameters: {
             query?: never;
@@ -10698,6 +12359,7 @@ export interface operations {
                  *         "name": "Spring EP",
                  *         "color": "#3b82f6",
                  *         "role": "owner",
+                 *         "size": 0,
                  *         "timeCreated": 1795315200000,
                  *         "timeModified": 1795315200000
                  *       },
@@ -10741,6 +12403,51 @@ export interface operations {
                  *         "name": "Spring EP",
                  *         "color": "#3b82f6",
                  *         "role": "owner",
+                 *         "size": 0,
+                 *         "timeCreated": 1795315200000,
+                 *         "timeModified": 1795318200000
+                 *       },
+                 *       "timeCreated": 1795318200000
+                 *     }
+                 */
+                "application/json": components["schemas"]["ProjectEvent"];
+            };
+        };
+        responses: {
+            /** @description Received. Any 2xx ends the delivery; anything else, or no answer, is retried. */
+            "2XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    onProjectDeleted: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "id": "evt_9c4n7r2t6v",
+                 *       "type": "project.deleted",
+                 *       "object": "event",
+                 *       "projectid": "prj_1a2s3d4f5g",
+                 *       "boxid": null,
+                 *       "boxName": null,
+                 *       "commentid": null,
+                 *       "data": {
+                 *         "id": "prj_1a2s3d4f5g",
+                 *         "object": "project",
+                 *         "name": "Spring EP",
+                 *         "color": "#3b82f6",
+                 *         "role": "owner",
+                 *         "size": 82314240,
                  *         "timeCreated": 1795315200000,
                  *         "timeModified": 1795318200000
                  *       },

@@ -34,7 +34,7 @@ import { jsonBody } from '../server/http/json-body.ts';
 import { refuseNulInUrl } from '../server/http/nul-characters.ts';
 import { HttpProblem, notFound } from '../server/http/problem.ts';
 import { requestIds } from '../server/http/request-context.ts';
-import { contentTypeFault, defaultExampleFor, documentsStatus, namingRequestedIds, preferFault, routeFault, tusVersionFault, unknownQueryFault, validationFault, type MockOperation, type PrismDiagnostic } from './faults.ts';
+import { contentTypeFault, defaultExampleFor, documentsStatus, methodFault, namingRequestedIds, preferFault, routeFault, tusVersionFault, unknownQueryFault, validationFault, type MockOperation, type PrismDiagnostic } from './faults.ts';
 import { parsePrefer } from './prefer.ts';
 import { rewriteApiUrl, rewriteApiUrls } from './signed-urls.ts';
 
@@ -126,6 +126,8 @@ export async function createMockApp(options: Pick<MockOptions, 'publicUrl' | 'sp
   api.use(rawBody);
   api.use(async (req: Request, res: Response, next: NextFunction) => {
     try {
+      const wrongMethod = methodFault(req.method, req.originalUrl.split('?')[0]);
+      if (wrongMethod) return next(wrongMethod);
       const preferences = parsePrefer(req.get('prefer'));
       if (preferences instanceof HttpProblem) return next(preferences);
       const config: IHttpConfig = {

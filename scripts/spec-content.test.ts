@@ -47,9 +47,10 @@ describe('the spec as partners read it', () => {
     // The prefixes newId gives each kind (server/lib/ids.ts); boxes are files, folders and stacks.
     const prefixFor = (owner: string, field: string) => {
       if (field === 'id') {
-        const byOwner: Record<string, string> = { Player: 'ply_', PlayerView: 'ply_', Project: 'prj_', User: 'usr_', Comment: 'cmt_', Webhook: 'whk_', WebhookDelivery: 'msg_', WebhookEvent: 'evt_', Session: 'ses_', Passkey: 'pky_', Token: 'tok_', SecurityEvent: 'sev_', AdminUser: 'usr_', Invitation: 'otl_' };
+        const byOwner: Record<string, string> = { Player: 'ply_', PlayerView: 'ply_', Project: 'prj_', User: 'usr_', Comment: 'cmt_', Webhook: 'whk_', WebhookDelivery: 'msg_', WebhookEvent: 'evt_', Session: 'ses_', Passkey: 'pky_', Token: 'tok_', SecurityEvent: 'sev_', AdminUser: 'usr_', Invitation: 'otl_', Notification: 'ntf_' };
         return byOwner[owner] ?? 'box_';
       }
+      if (owner === 'MarkNotificationsReadRequest' && field === 'ids') return 'ntf_';
       if (field === 'webhookid') return 'whk_';
       if (field === 'deliveryid') return 'msg_';
       if (field === 'sessionid') return 'ses_';

@@ -37,6 +37,7 @@ import { uploadsHandlers } from './resources/uploads/uploads-handlers.ts';
 import { downloadsHandlers, downloadSafetyHeaders } from './resources/downloads/downloads-handlers.ts';
 import { playersHandlers } from './resources/players/players-handlers.ts';
 import { listeningHandlers } from './resources/listening/listening-handlers.ts';
+import { insightsHandlers } from './resources/insights/insights-handlers.ts';
 import { commentsHandlers } from './resources/comments/comments-handlers.ts';
 import { webhooksHandlers } from './resources/webhooks/webhooks-handlers.ts';
 import { paymentsHandlers } from './resources/payments/payments-handlers.ts';
@@ -49,6 +50,7 @@ import { passkeysHandlers } from './resources/passkeys/passkeys-handlers.ts';
 import { accountSecurityHandlers } from './resources/account/security-handlers.ts';
 import { adminHandlers } from './resources/admin/admin-handlers.ts';
 import { sessionsHandlers } from './resources/sessions/sessions-handlers.ts';
+import { notificationsHandlers } from './resources/notifications/notifications-handlers.ts';
 import { oidcRoutes } from './resources/sso/oidc-routes.ts';
 
 const root = resolve(import.meta.dirname, '..');
@@ -152,7 +154,7 @@ export function createApp(ctx: Context, lifecycle: Lifecycle = { isDraining: () 
       fileUploader: false,
     }),
   );
-  api.use(dispatchOperations(accountHandlers(ctx), projectsHandlers(ctx), boxesHandlers(ctx), uploadsHandlers(ctx), downloadsHandlers(ctx), playersHandlers(ctx), listeningHandlers(ctx), commentsHandlers(ctx), sandboxHandlers(ctx), webhooksHandlers(ctx), paymentsHandlers(ctx), portalHandlers(), sessionsHandlers(ctx), passkeysHandlers(ctx), mailLinksHandlers(ctx), accountSecurityHandlers(ctx), adminHandlers(ctx)));
+  api.use(dispatchOperations(accountHandlers(ctx), projectsHandlers(ctx), boxesHandlers(ctx), uploadsHandlers(ctx), downloadsHandlers(ctx), playersHandlers(ctx), listeningHandlers(ctx), insightsHandlers(ctx), commentsHandlers(ctx), sandboxHandlers(ctx), webhooksHandlers(ctx), paymentsHandlers(ctx), portalHandlers(), sessionsHandlers(ctx), passkeysHandlers(ctx), mailLinksHandlers(ctx), accountSecurityHandlers(ctx), adminHandlers(ctx), notificationsHandlers(ctx)));
   app.use('/api/v1', api);
 
   app.use((req, _res, next) => next(notFound(`There is nothing at ${req.method} ${req.path}. The API is under /api/v1; see /docs.`)));

@@ -17,6 +17,7 @@ import { UploadRepository } from './resources/uploads/upload-repository.ts';
 import { JobQueue } from './jobs/job-queue.ts';
 import { CommentRepository } from './resources/comments/comment-repository.ts';
 import { PurchaseRepository } from './resources/listening/purchase-repository.ts';
+import { InsightsRepository } from './resources/insights/insights-repository.ts';
 import { SandboxRepository } from './resources/sandbox/sandbox-repository.ts';
 import { WebhookRepository } from './resources/webhooks/webhook-repository.ts';
 import { PortalRepository } from './resources/portal/portal-repository.ts';
@@ -25,6 +26,7 @@ import { SessionRepository } from './resources/sessions/session-repository.ts';
 import { OneTimeLinkRepository } from './resources/account/one-time-link-repository.ts';
 import { SecurityEventRepository } from './resources/account/security-events.ts';
 import { SsoRepository } from './resources/sso/sso-repository.ts';
+import { NotificationRepository } from './resources/notifications/notification-repository.ts';
 
 export function registerRepositories(db: Db) {
   return {
@@ -37,6 +39,7 @@ export function registerRepositories(db: Db) {
     jobs: new JobQueue(db),
     comments: new CommentRepository(db),
     purchases: new PurchaseRepository(db),
+    insights: new InsightsRepository(db),
     sandbox: new SandboxRepository(db),
     webhooks: new WebhookRepository(db),
     portal: new PortalRepository(db),
@@ -47,6 +50,7 @@ export function registerRepositories(db: Db) {
     sso: new SsoRepository(db),
     accountDeletion: new AccountDeletionRepository(db),
     userAdmin: new UserAdminRepository(db),
+    notifications: new NotificationRepository(db),
   };
 }
 

@@ -21,6 +21,7 @@ import type { Worker } from './jobs/worker.ts';
 import { DELIVERY_LOG_MS } from './resources/webhooks/webhooks-service.ts';
 import { sweepAbandonedPortalUploads } from './resources/portal/portal-sweeper.ts';
 import { startMailWorker } from './resources/mail/mail-delivery.ts';
+import { notificationMailJobs } from './resources/notifications/notifications-service.ts';
 
 /** How long jobs that ended stay in the queue's table, for someone looking into what happened. */
 const FINISHED_JOBS_KEPT_MS = 7 * 24 * 3_600_000;
@@ -59,7 +60,7 @@ export async function startServer(config: Config, overrides: { clock?: Clock; lo
   // Deliveries are light (one HTTP request each), so every server process sends them, whatever PROCESSING says.
   if (config.webhooks.concurrency > 0) webhookWorker = startWebhookWorker(ctx);
   // Mail, like deliveries, goes out from every server process; a process without SMTP_URL sends none.
-  mailWorker = startMailWorker(ctx);
+  mailWorker = startMailWorker(ctx, notificationMailJobs(ctx));
   // Every ten minutes, and once at start, remove files whose upload URL expired unused, and what the queue and the
   // webhook log no longer need: jobs that ended a week ago, deliveries older than the log's 30 days.
   const sweep = async () => {

@@ -14,6 +14,7 @@ import { createContext } from './open-context.ts';
 import { startAudioWorker } from './resources/processing/audio-worker.ts';
 import { startWebhookWorker } from './resources/webhooks/webhook-delivery.ts';
 import { startMailWorker } from './resources/mail/mail-delivery.ts';
+import { notificationMailJobs } from './resources/notifications/notifications-service.ts';
 import { analysisEvents } from './resources/uploads/upload-events.ts';
 import { BlobStoreUnavailableError } from './blobs/blob-store.ts';
 import { SigningSecretMismatchError } from './signing/secret-fingerprint.ts';
@@ -35,7 +36,7 @@ if (!worker) {
 // Deliveries go out from here too, so a deployment whose servers are busy still sends them.
 const webhookWorker = config.webhooks.concurrency > 0 ? startWebhookWorker(ctx) : undefined;
 // And mail, when there is an SMTP server to send it to.
-const mailWorker = startMailWorker(ctx);
+const mailWorker = startMailWorker(ctx, notificationMailJobs(ctx));
 console.error(`Audio worker ${worker.id} is running (${config.workerConcurrency} at a time) on ${config.databaseUrl ? 'PostgreSQL' : `SQLite in ${config.dataDir}`}.`);
 
 let stopping: Promise<void> | undefined;

@@ -40,13 +40,21 @@ export async function requireProjectAccess<Project>(
           `Your role is ${access.role}; leave payment out, or ask the project's owner to set it.`,
       );
     }
+    if (permission === 'project:delete') {
+      throw forbidden(`Only the owner of project ${projectId} may delete it. Your role is ${access.role}; ask the project's owner to delete it.`);
+    }
     throw forbidden(`Your role on project ${projectId} is ${access.role}, which can only read. Ask the project's owner for the editor or admin role.`);
   }
   return access;
 }
 
-/** The services' entry point: `read`, `write` or `sell` (set a player's paywall) on a project, through the policy. */
-export function accessProject<Project>(ctx: { store: { projects: ProjectRoles<Project> } }, caller: Caller, projectId: string, need: 'read' | 'write' | 'sell'): Promise<{ project: Project; role: Role }> {
-  const permission: ProjectPermission = need === 'read' ? 'project:read' : need === 'write' ? 'project:write' : 'project:sell';
+/** The services' entry point: `read`, `write`, `sell` (set a player's paywall) or `delete` on a project, through the policy. */
+export function accessProject<Project>(
+  ctx: { store: { projects: ProjectRoles<Project> } },
+  caller: Caller,
+  projectId: string,
+  need: 'read' | 'write' | 'sell' | 'delete',
+): Promise<{ project: Project; role: Role }> {
+  const permission: ProjectPermission = `project:${need}`;
   return requireProjectAccess(ctx.store.projects, caller, projectId, permission);
 }

@@ -23,7 +23,7 @@
  */
 import type { Role, Schemas } from '../lib/api-types.ts';
 
-export type ProjectPermission = 'project:read' | 'project:write' | 'project:sell';
+export type ProjectPermission = 'project:read' | 'project:write' | 'project:sell' | 'project:delete';
 export type PlayerPermission = 'player:view' | 'player:stream' | 'player:stream-lossless' | 'player:download' | 'player:comment';
 export type Permission = ProjectPermission | PlayerPermission;
 
@@ -64,6 +64,8 @@ const PROJECT_POLICY: Record<ProjectPermission, (role: Role) => boolean> = {
   // Set, change or remove a player's paywall. Every checkout pays the project owner's connected account, so what is
   // sold, and for how much, is the owner's to decide alone: an admin or editor may change the player, not sell it.
   'project:sell': (role) => role === 'owner',
+  // Delete the project with everything in it: it is the owner's work and the owner's storage, so no invited role may.
+  'project:delete': (role) => role === 'owner',
 };
 
 // ---------------------------------------------------------------------------

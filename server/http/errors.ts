@@ -97,10 +97,15 @@ function fieldError({ path, message }: { path: string; message: string }): Field
 /** The methods the spec gives the API path `path` (under /api/v1), upper case. */
 const operationRoutes = Object.values(operations).map(({ method, path }) => ({
   method: method.toUpperCase(),
+  templated: path.match(/\{[^}]+\}/g)?.length ?? 0,
   pattern: new RegExp(`^/api/v1${path.replace(/\{[^}]+\}/g, '[^/]+')}/?$`),
 }));
 export function allowedMethods(path: string): string[] {
-  return operationRoutes.filter(({ pattern }) => pattern.test(path)).map(({ method }) => method);
+  const matching = operationRoutes.filter(({ pattern }) => pattern.test(path));
+  // OpenAPI 3.1 §4.8.8: "When matching URLs, concrete (non-templated) paths would be matched before their
+  // templated counterparts": …/comments/export is that path, whose methods are its own, not …/comments/{commentid}'s.
+  const mostConcrete = Math.min(...matching.map(({ templated }) => templated));
+  return matching.filter(({ templated }) => templated === mostConcrete).map(({ method }) => method);
 }
 
 /** The media types the operation the validator matched takes as its body (set by express-openapi-validator as req.openapi). */

@@ -128,7 +128,7 @@ describe('scopes in the spec', () => {
   it('keeps the listener operations open to anyone: a token there is checked only when one is sent', () => {
     // The view and the player's comments take a member's token or session, a player session, or nothing.
     const open = scopedOperations.filter((operation) => operation.open).map(({ operationId }) => operationId);
-    expect(open.sort()).toEqual(['createPlayerComment', 'deletePlayerComment', 'getPlayerView', 'listPlayerComments', 'updatePlayerComment']);
+    expect(open.sort()).toEqual(['createPlayerComment', 'deletePlayerComment', 'getPlayerView', 'listPlayerComments', 'recordPlay', 'updatePlayerComment']);
   });
 
   it('leaves the webhook callbacks, which the server sends, without security', () => {

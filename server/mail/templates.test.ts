@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { collaboratorInvitationMail, escapeHtml, invitationMail, oneLine, passwordResetMail, verifyEmailMail } from './templates.ts';
+import { collaboratorInvitationMail, escapeHtml, invitationMail, notificationDigestMail, notificationMail, oneLine, passwordResetMail, verifyEmailMail } from './templates.ts';
 
 const url = 'https://audio.example.org/signup?invite=abc&x=<1>';
 
@@ -43,5 +43,41 @@ describe('mail templates', () => {
   it('refuse to link to anything but http(s)', () => {
     expect(() => passwordResetMail({ to: 'a@example.com', name: 'A', url: 'javascript:alert(1)', validForMs: 3_600_000 })).toThrow(/only link to http/);
     expect(escapeHtml(`<a href="x" onclick='y'>&`)).toBe('&lt;a href=&quot;x&quot; onclick=&#39;y&#39;&gt;&amp;');
+  });
+
+  it('quote a comment in a notification on one line, escaped, with the link to it as the only link of ours', () => {
+    const mail = notificationMail({
+      to: 'owner@example.com',
+      kind: 'comment',
+      track: 'Mix <v2>.wav',
+      project: 'EP & co',
+      actor: 'Alex\n\nYour account is locked',
+      text: 'Great <img src=x onerror=alert(1)>\r\nhttps://evil.example',
+      url: 'https://a.example/projects/p?file=f#comment-c',
+      settingsUrl: 'https://a.example/settings',
+    });
+    expect(mail.subject).toBe('Alex Your account is locked commented on “Mix <v2>.wav”');
+    expect(mail.text.split('\n\n').slice(0, 2)).toEqual(['Alex Your account is locked commented on “Mix <v2>.wav” in EP & co:', '“Great <img src=x onerror=alert(1)> https://evil.example”']);
+    expect(mail.html).not.toContain('<img');
+    expect(mail.html).toContain('“Great &lt;img src=x onerror=alert(1)&gt; https://evil.example”');
+    expect(mail.html.match(/href="[^"]*"/g)).toEqual(['href="https://a.example/projects/p?file=f#comment-c"']);
+    expect(notificationMail({ to: 'o@example.com', kind: 'analysis-failed', track: 'x.mp3', project: 'P', actor: null, text: 'not audio', url: 'https://a.example/projects/p?file=f', settingsUrl: 'https://a.example/settings' }).text).toContain('The reason: not audio');
+  });
+
+  it('list a digest’s notifications, each with its link, escaped', () => {
+    const mail = notificationDigestMail({
+      to: 'owner@example.com',
+      name: 'Ada',
+      items: [
+        { summary: 'Sam <b>(guest)</b> commented', url: 'https://a.example/projects/p?file=f#comment-1' },
+        { summary: 'Kim replied', url: 'https://a.example/projects/p?file=f#comment-2' },
+      ],
+      inboxUrl: 'https://a.example/inbox',
+      settingsUrl: 'https://a.example/settings',
+    });
+    expect(mail.subject).toBe('Your daily digest: 2 notifications');
+    expect(mail.text).toContain('- Sam <b>(guest)</b> commented\n  https://a.example/projects/p?file=f#comment-1\n- Kim replied\n  https://a.example/projects/p?file=f#comment-2');
+    expect(mail.html).toContain('<li><a href="https://a.example/projects/p?file=f#comment-1">Sam &lt;b&gt;(guest)&lt;/b&gt; commented</a></li>');
+    expect(() => notificationDigestMail({ to: 'o@example.com', name: '', items: [{ summary: 's', url: 'javascript:alert(1)' }], inboxUrl: 'https://a.example/inbox', settingsUrl: 'https://a.example/settings' })).toThrow(/only link to http/);
   });
 });

@@ -36,6 +36,8 @@ interface Mail {
   subject: string;
   /** Paragraphs of text, each already made of safe pieces. */
   paragraphs: { text: string; html: string }[];
+  /** Links listed after the paragraphs, each with its words (someone's text, escaped here): a digest's notifications. */
+  list?: { label: string; url: string }[];
   /** The button: its words and its link. */
   action: { label: string; url: string };
   /** Said after the link: why the mail came, what to do if it was not wanted. */
@@ -44,12 +46,15 @@ interface Mail {
 
 function render(to: string, mail: Mail): MailMessage {
   const url = checkedLink(mail.action.url);
-  const text = [...mail.paragraphs.map((paragraph) => paragraph.text), `${mail.action.label}: ${url}`, mail.footer, `— ${SERVICE}`].join('\n\n') + '\n';
+  const list = (mail.list ?? []).map((item) => ({ label: item.label, url: checkedLink(item.url) }));
+  const listText = list.length ? [list.map((item) => `- ${item.label}\n  ${item.url}`).join('\n')] : [];
+  const text = [...mail.paragraphs.map((paragraph) => paragraph.text), ...listText, `${mail.action.label}: ${url}`, mail.footer, `— ${SERVICE}`].join('\n\n') + '\n';
   const html = [
     '<!doctype html>',
     `<html><head><meta charset="utf-8"><title>${escapeHtml(mail.subject)}</title></head>`,
     '<body style="font-family: sans-serif; line-height: 1.5; max-width: 36em;">',
     ...mail.paragraphs.map((paragraph) => `<p>${paragraph.html}</p>`),
+    ...(list.length ? [`<ul>${list.map((item) => `<li><a href="${escapeHtml(item.url)}">${escapeHtml(item.label)}</a></li>`).join('')}</ul>`] : []),
     `<p><a href="${escapeHtml(url)}" style="display: inline-block; padding: 0.5em 1em; background: #1f4fd1; color: #fff; text-decoration: none; border-radius: 4px;">${escapeHtml(mail.action.label)}</a></p>`,
     `<p style="font-size: 0.9em;">Or copy this link into your browser:<br>${escapeHtml(url)}</p>`,
     `<p style="font-size: 0.9em; color: #555;">${escapeHtml(mail.footer)}</p>`,
@@ -122,5 +127,73 @@ export function collaboratorInvitationMail(input: { to: string; invitedBy: strin
     ],
     action: { label: 'Open the invitation', url: input.url },
     footer: 'If you do not know why you got this mail, ignore it: nothing is shared with anyone else.',
+  });
+}
+
+/** What one notification's mail says: made by server/resources/notifications, every value someone's text. */
+export interface NotificationMailInput {
+  kind: 'comment' | 'reply' | 'portal-upload' | 'analysis-failed';
+  /** The file it is about, the project it is in. */
+  track: string;
+  project: string;
+  /** Who did it (a comment's author, a portal's uploader); null when nobody did (a failed analysis). */
+  actor: string | null;
+  /** The comment's words, or why the analysis failed. */
+  text: string | null;
+  /** Where to see it: the studio's page of its comment or file. */
+  url: string;
+}
+
+/** The longest a comment's words run in a mail; past it, an ellipsis, and the link shows the rest. */
+const MAX_QUOTE = 500;
+
+/** A notification, mailed by itself soon after it happened (the setting `immediate`). */
+export function notificationMail(input: NotificationMailInput & { to: string; settingsUrl: string }): MailMessage {
+  const track = oneLine(input.track) || 'a file';
+  const project = oneLine(input.project) || 'a project';
+  const actor = oneLine(input.actor ?? '') || 'Someone';
+  const quote = input.text === null ? [] : [paragraph('“{0}”', oneLine(input.text, MAX_QUOTE))];
+  const footer = `You get this mail because of your notification settings; choose At once, Daily digest or Never at ${input.settingsUrl}.`;
+  switch (input.kind) {
+    case 'comment':
+      return render(input.to, {
+        subject: `${actor} commented on “${track}”`,
+        paragraphs: [paragraph('{0} commented on “{1}” in {2}:', actor, track, project), ...quote],
+        action: { label: 'Open the comment', url: input.url },
+        footer,
+      });
+    case 'reply':
+      return render(input.to, {
+        subject: `${actor} replied to your comment on “${track}”`,
+        paragraphs: [paragraph('{0} replied to your comment on “{1}” in {2}:', actor, track, project), ...quote],
+        action: { label: 'Open the reply', url: input.url },
+        footer,
+      });
+    case 'portal-upload':
+      return render(input.to, {
+        subject: `“${track}” arrived through your upload portal`,
+        paragraphs: [paragraph('{0} sent “{1}” to {2} through your upload portal.', actor, track, project)],
+        action: { label: 'Open the file', url: input.url },
+        footer,
+      });
+    case 'analysis-failed':
+      return render(input.to, {
+        subject: `“${track}” could not be analysed`,
+        paragraphs: [paragraph('“{0}” in {1} could not be analysed, so it cannot be played yet.', track, project), ...(input.text === null ? [] : [paragraph('The reason: {0}', oneLine(input.text, MAX_QUOTE))])],
+        action: { label: 'Open the file', url: input.url },
+        footer,
+      });
+  }
+}
+
+/** The day's notifications not yet mailed, in one mail (the setting `digest`): each a line and its link. */
+export function notificationDigestMail(input: { to: string; name: string; items: { summary: string; url: string }[]; inboxUrl: string; settingsUrl: string }): MailMessage {
+  const count = input.items.length;
+  return render(input.to, {
+    subject: `Your daily digest: ${count} notification${count === 1 ? '' : 's'}`,
+    paragraphs: [paragraph('Hello {0},', oneLine(input.name) || 'there'), paragraph(`Here is what happened since your last digest (${count}):`)],
+    list: input.items.map((item) => ({ label: oneLine(item.summary, 400), url: item.url })),
+    action: { label: 'Open your inbox', url: input.inboxUrl },
+    footer: `You get one mail a day because of your notification settings; choose At once, Daily digest or Never at ${input.settingsUrl}.`,
   });
 }

@@ -77,6 +77,14 @@ export class PlayerApi {
     return answer(this.client.POST('/players/{playerid}/checkout', { params: { path: this.player } }));
   }
 
+  /**
+   * Reports listening for the player's insights. `keepalive` when the page
+   * is going away: the browser then sends it after the page is gone.
+   */
+  recordPlay(body: Schemas['RecordPlayRequest'], keepalive = false): Promise<Answer<Schemas['Play']>> {
+    return answer(this.client.POST('/players/{playerid}/plays', { params: { path: this.player }, body, keepalive }));
+  }
+
   comments(fileid: string): Promise<Answer<Comment[]>> {
     return answer(this.client.GET('/players/{playerid}/files/{fileid}/comments', { params: { path: { ...this.player, fileid } } }));
   }

@@ -7,6 +7,7 @@
 import type { PlayerApi, PlayerView, Quality, ViewTrack, ViewVersion } from './api.ts';
 import { h, formatDb, formatLevel, formatTime, icon, ICONS, price, replaceChildren } from './dom.ts';
 import { AudioEngine } from './engine.ts';
+import { PlayReporter } from './listening.ts';
 import { matchGainDb } from './loudness.ts';
 import { Waveform } from './waveform.ts';
 import { CommentsPanel } from './comments.ts';
@@ -95,6 +96,8 @@ export class PlayerApp {
       return;
     }
     this.render();
+    // Before the page's own listeners: it hears a track end before the next one is loaded.
+    new PlayReporter(this.engine.audio, this.api, () => this.view.access.stream);
     this.listen();
     this.selectTrack(0, { play: false });
     this.scheduleRenewal();

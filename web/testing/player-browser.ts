@@ -27,7 +27,7 @@ export interface WatchedPage {
  * for those API paths. Any other failed load is a problem.
  */
 const EXPECTED_REFUSAL = /^Failed to load resource: the server responded with a status of (401|402|403|404|410)\b/;
-const REFUSABLE_URL = /\/api\/v1\/players\/[^/]+\/(view|session)(\?|$)|\/(p|embed)\/[^/?]+(\?|$)/;
+const REFUSABLE_URL = /\/api\/v1\/players\/[^/]+\/(view|session|plays)(\?|$)|\/(p|embed)\/[^/?]+(\?|$)/;
 
 /**
  * A page in a context of its own (so no session cookie leaks between

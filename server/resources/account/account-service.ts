@@ -21,6 +21,7 @@ export function userJson(user: UserRecord): Schemas['User'] {
     ...(user.name !== null ? { name: user.name } : {}),
     emailVerified: user.emailVerified,
     admin: user.isAdmin,
+    autoStack: user.autoStack,
     timeCreated: user.timeCreated,
   };
 }
@@ -30,12 +31,14 @@ export async function getCurrentUser(ctx: Ports, caller: Caller): Promise<Schema
 }
 
 /**
- * Sets or removes the display name. The spec's pattern (`\S`) has already
+ * Sets or removes the display name, and sets the autoStack preference
+ * (issue 21), each only when given. The spec's pattern (`\S`) has already
  * refused a name of spaces only; the stored name is trimmed, as the spec
  * says, so that what people see starts and ends with a visible character.
  */
 export async function updateCurrentUser(ctx: Ports, caller: Caller, body: Schemas['UpdateCurrentUserRequest']): Promise<Schemas['User']> {
-  await ctx.store.users.setName(caller.id, body.name === null ? null : body.name.trim());
+  if (body.name !== undefined) await ctx.store.users.setName(caller.id, body.name === null ? null : body.name.trim());
+  if (body.autoStack !== undefined) await ctx.store.users.setAutoStack(caller.id, body.autoStack);
   return userJson(await load(ctx, caller));
 }
 

@@ -27,6 +27,8 @@ export interface UserRecord {
   disabled: boolean;
   /** Bytes this account may keep, over the server's STORAGE_QUOTA_BYTES; null for the server's. */
   storageQuota: number | null;
+  /** Whether uploads stack themselves by the version markers of their names (migration 19); on by default. */
+  autoStack: boolean;
   timeCreated: number;
 }
 
@@ -42,6 +44,8 @@ type UserRow = {
   is_admin: number;
   disabled: number;
   storage_quota: number | null;
+  /** Migration 19. */
+  auto_stack?: number;
   time_created: number;
 };
 
@@ -57,6 +61,7 @@ const fromRow = (row: UserRow): UserRecord => ({
   isAdmin: row.is_admin === 1,
   disabled: row.disabled === 1,
   storageQuota: row.storage_quota === null ? null : Number(row.storage_quota),
+  autoStack: Number(row.auto_stack ?? 1) === 1,
   timeCreated: row.time_created,
 });
 
@@ -139,6 +144,11 @@ export class UserRepository {
     );
     if (!row) throw new Error(`user ${id} does not exist`);
     return row.preferences_version;
+  }
+
+  /** Turns the stacking of uploads by their version markers on or off. */
+  async setAutoStack(id: string, autoStack: boolean): Promise<void> {
+    await this.db.execute('UPDATE users SET auto_stack = $2 WHERE id = $1', [id, autoStack ? 1 : 0]);
   }
 
   /** Sets the display name, or removes it with null. */

@@ -213,6 +213,12 @@ export class BoxRepository {
     return (await this.db.query<BoxRow>('SELECT * FROM boxes WHERE parent_id = $1 ORDER BY position, id', [parentId])).map(fromRow);
   }
 
+  /** The children of a folder or stack, or with null the boxes at the top level of the project, in their order. */
+  async childrenIn(projectId: string, parentId: string | null): Promise<BoxRecord[]> {
+    const rows = await this.db.query<BoxRow>('SELECT * FROM boxes WHERE project_id = $1 AND parent_id IS NOT DISTINCT FROM $2 ORDER BY position, id', [projectId, parentId]);
+    return rows.map(fromRow);
+  }
+
   /** The position after the last child of a parent (or of the project's top level). */
   async nextPosition(projectId: string, parentId: string | null): Promise<number> {
     const [row] = await this.db.query<{ next: number }>(

@@ -204,6 +204,7 @@ export async function updateBox(
     if ((body.addids?.length || body.removeids?.length) && !container) {
       throw conflict(`addids and removeids apply to folders and stacks; ${boxId} is a file.`);
     }
+    if (body.order !== undefined && !container) throw conflict(`order applies to folders and stacks; ${boxId} is a file, which has no children to order.`);
     if (body.hidden !== undefined && !container) {
       // The interface on the box object: "Only folders and stacks can be hidden."
       throw conflict(`Only folders and stacks can be hidden; ${boxId} is a file.`);
@@ -220,6 +221,8 @@ export async function updateBox(
       if (!child) throw conflict(`removeids: ${id} is not a child of ${boxId}.`);
       return child;
     });
+    const destination = body.parentid !== undefined ? await moveDestination(store, box, body.parentid) : undefined;
+    if (body.order !== undefined) await checkOrder(store, box, body.order, adding, removing);
 
     if (body.name !== undefined) box.name = body.name;
     if (body.hidden !== undefined) box.hidden = body.hidden;
@@ -233,6 +236,11 @@ export async function updateBox(
         await store.boxes.save({ ...child, parentId: null, position: position++, versionName: null, timeModified: now });
       }
     }
+    if (destination !== undefined && destination !== 'unchanged') {
+      if (destination === null) await moveToTop(store, box, now);
+      else await moveInto(store, [box], destination, now);
+    }
+    if (body.order !== undefined) await reorder(store, box, body.order, now);
     if (body.trashed !== undefined) {
       // The interface on the box states: "Trashing a folder or stack also trashes its contents"; restoring restores them too.
       await store.boxes.setTrashed(projectId, await store.boxes.subtreeIds(box.id), body.trashed, now);
@@ -275,6 +283,62 @@ async function boxesToAdd(store: Store, container: BoxRecord, ids: string[]): Pr
     if (aboveContainer.has(box.id)) throw conflict(`addids: ${box.id} cannot go inside itself or its own contents.`);
     return box;
   });
+}
+
+/**
+ * Where `parentid` moves a box, checked by the rules of addids: a folder or
+ * stack of the project (a stack takes only files), or null for the top
+ * level, never the box itself or anything inside it; 'unchanged' when the
+ * box is there already, which changes nothing.
+ */
+async function moveDestination(store: Store, box: BoxRecord, parentId: string | null): Promise<BoxRecord | null | 'unchanged'> {
+  if (parentId === box.parentId) return 'unchanged';
+  if (parentId === null) return null;
+  const target = await store.boxes.get(box.projectId, parentId);
+  if (!target || target.kind === 'file') throw conflict(`parentid: ${parentId} is not a folder or stack of project ${box.projectId}.`);
+  if (target.kind === 'stack' && box.kind !== 'file') throw conflict(`parentid: ${parentId} is a stack, which holds only files; ${box.id} is a ${box.kind}.`);
+  if (target.id === box.id || (await store.boxes.ancestorIds(target.id)).includes(box.id)) {
+    throw conflict(`parentid: ${box.id} cannot go inside itself or its own contents (${parentId} is inside it).`);
+  }
+  return target;
+}
+
+/** Moves a box to the end of the top level of the project; a stack it leaves empty goes. */
+async function moveToTop(store: Store, box: BoxRecord, now: number) {
+  const formerParent = box.parentId;
+  await store.boxes.save({ ...box, parentId: null, position: await store.boxes.nextPosition(box.projectId, null), versionName: null, timeModified: now });
+  await deleteIfEmptyStack(store, box.projectId, formerParent);
+}
+
+/**
+ * `order` must be a permutation of the children the container will have
+ * once this request's addids and removeids are applied: each of them once,
+ * and nothing else.
+ */
+async function checkOrder(store: Store, container: BoxRecord, order: string[], adding: BoxRecord[], removing: BoxRecord[]) {
+  const removed = new Set(removing.map((child) => child.id));
+  const children = new Set((await store.boxes.children(container.id)).map((child) => child.id).filter((id) => !removed.has(id)));
+  for (const added of adding) children.add(added.id);
+  const named = new Set(order);
+  const strangers = order.filter((id) => !children.has(id));
+  const missing = [...children].filter((id) => !named.has(id));
+  if (strangers.length > 0 || missing.length > 0 || named.size !== order.length) {
+    const problems = [
+      ...(strangers.length > 0 ? [`it names ${strangers.join(', ')}, not ${strangers.length === 1 ? 'a child' : 'children'} of ${container.id}`] : []),
+      ...(missing.length > 0 ? [`it leaves out ${missing.join(', ')}`] : []),
+      ...(named.size !== order.length ? ['it names a child twice'] : []),
+    ];
+    throw conflict(`order must list every child of ${container.id} once, and nothing else: ${problems.join('; ')}. GET the ${container.kind} for its children.`);
+  }
+}
+
+/** Gives the children the positions of `order` (checked by checkOrder); in a stack, the last is the newest version. */
+async function reorder(store: Store, container: BoxRecord, order: string[], now: number) {
+  const children = new Map((await store.boxes.children(container.id)).map((child) => [child.id, child]));
+  for (const [position, id] of order.entries()) {
+    const child = children.get(id)!;
+    if (child.position !== position) await store.boxes.save({ ...child, position, timeModified: now });
+  }
 }
 
 /** Moves boxes to the end of a folder or stack, deleting stacks that the move leaves empty. */

@@ -102,6 +102,53 @@ const shownOnPlayer = (param: string) => `(comments.author_kind = 'member' OR co
   AND (comments.parent_id IS NULL OR EXISTS (
     SELECT 1 FROM comments parent WHERE parent.id = comments.parent_id AND (parent.author_kind = 'member' OR parent.player_id = ${param})))`;
 
+/** Which comments a list across files keeps: not `completed`, `completed`, or all. */
+export type CommentStatus = 'open' | 'done' | 'all';
+
+/** The track and version a comment is on, for a list across files (the API's CommentTrack). */
+export interface TrackRecord {
+  fileId: string;
+  fileName: string;
+  /** The stack holding the file; null when its parent is a folder or the project. */
+  stackId: string | null;
+  stackName: string | null;
+  versionName: string | null;
+  projectId: string;
+  projectName: string;
+}
+
+export interface CommentOnTrack extends CommentRecord {
+  track: TrackRecord;
+}
+
+type CommentOnTrackRow = CommentRow & {
+  file_name: string;
+  version_name: string | null;
+  stack_id: string | null;
+  stack_name: string | null;
+  project_id: string;
+  project_name: string;
+};
+
+/** `$first, $first+1, …` for a list of `count` values bound from parameter `first` on. */
+const placeholders = (first: number, count: number) => Array.from({ length: count }, (_, i) => `$${first + i}`).join(', ');
+
+const statusCondition: Record<CommentStatus, string> = {
+  open: ' AND comments.completed = 0',
+  done: ' AND comments.completed = 1',
+  all: '',
+};
+
+/**
+ * The comments on the files of these projects (bound from `$first` on) that
+ * are not in the trash: a file in the trash, by itself or with its folder or
+ * stack, has its own `trashed` set (BoxRepository.setTrashed).
+ */
+const inProjects = (first: number, count: number, joins = '') => `FROM comments
+  JOIN boxes f ON f.id = comments.file_id AND f.trashed = 0
+  JOIN projects p ON p.id = f.project_id${joins}
+  WHERE f.project_id IN (${placeholders(first, count)})`;
+
 /** A new comment id (`cmt_…`). */
 export const newCommentId = () => newId('cmt');
 
@@ -142,6 +189,45 @@ export class CommentRepository {
     return rows.map(fromRow);
   }
 
+  /**
+   * The comments on the files of these projects, replies included, with
+   * the track each is on (its file, the stack holding it, the project);
+   * newest first. Files in the trash are left out.
+   */
+  async listInProjects(projectIds: readonly string[], status: CommentStatus): Promise<CommentOnTrack[]> {
+    if (projectIds.length === 0) return [];
+    const rows = await this.db.query<CommentOnTrackRow>(
+      `SELECT comments.*, users.name AS user_name, f.name AS file_name, f.version_name, s.id AS stack_id, s.name AS stack_name,
+         p.id AS project_id, p.name AS project_name
+       ${inProjects(1, projectIds.length, ` LEFT JOIN boxes s ON s.id = f.parent_id AND s.kind = 'stack' LEFT JOIN users ON users.id = comments.author_user_id`)}${statusCondition[status]}
+       ORDER BY comments.time_created DESC, comments.id`,
+      [...projectIds],
+    );
+    return rows.map((row) => ({
+      ...fromRow(row),
+      track: {
+        fileId: row.file_id,
+        fileName: row.file_name,
+        stackId: row.stack_id,
+        stackName: row.stack_name,
+        versionName: row.version_name,
+        projectId: row.project_id,
+        projectName: row.project_name,
+      },
+    }));
+  }
+
+  /** How many comments on these projects' files (not in the trash) are open and not written by the account `notBy`. */
+  async countOpenInProjects(projectIds: readonly string[], notBy: string): Promise<number> {
+    if (projectIds.length === 0) return 0;
+    const [row] = await this.db.query<{ count: number | string }>(
+      `SELECT COUNT(*) AS count ${inProjects(2, projectIds.length)} AND comments.completed = 0
+         AND (comments.author_user_id IS NULL OR comments.author_user_id <> $1)`,
+      [notBy, ...projectIds],
+    );
+    return Number(row?.count ?? 0);
+  }
+
   /** Changes the fields given in one statement, and timeModified with them; answers false when there is no such comment. */
   async update(fileId: string, id: string, changes: CommentChanges, now: number): Promise<boolean> {
     const sets: string[] = [];
@@ -180,7 +266,7 @@ export class CommentRepository {
    * identity to react as).
    */
   async reactions(fileId: string, reactor: string | null, commentId?: string): Promise<Map<string, Reactions>> {
-    const rows = await this.db.query<{ comment_id: string; emoji: string; count: number; mine: number; first: number }>(
+    const rows = await this.db.query<ReactionRow>(
       `SELECT r.comment_id, r.emoji, COUNT(*) AS count, SUM(CASE WHEN r.reactor = $2 THEN 1 ELSE 0 END) AS mine, MIN(r.time_created) AS first
        FROM comment_reactions r JOIN comments c ON c.id = r.comment_id
        WHERE c.file_id = $1 AND ($3 = '' OR c.id = $3)
@@ -188,12 +274,33 @@ export class CommentRepository {
        ORDER BY first, r.emoji`,
       [fileId, reactor ?? '', commentId ?? ''],
     );
-    const byComment = new Map<string, Reactions>();
-    for (const row of rows) {
-      const reactions = byComment.get(row.comment_id) ?? {};
-      reactions[row.emoji] = { count: Number(row.count), mine: Number(row.mine) > 0 };
-      byComment.set(row.comment_id, reactions);
-    }
-    return byComment;
+    return byComment(rows);
   }
+
+  /** The reactions of the comments of `listInProjects`, by comment id, with `mine` for `reactor`. */
+  async reactionsInProjects(projectIds: readonly string[], reactor: string | null): Promise<Map<string, Reactions>> {
+    if (projectIds.length === 0) return new Map();
+    const rows = await this.db.query<ReactionRow>(
+      `SELECT r.comment_id, r.emoji, COUNT(*) AS count, SUM(CASE WHEN r.reactor = $1 THEN 1 ELSE 0 END) AS mine, MIN(r.time_created) AS first
+       FROM comment_reactions r JOIN comments c ON c.id = r.comment_id JOIN boxes f ON f.id = c.file_id AND f.trashed = 0
+       WHERE f.project_id IN (${placeholders(2, projectIds.length)})
+       GROUP BY r.comment_id, r.emoji
+       ORDER BY first, r.emoji`,
+      [reactor ?? '', ...projectIds],
+    );
+    return byComment(rows);
+  }
+}
+
+type ReactionRow = { comment_id: string; emoji: string; count: number | string; mine: number | string; first: number };
+
+/** Reaction rows (in the order each emoji was first used) gathered by comment. */
+function byComment(rows: ReactionRow[]): Map<string, Reactions> {
+  const gathered = new Map<string, Reactions>();
+  for (const row of rows) {
+    const reactions = gathered.get(row.comment_id) ?? {};
+    reactions[row.emoji] = { count: Number(row.count), mine: Number(row.mine) > 0 };
+    gathered.set(row.comment_id, reactions);
+  }
+  return gathered;
 }

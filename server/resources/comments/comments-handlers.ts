@@ -7,6 +7,10 @@ import { consumeOrRefuse } from '../../http/rate-limit.ts';
 import type { Context } from '../../context.ts';
 import { resolveListener, type Listener } from '../listening/listener.ts';
 import * as comments from './comments-service.ts';
+import * as inbox from './inbox-service.ts';
+import { exportComments } from './comments-export.ts';
+import { dispositionHeader } from '../downloads/download-rules.ts';
+import { newestFirst } from '../../lib/sort-keys.ts';
 
 /**
  * Writes on a player (create, update, delete), per player session, or per
@@ -57,6 +61,27 @@ export function commentsHandlers(ctx: Context): OperationHandlers {
     deleteComment: async (req, res) => {
       const { commenter, file } = await onProject(req);
       res.json(await comments.deleteComment(ctx, commenter, file, req.params.commentid));
+    },
+    listProjectComments: async (req, res) => {
+      const list = await inbox.listProjectComments(ctx, req.user, req.params.projectid, req.query.status ?? 'all');
+      res.json(pageOf(ctx, req, res, list, newestFirst));
+    },
+    listInboxComments: async (req, res) => {
+      res.json(pageOf(ctx, req, res, await inbox.listInboxComments(ctx, req.user, req.query.status ?? 'all'), inbox.inboxOrder));
+    },
+    getInboxSummary: async (req, res) => {
+      res.json(await inbox.inboxSummary(ctx, req.user));
+    },
+    listHeldFiles: async (req, res) => {
+      res.json(pageOf(ctx, req, res, await inbox.listHeldFiles(ctx, req.user), (held) => newestFirst({ timeCreated: held.file.timeCreated, id: held.file.id })));
+    },
+    exportComments: async (req, res) => {
+      // Any member may read the file's comments, so any member may export them: every one, as listComments lists them.
+      const { file } = await onProject(req);
+      const exported = exportComments(file.name, await ctx.store.comments.list(file.id), req.query.format);
+      res.setHeader('Content-Type', exported.contentType);
+      res.setHeader('Content-Disposition', dispositionHeader('attachment', exported.filename));
+      res.send(exported.body);
     },
     listPlayerComments: async (req, res) => {
       const { commenter, file } = await onPlayer(req, false);

@@ -22,9 +22,10 @@ import type { Listener } from '../listening/listener.ts';
 import { newCommentId, type CommentRecord, type CommentScope, type Reactions } from './comment-repository.ts';
 import { nameRequired, sessionRequired } from './comment-problems.ts';
 import { recordEvent } from '../webhooks/outbox.ts';
+import { notifyOfComment } from '../notifications/notifications-service.ts';
 
 /** The ports this service uses, and nothing more. */
-type Ports = Pick<Context, 'store' | 'clock' | 'jobQueued'>;
+type Ports = Pick<Context, 'store' | 'clock' | 'config' | 'jobQueued'>;
 
 /** Who is commenting, and what they may do beyond reading. */
 export interface Commenter {
@@ -250,6 +251,7 @@ export async function createComment(ctx: Ports, commenter: Commenter, file: BoxR
       store.transaction(async (tx) => {
         await tx.comments.insert(comment);
         await recordCommentEvent(ctx, tx, 'comment.created', file, comment.id);
+        await notifyOfComment(ctx, tx, file, comment);
       }),
     async () => {
       if (!(await store.boxes.get(file.projectId, file.id))) return notFound(`File ${file.id} was deleted.`);

@@ -15,10 +15,11 @@ import { downloadBinding, downloadPath, signDownload, VARIANTS, type Disposition
 import { byteRange, dispositionHeader, isNotModified, presentation } from './download-rules.ts';
 import { SNIFF_HEAD_BYTES, sniffInlineMediaType } from '../../lib/content-sniffing.ts';
 import { recheckGrant } from '../listening/player-grants.ts';
+import { countDownload } from '../insights/insights-service.ts';
 import type { PlayerGrant } from '../../signing/player-grant.ts';
 
 /** The ports this service uses, and nothing more. */
-type Ports = Pick<Context, 'store' | 'blobs' | 'clock' | 'config' | 'signer'>;
+type Ports = Pick<Context, 'store' | 'blobs' | 'clock' | 'config' | 'signer' | 'logger'>;
 
 async function downloadableFile(ctx: Ports, caller: Caller, projectId: string, boxId: string) {
   await accessProject(ctx, caller, projectId, 'read');
@@ -102,13 +103,14 @@ export async function fetchSignedDownload(ctx: Ports, get: SignedGet): Promise<D
   const stored = object && (await ctx.blobs.stat(object.key));
   if (!object || !stored) throw notFound('The file of this download URL no longer exists.');
   const size = stored.size;
+  // A download through a player's view counts for its insights once, when its bytes are sent from the start (a resumed or
+  // seeking range request is the same download going on; a 304 sends none).
+  const fromStart = get.range === undefined || /^\s*bytes\s*=\s*0\s*-/i.test(get.range);
+  const notModified = !ctx.blobs.presignedGet && isNotModified(get.ifNoneMatch, etagOf(get, size));
+  if (fromStart && !notModified) await countDownload(ctx, get.grant, get.objectId);
   // On a bucket: checked here as on disk (signature, expiry, the player's rules), then the bytes come straight from the bucket.
   if (ctx.blobs.presignedGet) return redirectToBucket(ctx, object, size, get);
-  // The bytes under a key never change (an upload URL works once), so the
-  // object id and size make a strong validator. The "r2" marks the serving
-  // rules of the inline allow-list: a browser holding a response served by
-  // the older rules (by declared type) must not have it revalidated as fresh.
-  const etag = `"${get.objectId}${get.variant ? '-' + get.variant : ''}-${size}-r2"`;
+  const etag = etagOf(get, size);
   const cacheControl = CACHE_CONTROL;
   // RFC 9110 section 13.2.2: If-None-Match is evaluated before Range. A 304
   // carries no body, so it needs no sniffing; section 15.4.5 asks it to repeat
@@ -164,6 +166,14 @@ async function redirectToBucket(ctx: Ports, object: StoredObject, size: number, 
   // RFC 9110 section 15.4.8: 307 keeps the method (a HEAD stays a HEAD). no-store, so that no cache skips the check above next time.
   return { status: 307, headers: { Location: target.url, 'Cache-Control': 'private, no-store' } };
 }
+
+/**
+ * The bytes under a key never change (an upload URL works once), so the
+ * object id and size make a strong validator. The "r2" marks the serving
+ * rules of the inline allow-list: a browser holding a response served by
+ * the older rules (by declared type) must not have it revalidated as fresh.
+ */
+const etagOf = (get: Pick<SignedGet, 'objectId' | 'variant'>, size: number) => `"${get.objectId}${get.variant ? '-' + get.variant : ''}-${size}-r2"`;
 
 interface StoredObject {
   key: string;

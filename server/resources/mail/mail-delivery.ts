@@ -45,12 +45,16 @@ export function sendMailHandler(ctx: Ports, mailer: Mailer): JobHandler<Store> {
   };
 }
 
-/** Starts this process's mail sender; none without a mailer (no SMTP_URL). */
-export function startMailWorker(ctx: Ports & Pick<Context, 'mailer'>): Worker<Store> | undefined {
+/**
+ * Starts this process's mail sender; none without a mailer (no SMTP_URL).
+ * `more` are the jobs that make mails and queue them (notifications'), run by
+ * the same worker, so that they run exactly where mail can be sent.
+ */
+export function startMailWorker(ctx: Ports & Pick<Context, 'mailer'>, more: Record<string, JobHandler<Store>> = {}): Worker<Store> | undefined {
   if (!ctx.mailer) return undefined;
   const worker = new Worker<Store>(
     ctx.store,
-    { [SEND_MAIL]: sendMailHandler(ctx, ctx.mailer) },
+    { ...more, [SEND_MAIL]: sendMailHandler(ctx, ctx.mailer) },
     {
       concurrency: MAIL_CONCURRENCY,
       pollMs: ctx.config.jobPollMs,

@@ -108,6 +108,29 @@ export class PortalRepository {
     return row?.portal_folder_id;
   }
 
+  /**
+   * The files that came in through a portal (they have an uploader's name)
+   * and still sit in a held folder, directly or in the stack a portal put
+   * them in, on these projects: finished uploads only, not in the trash;
+   * newest first. Read for the owner's inbox (resources/comments).
+   */
+  async heldFiles(projectIds: readonly string[]): Promise<Array<{ boxId: string; projectId: string; projectName: string }>> {
+    if (projectIds.length === 0) return [];
+    const rows = await this.db.query<{ id: string; project_id: string; project_name: string }>(
+      `SELECT f.id, f.project_id, p.name AS project_name
+         FROM boxes f
+         JOIN projects p ON p.id = f.project_id
+         JOIN boxes parent ON parent.id = f.parent_id
+         LEFT JOIN boxes grandparent ON grandparent.id = parent.parent_id AND parent.kind = 'stack'
+        WHERE f.project_id IN (${projectIds.map((_, i) => `$${i + 1}`).join(', ')})
+          AND f.kind = 'file' AND f.trashed = 0 AND f.uploader_name IS NOT NULL AND f.status <> 'awaiting-upload'
+          AND (parent.held = 1 OR grandparent.held = 1)
+        ORDER BY f.time_created DESC, f.id`,
+      [...projectIds],
+    );
+    return rows.map((row) => ({ boxId: row.id, projectId: row.project_id, projectName: row.project_name }));
+  }
+
   async setFolder(playerId: string, folderId: string): Promise<void> {
     await this.db.execute('UPDATE players SET portal_folder_id = $2 WHERE id = $1', [playerId, folderId]);
   }

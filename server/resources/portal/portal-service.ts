@@ -20,8 +20,10 @@ import type { BoxRecord } from '../boxes/box-repository.ts';
 import { newBox } from '../boxes/boxes-service.ts';
 import { requireRoomFor } from '../uploads/uploads-service.ts';
 import { recordFileEvent } from '../uploads/upload-events.ts';
+import { notifyOfPortalUpload } from '../notifications/notifications-service.ts';
 import { recordEvent } from '../webhooks/outbox.ts';
 import { fileBlobKey } from '../../blobs/keys.ts';
+import { portalUploadDir } from '../../blobs/partial-uploads.ts';
 import { settleStoredFile } from '../uploads/stored-file.ts';
 import { SNIFF_HEAD_BYTES } from '../../lib/content-sniffing.ts';
 import { acceptFile, checkFileName, checkUploader } from './portal-rules.ts';
@@ -37,7 +39,8 @@ export const CLOSED_BEFORE_COMPLETE = 'The portal was closed before the upload w
 type Ports = Pick<Context, 'store' | 'blobs' | 'clock' | 'config' | 'signer' | 'logger' | 'jobQueued'>;
 
 /** Where tus keeps the bytes of uploads under way, under DATA_DIR. */
-export const portalUploadDir = (dataDir: string) => join(dataDir, 'portal-uploads');
+// Kept below the resources, so that deleting a project can remove the partial bytes of its portal uploads.
+export { portalUploadDir } from '../../blobs/partial-uploads.ts';
 
 /** Removes what tus keeps of an upload: its partial bytes and its record of them (`<id>.json`). */
 export async function removePartialBytes(ctx: Pick<Ports, 'config'>, uploadId: string): Promise<void> {
@@ -253,6 +256,7 @@ export async function finishUpload(ctx: Ports, playerId: string, uploadId: strin
     const file = await store.boxes.get(upload.projectId, upload.boxId);
     if (!file || !(await store.portal.complete(uploadId, ctx.clock.now()))) return undefined;
     await settleStoredFile(ctx, store, file, acceptFile(file.name, file.mimeType ?? '').audio);
+    await notifyOfPortalUpload(ctx, store, file, playerId);
     return file;
   });
   if (!done) {

@@ -14,7 +14,20 @@ export interface ProjectRecord {
   version: number;
   timeCreated: number;
   timeModified: number;
+  /** What the project's boxes hold and when they last changed, when the query that read it counted them (see CONTENT). */
+  content?: ProjectContent;
 }
+
+/** What a library shows of a project's boxes. */
+export interface ProjectContent {
+  /** Bytes of its files not in the trash whose bytes have arrived. */
+  size: number;
+  /** The last change of any of its boxes; null when it has none. */
+  boxesModified: number | null;
+}
+
+/** Which projects a listing holds: every one the user may see, those they own, or those shared with them. */
+export type ProjectFilter = 'all' | 'mine' | 'shared';
 
 export interface ArtworkRecord {
   id: string;
@@ -35,7 +48,19 @@ type ProjectRow = {
   version: number;
   time_created: number;
   time_modified: number;
+  /** Present when the query selected CONTENT. */
+  content_size?: number | string | null;
+  boxes_modified?: number | string | null;
 };
+
+/**
+ * The columns of a project's content, for a query on `projects`: the size
+ * of its files (not trashed, their bytes arrived: a file awaiting its upload
+ * has only a declared size) and the last change of its boxes.
+ */
+const CONTENT = `(SELECT COALESCE(SUM(b.size), 0) FROM boxes b
+     WHERE b.project_id = projects.id AND b.kind = 'file' AND b.trashed = 0 AND b.status <> 'awaiting-upload') AS content_size,
+   (SELECT MAX(b.time_modified) FROM boxes b WHERE b.project_id = projects.id) AS boxes_modified`;
 
 const fromRow = (row: ProjectRow): ProjectRecord => ({
   id: row.id,
@@ -48,6 +73,9 @@ const fromRow = (row: ProjectRow): ProjectRecord => ({
   version: row.version,
   timeCreated: row.time_created,
   timeModified: row.time_modified,
+  ...(row.content_size !== undefined
+    ? { content: { size: Number(row.content_size ?? 0), boxesModified: row.boxes_modified === null || row.boxes_modified === undefined ? null : Number(row.boxes_modified) } }
+    : {}),
 });
 
 /**
@@ -141,18 +169,21 @@ export class ProjectRepository {
     return role ? { project: fromRow(row), role } : undefined;
   }
 
-  /** Every project the user owns or collaborates on (by a verified email, as `getWithRole` says), newest first, with the user's role. */
-  async listForUser(user: { id: string; email: string }): Promise<Array<ProjectRecord & { role: Role }>> {
-    const rows = await this.db.query<ProjectRow & { role: string }>(
-      `SELECT projects.*, 'owner' AS role FROM projects WHERE owner_id = $1
-       UNION ALL
-       SELECT DISTINCT projects.*, c.role FROM projects
+  /**
+   * The projects the user owns (`mine`), those owned by someone else on
+   * which the user holds a role by a verified email, as `getWithRole` says
+   * (`shared`), or both (`all`); newest first, each with the user's role
+   * and its content.
+   */
+  async listForUser(user: { id: string; email: string }, filter: ProjectFilter = 'all'): Promise<Array<ProjectRecord & { role: Role }>> {
+    const owned = `SELECT projects.*, ${CONTENT}, 'owner' AS role FROM projects WHERE owner_id = $1`;
+    const shared = `SELECT projects.*, ${CONTENT}, c.role FROM projects
          JOIN players p ON p.project_id = projects.id
          JOIN player_collaborators c ON c.player_id = p.id
          JOIN users u ON u.id = $1 AND u.email = c.email AND u.email_verified = 1
-       WHERE c.email = $2 AND projects.owner_id <> $1`,
-      [user.id, user.email],
-    );
+       WHERE c.email = $2 AND projects.owner_id <> $1`;
+    const sql = filter === 'mine' ? owned : filter === 'shared' ? shared : `${owned} UNION ALL ${shared}`;
+    const rows = await this.db.query<ProjectRow & { role: string }>(sql, filter === 'mine' ? [user.id] : [user.id, user.email]);
     const byId = new Map<string, ProjectRecord & { role: Role }>();
     for (const row of rows) {
       const seen = byId.get(row.id);
@@ -160,6 +191,28 @@ export class ProjectRepository {
       if (!seen || roleRank[role] > roleRank[seen.role]) byId.set(row.id, { ...fromRow(row), role });
     }
     return [...byId.values()].sort((a, b) => b.timeCreated - a.timeCreated || (a.id < b.id ? -1 : 1));
+  }
+
+  /** What a project's boxes hold and when they last changed. */
+  async content(id: string): Promise<ProjectContent> {
+    const [row] = await this.db.query<ProjectRow>(`SELECT projects.*, ${CONTENT} FROM projects WHERE id = $1`, [id]);
+    return row ? fromRow(row).content! : { size: 0, boxesModified: null };
+  }
+
+  /**
+   * Deletes the project and the jobs that name it; its boxes, artworks, uploads, players (their
+   * collaborators and purchases), portal uploads and, through its files,
+   * comments go with it (ON DELETE CASCADE). Answers the ids of the portal
+   * uploads that were not complete, whose partial bytes lie outside the
+   * database; undefined when there was no such project. Call it inside a
+   * transaction.
+   */
+  async delete(id: string): Promise<{ unfinishedPortalUploads: string[] } | undefined> {
+    const portal = await this.db.query<{ id: string }>('SELECT id FROM portal_uploads WHERE project_id = $1 AND time_completed IS NULL', [id]);
+    // The jobs that name it (its files' analyses), as deleting an account removes those of its projects: nothing is left to analyse.
+    await this.db.execute(`DELETE FROM jobs WHERE payload LIKE $1 ESCAPE '\\'`, [`%${id.replace(/[\\%_]/g, (char) => `\\${char}`)}%`]);
+    const deleted = await this.db.query<{ id: string }>('DELETE FROM projects WHERE id = $1 RETURNING id', [id]);
+    return deleted.length === 1 ? { unfinishedPortalUploads: portal.map((row) => row.id) } : undefined;
   }
 
   async insertArtwork(artwork: ArtworkRecord): Promise<void> {

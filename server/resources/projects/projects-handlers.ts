@@ -1,6 +1,6 @@
 import type { OperationHandlers } from '../../http/operations.ts';
 import type { Context } from '../../context.ts';
-import { createProject, getProject, listProjects, updateProject } from './projects-service.ts';
+import { createProject, deleteProject, getProject, listProjects, updateProject } from './projects-service.ts';
 import { ifMatchOf, sendVersioned } from '../../http/preconditions.ts';
 import { pageOf } from '../../http/paging.ts';
 import { newestFirst } from '../../lib/sort-keys.ts';
@@ -8,7 +8,7 @@ import { newestFirst } from '../../lib/sort-keys.ts';
 export function projectsHandlers(ctx: Context): OperationHandlers {
   return {
     listProjects: async (req, res) => {
-      res.json(pageOf(ctx, req, res, await listProjects(ctx, req.user), newestFirst));
+      res.json(pageOf(ctx, req, res, await listProjects(ctx, req.user, req.query.filter), newestFirst));
     },
     createProject: async (req, res) => {
       sendVersioned(res, await createProject(ctx, req.user, req.body));
@@ -18,6 +18,9 @@ export function projectsHandlers(ctx: Context): OperationHandlers {
     },
     updateProject: async (req, res) => {
       sendVersioned(res, await updateProject(ctx, req.user, req.params.projectid, req.body, ifMatchOf(req)));
+    },
+    deleteProject: async (req, res) => {
+      res.json(await deleteProject(ctx, req.user, req.params.projectid));
     },
   };
 }

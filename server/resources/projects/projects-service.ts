@@ -4,7 +4,9 @@ import { newId } from '../../lib/ids.ts';
 import { accessProject, type Caller } from '../../auth/access.ts';
 import { notFound } from '../../http/problem.ts';
 import { signDownload } from '../../signing/signed-downloads.ts';
-import type { ProjectRecord } from './project-repository.ts';
+import type { ProjectFilter, ProjectRecord } from './project-repository.ts';
+import { projectBlobPrefix } from '../../blobs/keys.ts';
+import { portalUploadDir, removePartialUpload } from '../../blobs/partial-uploads.ts';
 import { requireIfMatch, type IfMatch, type Versioned } from '../../http/preconditions.ts';
 import { recordEvent } from '../webhooks/outbox.ts';
 
@@ -40,8 +42,9 @@ export async function getProject(ctx: Ports, caller: Caller, projectId: string):
   return { body: await projectJson(ctx, project, role), version: project.version };
 }
 
-export async function listProjects(ctx: Ports, caller: Caller): Promise<Schemas['Project'][]> {
-  const projects = await ctx.store.projects.listForUser(caller);
+/** Every project the caller may see, or with `filter` only those they own (`mine`) or those shared with them (`shared`). */
+export async function listProjects(ctx: Ports, caller: Caller, filter: ProjectFilter = 'all'): Promise<Schemas['Project'][]> {
+  const projects = await ctx.store.projects.listForUser(caller, filter);
   return Promise.all(projects.map((project) => projectJson(ctx, project, project.role)));
 }
 
@@ -70,8 +73,43 @@ export async function updateProject(
   return { body: await projectJson(ctx, project, role), version: project.version };
 }
 
+/**
+ * Deletes the project with everything in it (owner only). The records go in
+ * one transaction, with the `project.deleted` event; the bytes (files,
+ * renditions, artwork, and the partial bytes of portal uploads under way)
+ * after it commits, since nothing points at them any more: a failure there
+ * leaves bytes the blob sweep removes later, never a project without its
+ * bytes. An upload PUT under way finds its upload gone and keeps nothing.
+ */
+export async function deleteProject(ctx: Ports & Pick<Context, 'blobs' | 'logger'>, caller: Caller, projectId: string): Promise<Record<string, never>> {
+  await accessProject(ctx, caller, projectId, 'delete');
+  const deleted = await ctx.store.transaction(async (store) => {
+    // Locked first, as every box write takes it: no upload or move lands in the project while it goes.
+    const project = await store.projects.getForUpdate(projectId);
+    if (!project) throw notFound(`No project ${projectId} exists that you can see.`);
+    const data = await projectJson({ ...ctx, store }, project, 'owner');
+    const removed = (await store.projects.delete(projectId))!;
+    await recordEvent(ctx, store, { type: 'project.deleted', ownerId: project.ownerId, projectId, data });
+    return removed;
+  });
+  const keys: string[] = [];
+  try {
+    for await (const key of ctx.blobs.list(projectBlobPrefix(projectId))) keys.push(key);
+  } catch (error) {
+    ctx.logger.error('listing the bytes of a deleted project failed; the blob sweep removes them later', { err: error, projectId });
+  }
+  for (const key of keys) {
+    await ctx.blobs.delete(key).catch((error: unknown) => ctx.logger.warn('removing a blob of a deleted project failed; the blob sweep removes it later', { err: error, key }));
+  }
+  for (const uploadId of deleted.unfinishedPortalUploads) {
+    await removePartialUpload(portalUploadDir(ctx.config.dataDir), uploadId).catch((error: unknown) => ctx.logger.warn('removing the partial bytes of a portal upload failed', { err: error, uploadId }));
+  }
+  return {};
+}
+
 export async function projectJson(ctx: Ports, project: ProjectRecord, role: Role): Promise<Schemas['Project']> {
   const artwork = project.artworkId ? await ctx.store.projects.getArtwork(project.artworkId) : undefined;
+  const content = project.content ?? (await ctx.store.projects.content(project.id));
   return {
     id: project.id,
     object: 'project',
@@ -80,7 +118,9 @@ export async function projectJson(ctx: Ports, project: ProjectRecord, role: Role
     role,
     ...(project.sortBy ? { sortBy: project.sortBy } : {}),
     ...(artwork ? { artwork: { ...signDownload(ctx, artwork.id, 'inline'), contentType: artwork.contentType } } : {}),
+    size: content.size,
     timeCreated: project.timeCreated,
-    timeModified: project.timeModified,
+    // The last change of the project or of any of its boxes: what a library sorts and shows by.
+    timeModified: Math.max(project.timeModified, content.boxesModified ?? 0),
   };
 }

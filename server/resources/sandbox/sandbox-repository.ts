@@ -17,6 +17,9 @@ export class SandboxRepository {
   async deleteEverythingOf(userId: string): Promise<void> {
     await this.db.transaction(async (tx) => {
       await tx.execute('DELETE FROM webhooks WHERE user_id = $1', [userId]);
+      // Its notifications (those of its projects would go with them; a reply on another's project would not) and their settings.
+      await tx.execute('DELETE FROM notifications WHERE user_id = $1', [userId]);
+      await tx.execute('DELETE FROM notification_settings WHERE user_id = $1', [userId]);
       await tx.execute('DELETE FROM players WHERE owner_id = $1', [userId]);
       await tx.execute('DELETE FROM projects WHERE owner_id = $1', [userId]);
     });

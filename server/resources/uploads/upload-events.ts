@@ -10,6 +10,7 @@ import type { BoxRecord } from '../boxes/box-repository.ts';
 import { boxJson } from '../boxes/boxes-service.ts';
 import type { UploadRecord } from './upload-repository.ts';
 import { recordEvent } from '../webhooks/outbox.ts';
+import { notifyOfFailedAnalysis } from '../notifications/notifications-service.ts';
 
 /** upload.started or upload.completed, with the file as it is now. */
 export async function recordFileEvent(ctx: Pick<Context, 'clock' | 'jobQueued'>, store: Store, type: 'upload.started' | 'upload.completed', ownerId: string, file: BoxRecord): Promise<void> {
@@ -25,11 +26,12 @@ export async function recordUploadFailure(ctx: Pick<Context, 'clock' | 'jobQueue
 }
 
 /** file.processed or file.processing_failed: the file with its status and, once processed, its analysis. */
-export function analysisEvents(ctx: Pick<Context, 'clock' | 'jobQueued'>) {
+export function analysisEvents(ctx: Pick<Context, 'clock' | 'config' | 'jobQueued'>) {
   return async (store: Store, projectId: string, boxId: string, outcome: 'processed' | 'failed'): Promise<void> => {
     const [project, file] = await Promise.all([store.projects.get(projectId), store.boxes.get(projectId, boxId)]);
     if (!project || !file) return;
     const type = outcome === 'processed' ? 'file.processed' : 'file.processing_failed';
     await recordEvent(ctx, store, { type, ownerId: project.ownerId, projectId, boxId, boxName: file.name, data: boxJson(file) });
+    if (outcome === 'failed') await notifyOfFailedAnalysis(ctx, store, project, file);
   };
 }

@@ -28,6 +28,9 @@ export function uploadsHandlers(ctx: Context): OperationHandlers {
     requestUploadUrl: async (req, res) => {
       res.json(await uploads.requestUploadUrl(ctx, req.user, req.params.projectid, req.body));
     },
+    getStorageUsage: async (req, res) => {
+      res.json(await uploads.storageUsage(ctx, req.user));
+    },
     requestArtworkUploadUrl: async (req, res) => {
       res.json(await uploads.requestArtworkUploadUrl(ctx, req.user, req.params.projectid, req.body));
     },

@@ -9,15 +9,15 @@ import { apiRoot, type Context } from '../../context.ts';
 import type { Schemas } from '../../lib/api-types.ts';
 import { newId } from '../../lib/ids.ts';
 import { accessProject, type Caller } from '../../auth/access.ts';
-import { badRequest, conflict, HttpProblem, notFound, signatureRefused, tooLarge, unsupportedMediaType } from '../../http/problem.ts';
+import { badRequest, HttpProblem, notFound, signatureRefused, tooLarge, unsupportedMediaType } from '../../http/problem.ts';
 import { BlobTooLargeError, BlobTooShortError } from '../../blobs/blob-store.ts';
 import { artworkBlobKey, fileBlobKey } from '../../blobs/keys.ts';
-import { boxJson, newBox } from '../boxes/boxes-service.ts';
+import { boxJson } from '../boxes/boxes-service.ts';
+import { placeFileBox, type PlacedFile } from './file-boxes.ts';
 import { projectJson } from '../projects/projects-service.ts';
 import type { UploadKind, UploadRecord } from './upload-repository.ts';
 import { claimLost, seconds, UploadClaim } from './upload-claim.ts';
 import type { Store } from '../../repositories.ts';
-import type { BoxRecord } from '../boxes/box-repository.ts';
 import { sniffImageType, ARTWORK_TYPES } from '../../lib/content-sniffing.ts';
 import { isAudioFile } from '../processing/processing.ts';
 import { settleStoredFile } from './stored-file.ts';
@@ -28,7 +28,7 @@ import { recordEvent } from '../webhooks/outbox.ts';
 type Ports = Pick<Context, 'store' | 'blobs' | 'clock' | 'config' | 'signer' | 'logger' | 'jobQueued'>;
 
 /** The interface on the upload URL request: size is "number or string"; a string must be decimal digits (the schema checked that). */
-function declaredSize(size: number | string, limit: number, what: string): number {
+export function declaredSize(size: number | string, limit: number, what: string): number {
   const bytes = typeof size === 'number' ? size : Number(size);
   if (!Number.isSafeInteger(bytes)) throw badRequest(`size ${size} is not a whole number of bytes.`, [{ pointer: '#/size', detail: 'must be a whole number of bytes' }]);
   if (bytes > limit) throw tooLarge(`The declared size ${bytes} bytes is over the ${what} limit of ${limit} bytes.`);
@@ -46,8 +46,8 @@ function declaredSize(size: number | string, limit: number, what: string): numbe
  * last room.
  */
 export async function requireRoomFor(ctx: Ports, store: Store, ownerId: string, projectId: string, size: number): Promise<void> {
-  const quota = (await store.users.get(ownerId))?.storageQuota ?? ctx.config.storageQuotaBytes;
-  if (quota === undefined) return;
+  const quota = quotaOf(ctx, (await store.users.get(ownerId))?.storageQuota ?? null);
+  if (quota === null) return;
   await store.users.getForUpdate(ownerId);
   const used = await store.uploads.bytesOwnedBy(ownerId);
   if (used + size <= quota) return;
@@ -56,6 +56,19 @@ export async function requireRoomFor(ctx: Ports, store: Store, ownerId: string, 
     { members: { quota, used } },
   );
 }
+
+/**
+ * The bytes the caller's account keeps and the most it may keep: the same
+ * count and quota that requireRoomFor checks an upload against, so that what
+ * the storage page shows is what refuses an upload.
+ */
+export async function storageUsage(ctx: Pick<Ports, 'store' | 'config'>, caller: Caller): Promise<Schemas['StorageUsage']> {
+  const user = await ctx.store.users.get(caller.id);
+  return { used: await ctx.store.uploads.bytesOwnedBy(caller.id), quota: quotaOf(ctx, user?.storageQuota ?? null) };
+}
+
+/** The account's own quota when an administrator set one, else the server's (STORAGE_QUOTA_BYTES); null for none. */
+const quotaOf = (ctx: Pick<Ports, 'config'>, own: number | null): number | null => own ?? ctx.config.storageQuotaBytes ?? null;
 
 const uploadPath = (kind: UploadKind, uploadId: string) => `/upload/${kind === 'file' ? 'files' : 'artwork'}/${uploadId}`;
 
@@ -83,45 +96,42 @@ function signedUrl(ctx: Ports, upload: UploadRecord): string {
   return `${apiRoot(ctx.config)}${uploadPath(upload.kind, upload.id)}?${new URLSearchParams({ expires: String(upload.expires), signature })}`;
 }
 
+/** The file a member uploads, as requestUploadUrl is asked for it (and a resumable upload's Upload-Length and Upload-Metadata). */
+export type NewFileBox = Pick<Schemas['UploadUrlRequest'], 'name' | 'mimeType' | 'parentid' | 'autoStack'> & { size: number };
+
+/**
+ * Makes the file box a member's upload fills, `awaiting-upload`, and records
+ * upload.started: every way a project member uploads a file (an upload URL,
+ * a resumable upload) makes its box here, so that they land alike, stacking
+ * themselves by the version markers of their names (placeFileBox). Locks the
+ * project's row and checks the declared size against the owner's quota
+ * (requireRoomFor); call it inside the transaction that records the upload.
+ */
+export async function createFileBox(
+  ctx: Ports,
+  store: Store,
+  caller: Caller,
+  project: { id: string; ownerId: string },
+  request: NewFileBox,
+): Promise<PlacedFile> {
+  // The project's row first, as every box write takes it: the quota check and the new box see the same state.
+  await store.boxes.lockProject(project.id);
+  await requireRoomFor(ctx, store, project.ownerId, project.id, request.size);
+  const placed = await placeFileBox(
+    store,
+    { projectId: project.id, parentId: request.parentid, name: request.name, mimeType: request.mimeType, size: request.size, uploaderId: caller.id, autoStack: request.autoStack },
+    ctx.clock.now(),
+  );
+  await recordFileEvent(ctx, store, 'upload.started', project.ownerId, placed.file);
+  return placed;
+}
+
 export async function requestUploadUrl(ctx: Ports, caller: Caller, projectId: string, body: Schemas['UploadUrlRequest']): Promise<Schemas['UploadUrlResponse']> {
   const { project } = await accessProject(ctx, caller, projectId, 'write');
   const size = declaredSize(body.size, ctx.config.maxUploadBytes, 'upload');
   const now = ctx.clock.now();
   return ctx.store.transaction(async (store) => {
-    // The project's row first, as every box write takes it: two uploads into
-    // one folder or stack must not read the same next position.
-    await store.boxes.lockProject(projectId);
-    await requireRoomFor(ctx, store, project.ownerId, projectId, size);
-    // Every upload lands in a stack, as in the service this interface comes
-    // from: into the stack named by parentid, or into a new stack of its own,
-    // at the top level or inside the folder named by parentid.
-    let stack: BoxRecord;
-    const parent = body.parentid ? await store.boxes.get(projectId, body.parentid) : undefined;
-    if (body.parentid && (!parent || parent.kind === 'file')) {
-      throw conflict(`parentid ${body.parentid} is not a folder or stack of project ${projectId}.`);
-    }
-    if (parent?.kind === 'stack') {
-      stack = parent;
-    } else {
-      const parentId = parent?.id ?? null;
-      stack = newBox({ projectId, kind: 'stack', name: body.name, parentId, position: await store.boxes.nextPosition(projectId, parentId) }, now);
-      await store.boxes.insert(stack);
-    }
-    const file = newBox(
-      {
-        projectId,
-        kind: 'file',
-        name: body.name,
-        parentId: stack.id,
-        position: await store.boxes.nextPosition(projectId, stack.id),
-        status: 'awaiting-upload',
-        size,
-        mimeType: body.mimeType,
-        uploaderId: caller.id,
-      },
-      now,
-    );
-    await store.boxes.insert(file);
+    const { file, stack, autoStacked } = await createFileBox(ctx, store, caller, project, { ...body, size });
     const upload: UploadRecord = {
       id: newId('upl'),
       kind: 'file',
@@ -140,13 +150,15 @@ export async function requestUploadUrl(ctx: Ports, caller: Caller, projectId: st
       claimExpires: null,
     };
     await store.uploads.insert(upload);
-    await recordFileEvent(ctx, store, 'upload.started', project.ownerId, file);
     return {
       boxid: file.id,
       contentType: upload.contentType,
       metadata: upload.metadata as Schemas['UploadUrlResponse']['metadata'],
       headers: putHeaders(upload),
       stackid: stack.id,
+      parentid: stack.parentId,
+      autoStacked,
+      ...(file.versionName !== null && autoStacked ? { versionName: file.versionName } : {}),
       url: signedUrl(ctx, upload),
       expires: upload.expires,
     };
@@ -397,3 +409,4 @@ export async function putArtwork(ctx: Ports, put: PutRequest): Promise<Schemas['
 }
 
 export { sweepAbandonedUploads } from './upload-sweeper.ts';
+

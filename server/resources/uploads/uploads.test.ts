@@ -50,6 +50,8 @@ describe.each(backends)('uploads on %s', (backend) => {
         'x-storage-meta-projectid': projectid,
       },
       stackid: expect.stringMatching(/^box_/),
+      parentid: null,
+      autoStacked: false,
       url: expect.stringMatching(new RegExp(`^${t.server.apiUrl}/upload/files/upl_\\w+\\?expires=\\d+&signature=[0-9a-f]{64}$`)),
       expires: expect.any(Number),
     });
@@ -162,7 +164,8 @@ describe.each(backends)('uploads on %s', (backend) => {
     const { api, token, projectid } = await requestUpload();
     const top = (await api.POST('/projects/{projectid}/files', { params: { path: { projectid } }, body: { name: 'top.wav', mimeType: 'audio/wav', size: 1 } })).data!;
     const { data: topStack } = await api.GET('/projects/{projectid}/files/{fileid}', { params: { path: { projectid, fileid: top.stackid } } });
-    expect(topStack).toMatchObject({ object: 'stack', name: 'top.wav', children: [{ id: top.boxid }] });
+    // Issue 21: "A stack that an upload makes is named after the file without its extension".
+    expect(topStack).toMatchObject({ object: 'stack', name: 'top', children: [{ id: top.boxid }] });
     expect(topStack).not.toHaveProperty('parentid');
     const inStack = (await api.POST('/projects/{projectid}/files', { params: { path: { projectid } }, body: { name: 'v2.wav', mimeType: 'audio/wav', size: 1, parentid: top.stackid } })).data!;
     expect(inStack.stackid).toBe(top.stackid);

@@ -15,6 +15,9 @@ import { portalRoomSchema } from './portal-room.ts';
 import { portalHeldSchema } from './portal-held.ts';
 import { accountsSchema } from './accounts.ts';
 import { authChallengeExpirySchema } from './auth-challenge-expiry.ts';
+import { autoStackSchema } from './auto-stack.ts';
+import { insightsSchema } from './insights.ts';
+import { notificationsSchema } from './notifications.ts';
 
 export const sqliteMigrations: Migration[] = [
   { version: 1, name: 'initial schema', sql: initialSchema('INTEGER') },
@@ -33,4 +36,7 @@ export const sqliteMigrations: Migration[] = [
   { version: 14, name: 'portal folders hold what strangers send', sql: portalHeldSchema() },
   { version: 15, name: 'accounts: passwords, sessions, scoped tokens, passkeys, single sign-on, one-time links, security events', sql: accountsSchema('INTEGER') },
   { version: 18, name: 'expired passkey and sign-in ceremonies found by an index', sql: authChallengeExpirySchema() },
+  { version: 19, name: 'the account preference for versions that stack themselves', sql: autoStackSchema() },
+  { version: 21, name: 'listener insights: plays and downloads through players', sql: insightsSchema('INTEGER') },
+  { version: 22, name: 'notifications of comments, replies, portal uploads and failed analyses, and how they are mailed', sql: notificationsSchema('INTEGER') },
 ];
