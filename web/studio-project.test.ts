@@ -177,6 +177,7 @@ describe.each(backends)('the studio project page (%s)', (backend) => {
         const folderDialog = page.getByRole('dialog', { name: 'New folder' });
         await folderDialog.getByRole('textbox', { name: 'Folder name', exact: true }).fill('Mixes');
         await folderDialog.getByRole('button', { name: 'Create', exact: true }).click();
+        await folderDialog.waitFor({ state: 'hidden' });
         await page.getByRole('button', { name: 'Mixes', exact: true }).waitFor();
         const { data: folders } = await api.GET('/projects/{projectid}/folders', { params: { path: { projectid } } });
         const mixes = folders!.find((folder) => folder.name === 'Mixes')!;
@@ -187,6 +188,7 @@ describe.each(backends)('the studio project page (%s)', (backend) => {
         const renameDialog = page.getByRole('dialog', { name: 'Rename' });
         await renameDialog.getByRole('textbox', { name: 'Name', exact: true }).fill('Alpha.wav');
         await renameDialog.getByRole('button', { name: 'Rename', exact: true }).click();
+        await renameDialog.waitFor({ state: 'hidden' });
         await rowOf(page, 'Alpha.wav').waitFor();
         expect((await box(a.box.id)).name).toBe('Alpha.wav');
 
@@ -196,6 +198,7 @@ describe.each(backends)('the studio project page (%s)', (backend) => {
         await moveDialog.getByRole('radio', { name: 'Mixes', exact: true }).check();
         if (backend === 'sqlite') await checkLayout(page, 'project-dialog-move');
         await moveDialog.getByRole('button', { name: 'Move', exact: true }).click();
+        await moveDialog.waitFor({ state: 'hidden' });
         await expect.poll(async () => (await box(a.upload.stackid)).parentid).toBe(mixes.id);
         await expect.poll(() => rowOf(page, 'Alpha.wav').count()).toBe(0);
         await page.getByRole('button', { name: 'Mixes', exact: true }).click();
@@ -218,6 +221,7 @@ describe.each(backends)('the studio project page (%s)', (backend) => {
         const versionDialog = page.getByRole('dialog', { name: 'Version name' });
         await versionDialog.getByRole('textbox', { name: 'Version name', exact: true }).fill('v2 louder');
         await versionDialog.getByRole('button', { name: 'Save', exact: true }).click();
+        await versionDialog.waitFor({ state: 'hidden' });
         await expect.poll(async () => (await box(c.box.id)).object === 'file' && (await box(c.box.id) as { versionName?: string }).versionName).toBe('v2 louder');
 
         // Reordering by keyboard: C.wav moves up, and is the older version now.
