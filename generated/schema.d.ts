@@ -2015,6 +2015,149 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/projects/{projectid}/tus": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The project's id.
+                 * @example prj_7h2kq9xw4m
+                 */
+                projectid: components["parameters"]["ProjectId"];
+            };
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Start a resumable upload
+         * @description **Extension.** Creates a resumable upload of a file into the project
+         *     (tus 1.0.0, *creation* extension), and the file it fills, as *Request
+         *     an upload URL* does: the file box exists at once, `awaiting-upload`,
+         *     and lands where that operation puts it (a stack of its own named after
+         *     the file, at the top level or in the folder `parentid` names, or as
+         *     the newest version of the stack `parentid` names). The answer's
+         *     `Location` is the upload's URL, to which the bytes are sent with *Send
+         *     upload bytes*; its `Upload-File-Id` is the file's box id.
+         *
+         *     `Upload-Length` declares the file's size; `Upload-Metadata` carries, as
+         *     Base64 values, the file's name (`filename`, required), its type
+         *     (`filetype`; without one, `application/octet-stream`), the folder or
+         *     stack to upload into (`parentid`) and `autoStack` (`true` or `false`),
+         *     which is passed on as *Request an upload URL*'s `autoStack` is.
+         *
+         *     Everything is checked here, so that nothing is sent in vain: the
+         *     caller's role (the owner, or the admin or editor role), the size
+         *     against the server's upload limit (5 GiB by default; a server's
+         *     operator can change it) and against the room left in the storage
+         *     quota of the account that owns the project (413). The declared length
+         *     reserves no room: only the bytes the server has received take room in
+         *     the quota (and, while a request sends bytes, those it announced in
+         *     `Content-Length`), so that uploads declared and never sent block
+         *     nobody. A request may carry the file's first bytes, or all of them
+         *     (tus *creation-with-upload*: `Content-Type:
+         *     application/offset+octet-stream`).
+         *
+         *     An upload to which no byte comes for a day is given up: its bytes and
+         *     its file go, and the owner's webhooks hear `upload.failed`.
+         */
+        post: operations["createProjectUpload"];
+        delete?: never;
+        /**
+         * Read the tus capabilities
+         * @description **Extension.** What the server's tus endpoint for project members
+         *     supports (tus 1.0.0, OPTIONS): its protocol versions and extensions,
+         *     and only those that work: `creation`, `creation-with-upload` and
+         *     `termination`; an upload always declares its length (no
+         *     `creation-defer-length`), and an unfinished one is given up after a
+         *     day without a byte, not at a time told in advance (no `expiration`).
+         *     Needs no `Tus-Resumable` header.
+         *
+         *     Needs no credential: the answer is the server's, the same for every
+         *     project, so it tells nothing of the project; and browsers send OPTIONS
+         *     without credentials (a CORS preflight, answered with the API's CORS
+         *     headers, is one).
+         */
+        options: operations["getProjectUploadCapabilities"];
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/projects/{projectid}/tus/{projectuploadid}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The project's id.
+                 * @example prj_7h2kq9xw4m
+                 */
+                projectid: components["parameters"]["ProjectId"];
+                /**
+                 * @description The resumable upload's id, the last segment of the `Location` its creation answered.
+                 * @example tup_7k2m9q4w1x3c5v8b
+                 */
+                projectuploadid: components["parameters"]["ProjectUploadId"];
+            };
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        post?: never;
+        /**
+         * Cancel a resumable upload
+         * @description **Extension.** Cancels an upload that is not complete (tus 1.0.0,
+         *     *termination* extension): its bytes and its file (with the stack made
+         *     for it, if that is left empty) go, and the owner's webhooks hear
+         *     `upload.failed`. A complete upload cannot be cancelled (404): delete
+         *     its file instead.
+         *
+         *     Needs the owner, or the admin or editor role.
+         */
+        delete: operations["cancelProjectUpload"];
+        options?: never;
+        /**
+         * Read how much of an upload arrived
+         * @description **Extension.** The number of bytes the server has of the upload, in
+         *     `Upload-Offset` (tus 1.0.0, HEAD): after a dropped connection or a
+         *     reloaded page, send the rest from there. Once the upload is complete,
+         *     `Upload-Offset` equals `Upload-Length`, so that a client that resumes
+         *     learns it has nothing left to send; `Upload-File-Id` names the file
+         *     either way. 404 once the upload was cancelled or given up. Answers are
+         *     not cached.
+         *
+         *     Needs the owner, or the admin or editor role, and a token with
+         *     `projects:write`, the scope the upload is sent with (not
+         *     `projects:read`: a tus client resumes with the token it uploads with).
+         */
+        head: operations["getProjectUploadOffset"];
+        /**
+         * Send upload bytes
+         * @description **Extension.** Appends bytes to the upload at `Upload-Offset` (tus
+         *     1.0.0, PATCH), which must be the offset the server has (409
+         *     otherwise: read it with *Read how much of an upload arrived*). The
+         *     body may be the rest of the file or any part of it. The answer's
+         *     `Upload-Offset` is the new offset.
+         *
+         *     The bytes it announces (`Content-Length`, or the rest of the file
+         *     without one) must fit in the room left in the storage quota of the
+         *     account that owns the project: otherwise it is refused with 413
+         *     before a byte is taken. That room is held only while bytes flow: a
+         *     request to which no byte comes for a while (60 s by default; a
+         *     server's operator can change it) is cut, and the upload keeps the
+         *     room of the bytes stored; send the rest from the server's offset.
+         *
+         *     When the last byte arrives, the file is stored: `pending` while audio
+         *     waits for analysis, else `ready`, and the owner's webhooks hear
+         *     `upload.completed`, as after *Upload a file*. The answer's
+         *     `Upload-File-Id` names the file.
+         *
+         *     Needs the owner, or the admin or editor role.
+         */
+        patch: operations["appendProjectUpload"];
+        trace?: never;
+    };
     "/portal/{playerid}/tus": {
         parameters: {
             query?: never;
@@ -6950,6 +7093,84 @@ export interface components {
                 "application/problem+json": components["schemas"]["Problem"];
             };
         };
+        /** @description `Tus-Resumable` is missing or names a version other than `1.0.0`; `Tus-Version` lists the versions the server speaks. */
+        TusVersionUnsupported: {
+            headers: {
+                /**
+                 * @description The versions of the tus protocol the server speaks.
+                 * @example 1.0.0
+                 */
+                "Tus-Version"?: string;
+                [name: string]: unknown;
+            };
+            content: {
+                /**
+                 * @example {
+                 *       "type": "/problems/precondition-failed",
+                 *       "title": "Precondition failed",
+                 *       "status": 412,
+                 *       "detail": "Send Tus-Resumable: 1.0.0, the version of the tus protocol this server speaks.",
+                 *       "instance": "req_5f1c2a9d",
+                 *       "errors": [
+                 *         {
+                 *           "header": "tus-resumable",
+                 *           "detail": "must be 1.0.0"
+                 *         }
+                 *       ]
+                 *     }
+                 */
+                "application/problem+json": components["schemas"]["Problem"];
+            };
+        };
+        /**
+         * @description **Extension.** The declared length is over the upload limit (5 GiB by
+         *     default; a server's operator can change it), or over the room left in
+         *     the storage quota of the account that owns the project
+         *     (`storage-quota-exceeded`, with `quota` and `used`); or a PATCH's bytes
+         *     would take that account over its quota (refused before a byte is
+         *     taken); or a PATCH sent more bytes than the declared length. Only
+         *     bytes received take room: a declared length reserves none.
+         */
+        ProjectUploadTooLarge: {
+            headers: {
+                [name: string]: unknown;
+            };
+            content: {
+                "application/problem+json": components["schemas"]["StorageQuotaProblem"];
+            };
+        };
+        /**
+         * @description **Extension.** The project does not exist or the caller may not see it
+         *     (the two answer alike); or the project has no such resumable upload:
+         *     it was cancelled, or given up after a day without a byte. Start the
+         *     upload again.
+         */
+        ProjectUploadNotFound: {
+            headers: {
+                [name: string]: unknown;
+            };
+            content: {
+                "application/problem+json": components["schemas"]["Problem"];
+            };
+        };
+        /** @description `Upload-Offset` is not the offset the server has: read it with a HEAD request, then send from there. */
+        PortalOffsetConflict: {
+            headers: {
+                [name: string]: unknown;
+            };
+            content: {
+                /**
+                 * @example {
+                 *       "type": "/problems/conflict",
+                 *       "title": "Conflict with the stored state",
+                 *       "status": 409,
+                 *       "detail": "Upload-Offset conflict",
+                 *       "instance": "req_5f1c2a9d"
+                 *     }
+                 */
+                "application/problem+json": components["schemas"]["Problem"];
+            };
+        };
         /**
          * @description There is no open upload portal at this player: no such player, or its
          *     owner turned the portal off (the two answer alike); or the upload is
@@ -6990,35 +7211,6 @@ export interface components {
                 "application/problem+json": components["schemas"]["Problem"];
             };
         };
-        /** @description `Tus-Resumable` is missing or names a version other than `1.0.0`; `Tus-Version` lists the versions the server speaks. */
-        TusVersionUnsupported: {
-            headers: {
-                /**
-                 * @description The versions of the tus protocol the server speaks.
-                 * @example 1.0.0
-                 */
-                "Tus-Version"?: string;
-                [name: string]: unknown;
-            };
-            content: {
-                /**
-                 * @example {
-                 *       "type": "/problems/precondition-failed",
-                 *       "title": "Precondition failed",
-                 *       "status": 412,
-                 *       "detail": "Send Tus-Resumable: 1.0.0, the version of the tus protocol this server speaks.",
-                 *       "instance": "req_5f1c2a9d",
-                 *       "errors": [
-                 *         {
-                 *           "header": "tus-resumable",
-                 *           "detail": "must be 1.0.0"
-                 *         }
-                 *       ]
-                 *     }
-                 */
-                "application/problem+json": components["schemas"]["Problem"];
-            };
-        };
         /**
          * @description The file is over the portal's per-file limit (5 GiB by default; a
          *     server's operator can change it), or over the room left in the portal
@@ -7044,24 +7236,6 @@ export interface components {
                  *     }
                  */
                 "application/problem+json": components["schemas"]["StorageQuotaProblem"];
-            };
-        };
-        /** @description `Upload-Offset` is not the offset the server has: read it with a HEAD request, then send from there. */
-        PortalOffsetConflict: {
-            headers: {
-                [name: string]: unknown;
-            };
-            content: {
-                /**
-                 * @example {
-                 *       "type": "/problems/conflict",
-                 *       "title": "Conflict with the stored state",
-                 *       "status": 409,
-                 *       "detail": "Upload-Offset conflict",
-                 *       "instance": "req_5f1c2a9d"
-                 *     }
-                 */
-                "application/problem+json": components["schemas"]["Problem"];
             };
         };
         /**
@@ -7177,6 +7351,11 @@ export interface components {
          */
         TusResumable: "1.0.0";
         /**
+         * @description The resumable upload's id, the last segment of the `Location` its creation answered.
+         * @example tup_7k2m9q4w1x3c5v8b
+         */
+        ProjectUploadId: string;
+        /**
          * @description The portal upload's id, the last segment of the `Location` its creation answered.
          * @example pup_7k2m9q4w1x3c5v8b
          */
@@ -7247,15 +7426,21 @@ export interface components {
          */
         CrossOriginResourcePolicy: "cross-origin";
         /**
-         * @description The version of the tus protocol the server speaks.
-         * @example 1.0.0
+         * @description **Extension.** The id of the file box a resumable upload fills: the
+         *     file to show, play or move once the upload is complete.
+         * @example box_f1le4n8q7r
          */
-        TusResumable: string;
+        UploadFileId: string;
         /**
          * @description How many bytes of the upload the server has.
          * @example 8388608
          */
         UploadOffset: string;
+        /**
+         * @description The version of the tus protocol the server speaks.
+         * @example 1.0.0
+         */
+        TusResumable: string;
     };
     pathItems: never;
 }
@@ -11075,6 +11260,263 @@ export interface operations {
             404: components["responses"]["NotFound"];
             410: components["responses"]["PlayerExpired"];
             429: components["responses"]["CommentWriteTooManyRequests"];
+            default: components["responses"]["DefaultProblem"];
+        };
+    };
+    createProjectUpload: {
+        parameters: {
+            query?: never;
+            header: {
+                /**
+                 * @description The version of the tus protocol the client speaks; this server speaks `1.0.0`.
+                 * @example 1.0.0
+                 */
+                "Tus-Resumable": components["parameters"]["TusResumable"];
+                /**
+                 * @description The file's size in bytes.
+                 * @example 41157120
+                 */
+                "Upload-Length": string;
+                /**
+                 * @description Comma-separated pairs of a key and its Base64 value (RFC 4648,
+                 *     padded to a multiple of 4 characters), separated by a space, each
+                 *     key once: `filename` is required; `filetype`, `parentid` and
+                 *     `autoStack` (`true` or `false`) are optional. A malformed value is
+                 *     refused with a problem (400) whose `errors` say what to fix. The
+                 *     example is `filename night-drive-v2.wav, filetype audio/wav`.
+                 * @example filename bmlnaHQtZHJpdmUtdjIud2F2,filetype YXVkaW8vd2F2
+                 */
+                "Upload-Metadata": string;
+            };
+            path: {
+                /**
+                 * @description The project's id.
+                 * @example prj_7h2kq9xw4m
+                 */
+                projectid: components["parameters"]["ProjectId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The upload exists; send its bytes to `Location`. */
+            201: {
+                headers: {
+                    /**
+                     * @description The upload's URL.
+                     * @example http://localhost:8080/api/v1/projects/prj_7h2kq9xw4m/tus/tup_7k2m9q4w1x3c5v8b
+                     */
+                    Location?: string;
+                    "Upload-File-Id": components["headers"]["UploadFileId"];
+                    "Upload-Offset": components["headers"]["UploadOffset"];
+                    "Tus-Resumable": components["headers"]["TusResumable"];
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            409: components["responses"]["Conflict"];
+            412: components["responses"]["TusVersionUnsupported"];
+            413: components["responses"]["ProjectUploadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            429: components["responses"]["TooManyRequests"];
+            default: components["responses"]["DefaultProblem"];
+        };
+    };
+    getProjectUploadCapabilities: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The project's id.
+                 * @example prj_7h2kq9xw4m
+                 */
+                projectid: components["parameters"]["ProjectId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The capabilities, in headers. */
+            204: {
+                headers: {
+                    /**
+                     * @description The protocol versions the server supports.
+                     * @example 1.0.0
+                     */
+                    "Tus-Version"?: string;
+                    /**
+                     * @description The protocol extensions the server supports.
+                     * @example creation,creation-with-upload,termination
+                     */
+                    "Tus-Extension"?: "creation,creation-with-upload,termination";
+                    "Tus-Resumable": components["headers"]["TusResumable"];
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            400: components["responses"]["BadRequest"];
+            429: components["responses"]["TooManyRequests"];
+            default: components["responses"]["DefaultProblem"];
+        };
+    };
+    cancelProjectUpload: {
+        parameters: {
+            query?: never;
+            header: {
+                /**
+                 * @description The version of the tus protocol the client speaks; this server speaks `1.0.0`.
+                 * @example 1.0.0
+                 */
+                "Tus-Resumable": components["parameters"]["TusResumable"];
+            };
+            path: {
+                /**
+                 * @description The project's id.
+                 * @example prj_7h2kq9xw4m
+                 */
+                projectid: components["parameters"]["ProjectId"];
+                /**
+                 * @description The resumable upload's id, the last segment of the `Location` its creation answered.
+                 * @example tup_7k2m9q4w1x3c5v8b
+                 */
+                projectuploadid: components["parameters"]["ProjectUploadId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The upload is cancelled. */
+            204: {
+                headers: {
+                    "Tus-Resumable": components["headers"]["TusResumable"];
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["ProjectUploadNotFound"];
+            412: components["responses"]["TusVersionUnsupported"];
+            429: components["responses"]["TooManyRequests"];
+            default: components["responses"]["DefaultProblem"];
+        };
+    };
+    getProjectUploadOffset: {
+        parameters: {
+            query?: never;
+            header: {
+                /**
+                 * @description The version of the tus protocol the client speaks; this server speaks `1.0.0`.
+                 * @example 1.0.0
+                 */
+                "Tus-Resumable": components["parameters"]["TusResumable"];
+            };
+            path: {
+                /**
+                 * @description The project's id.
+                 * @example prj_7h2kq9xw4m
+                 */
+                projectid: components["parameters"]["ProjectId"];
+                /**
+                 * @description The resumable upload's id, the last segment of the `Location` its creation answered.
+                 * @example tup_7k2m9q4w1x3c5v8b
+                 */
+                projectuploadid: components["parameters"]["ProjectUploadId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description How far the upload got. */
+            200: {
+                headers: {
+                    "Upload-Offset": components["headers"]["UploadOffset"];
+                    /**
+                     * @description The file's size in bytes, as declared.
+                     * @example 41157120
+                     */
+                    "Upload-Length"?: string;
+                    "Upload-File-Id": components["headers"]["UploadFileId"];
+                    /**
+                     * @description `no-store`
+                     * @example no-store
+                     */
+                    "Cache-Control"?: string;
+                    "Tus-Resumable": components["headers"]["TusResumable"];
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["ProjectUploadNotFound"];
+            412: components["responses"]["TusVersionUnsupported"];
+            429: components["responses"]["TooManyRequests"];
+            default: components["responses"]["DefaultProblem"];
+        };
+    };
+    appendProjectUpload: {
+        parameters: {
+            query?: never;
+            header: {
+                /**
+                 * @description The version of the tus protocol the client speaks; this server speaks `1.0.0`.
+                 * @example 1.0.0
+                 */
+                "Tus-Resumable": components["parameters"]["TusResumable"];
+                /**
+                 * @description Where these bytes start in the file; the offset the server has.
+                 * @example 0
+                 */
+                "Upload-Offset": string;
+            };
+            path: {
+                /**
+                 * @description The project's id.
+                 * @example prj_7h2kq9xw4m
+                 */
+                projectid: components["parameters"]["ProjectId"];
+                /**
+                 * @description The resumable upload's id, the last segment of the `Location` its creation answered.
+                 * @example tup_7k2m9q4w1x3c5v8b
+                 */
+                projectuploadid: components["parameters"]["ProjectUploadId"];
+            };
+            cookie?: never;
+        };
+        /** @description Bytes of the file, from `Upload-Offset` on. */
+        requestBody: {
+            content: {
+                "application/offset+octet-stream": string;
+            };
+        };
+        responses: {
+            /** @description The bytes are stored. */
+            204: {
+                headers: {
+                    "Upload-Offset": components["headers"]["UploadOffset"];
+                    "Upload-File-Id": components["headers"]["UploadFileId"];
+                    "Tus-Resumable": components["headers"]["TusResumable"];
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["ProjectUploadNotFound"];
+            409: components["responses"]["PortalOffsetConflict"];
+            412: components["responses"]["TusVersionUnsupported"];
+            413: components["responses"]["ProjectUploadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            429: components["responses"]["TooManyRequests"];
             default: components["responses"]["DefaultProblem"];
         };
     };

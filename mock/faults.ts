@@ -175,6 +175,9 @@ export function validationFault(diagnostics: PrismDiagnostic[]): HttpProblem | u
  * the spec has a HEAD of its own.
  */
 export function methodFault(method: string, path: string): HttpProblem | undefined {
+  // allowedMethods knows the operations of the handler table, which holds no HEAD or OPTIONS of their own (tus's, on the portal's and
+  // project members' upload paths): those Prism routes by the spec itself, as before.
+  if (method === 'HEAD' || method === 'OPTIONS') return undefined;
   const allowed = allowedMethods(path);
   if (allowed.length === 0 || allowed.includes(method) || (method === 'HEAD' && allowed.includes('GET'))) return undefined;
   return asProblem(405, [{ path, message: `${method} method not allowed` }]);

@@ -46,6 +46,8 @@ import { accountPageRoutes } from './pages/account-pages.ts';
 import { studioPageRoutes } from './pages/studio-pages.ts';
 import { portalRoutes } from './resources/portal/portal-tus.ts';
 import { portalHandlers } from './resources/portal/portal-handlers.ts';
+import { projectUploadRoutes } from './resources/project-uploads/project-uploads-tus.ts';
+import { projectUploadsHandlers } from './resources/project-uploads/project-uploads-handlers.ts';
 import { passkeysHandlers } from './resources/passkeys/passkeys-handlers.ts';
 import { accountSecurityHandlers } from './resources/account/security-handlers.ts';
 import { adminHandlers } from './resources/admin/admin-handlers.ts';
@@ -139,6 +141,9 @@ export function createApp(ctx: Context, lifecycle: Lifecycle = { isDraining: () 
     ),
   );
   api.use(rateLimitByUser(ctx.store.db, ctx.config.rateLimit));
+  // Project members' tus endpoints: after the token or session check (they need one), before the body parser and the validator (PATCH
+  // bodies stream unparsed; the routes check their own headers).
+  api.use(projectUploadRoutes(ctx));
   api.use(jsonBody());
   api.use(
     OpenApiValidator.middleware({
@@ -154,7 +159,7 @@ export function createApp(ctx: Context, lifecycle: Lifecycle = { isDraining: () 
       fileUploader: false,
     }),
   );
-  api.use(dispatchOperations(accountHandlers(ctx), projectsHandlers(ctx), boxesHandlers(ctx), uploadsHandlers(ctx), downloadsHandlers(ctx), playersHandlers(ctx), listeningHandlers(ctx), insightsHandlers(ctx), commentsHandlers(ctx), sandboxHandlers(ctx), webhooksHandlers(ctx), paymentsHandlers(ctx), portalHandlers(), sessionsHandlers(ctx), passkeysHandlers(ctx), mailLinksHandlers(ctx), accountSecurityHandlers(ctx), adminHandlers(ctx), notificationsHandlers(ctx)));
+  api.use(dispatchOperations(accountHandlers(ctx), projectsHandlers(ctx), boxesHandlers(ctx), uploadsHandlers(ctx), downloadsHandlers(ctx), playersHandlers(ctx), listeningHandlers(ctx), insightsHandlers(ctx), commentsHandlers(ctx), sandboxHandlers(ctx), webhooksHandlers(ctx), paymentsHandlers(ctx), portalHandlers(), projectUploadsHandlers(), sessionsHandlers(ctx), passkeysHandlers(ctx), mailLinksHandlers(ctx), accountSecurityHandlers(ctx), adminHandlers(ctx), notificationsHandlers(ctx)));
   app.use('/api/v1', api);
 
   app.use((req, _res, next) => next(notFound(`There is nothing at ${req.method} ${req.path}. The API is under /api/v1; see /docs.`)));

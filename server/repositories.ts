@@ -21,6 +21,7 @@ import { InsightsRepository } from './resources/insights/insights-repository.ts'
 import { SandboxRepository } from './resources/sandbox/sandbox-repository.ts';
 import { WebhookRepository } from './resources/webhooks/webhook-repository.ts';
 import { PortalRepository } from './resources/portal/portal-repository.ts';
+import { ProjectUploadRepository } from './resources/project-uploads/project-upload-repository.ts';
 import { PasskeyRepository } from './resources/passkeys/passkey-repository.ts';
 import { SessionRepository } from './resources/sessions/session-repository.ts';
 import { OneTimeLinkRepository } from './resources/account/one-time-link-repository.ts';
@@ -43,6 +44,7 @@ export function registerRepositories(db: Db) {
     sandbox: new SandboxRepository(db),
     webhooks: new WebhookRepository(db),
     portal: new PortalRepository(db),
+    projectUploads: new ProjectUploadRepository(db),
     passkeys: new PasskeyRepository(db),
     sessions: new SessionRepository(db),
     oneTimeLinks: new OneTimeLinkRepository(db),

@@ -20,6 +20,7 @@ import { sweepAbandonedUploads } from './resources/uploads/uploads-service.ts';
 import type { Worker } from './jobs/worker.ts';
 import { DELIVERY_LOG_MS } from './resources/webhooks/webhooks-service.ts';
 import { sweepAbandonedPortalUploads } from './resources/portal/portal-sweeper.ts';
+import { sweepAbandonedProjectUploads } from './resources/project-uploads/project-upload-sweeper.ts';
 import { startMailWorker } from './resources/mail/mail-delivery.ts';
 import { notificationMailJobs } from './resources/notifications/notifications-service.ts';
 
@@ -66,6 +67,7 @@ export async function startServer(config: Config, overrides: { clock?: Clock; lo
   const sweep = async () => {
     await sweepAbandonedUploads(ctx).catch((error: unknown) => ctx.logger.warn('sweeping abandoned uploads failed', { err: error }));
     await sweepAbandonedPortalUploads(ctx).catch((error: unknown) => ctx.logger.warn('sweeping abandoned portal uploads failed', { err: error }));
+    await sweepAbandonedProjectUploads(ctx).catch((error: unknown) => ctx.logger.warn('sweeping abandoned resumable uploads failed', { err: error }));
     const now = ctx.clock.now();
     await Promise.all([
       ctx.store.jobs.pruneFinished(now - FINISHED_JOBS_KEPT_MS),

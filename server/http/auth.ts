@@ -62,7 +62,10 @@ export function operationAuths(spec: { security?: SecurityRequirement[]; paths: 
     }
   }
   const required: OperationAuth = { token: true, session: false, anonymous: false, scope: undefined };
-  return (method: string, path: string): OperationAuth => routes.find((route) => route.method === (method === 'HEAD' ? 'GET' : method) && route.pattern.test(path))?.auth ?? required;
+  const find = (method: string, path: string) => routes.find((route) => route.method === method && route.pattern.test(path))?.auth;
+  // A HEAD is its own operation where the spec has one (tus's, which reads an upload's offset), else its path's GET: RFC 9110 §9.3.2,
+  // "The HEAD method is identical to GET except that the server MUST NOT send content in the response".
+  return (method: string, path: string): OperationAuth => find(method, path) ?? (method === 'HEAD' ? find('GET', path) : undefined) ?? required;
 }
 
 let authsOfSpec: ReturnType<typeof operationAuths> | undefined;

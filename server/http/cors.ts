@@ -26,8 +26,15 @@ const allowedHeaders = [
   'x-storage-meta-projectid',
   'x-storage-meta-boxpath',
   'x-storage-meta-writeback',
+  // tus 1.0.0's request headers, for project members' resumable uploads (/api/v1/projects/{projectid}/tus) from apps on other origins.
+  'Tus-Resumable',
+  'Upload-Length',
+  'Upload-Metadata',
+  'Upload-Offset',
 ].join(', ');
-const exposedHeaders = ['ETag', 'Content-Range', 'Content-Disposition', 'Content-Length', 'Accept-Ranges', 'Retry-After', 'WWW-Authenticate', 'X-Request-Id', 'Location'].join(', ');
+const exposedHeaders = ['ETag', 'Content-Range', 'Content-Disposition', 'Content-Length', 'Accept-Ranges', 'Retry-After', 'WWW-Authenticate', 'X-Request-Id', 'Location',
+  // tus 1.0.0's answers, and the file a resumable upload fills.
+  'Tus-Resumable', 'Tus-Version', 'Tus-Extension', 'Upload-Offset', 'Upload-Length', 'Upload-File-Id'].join(', ');
 
 export function cors(req: Request, res: Response, next: NextFunction) {
   if (req.path.startsWith('/api/v1/portal/')) return next();

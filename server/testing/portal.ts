@@ -60,8 +60,8 @@ export type PatchOutcome = { status: number; body: string } | { error: Error };
  * of the file), as a client on a slow line does; `cut` drops the connection
  * mid-body. `outcome` never rejects.
  */
-export function streamedPatch(url: string, offset: number, length: number) {
-  return streamedRequest(url, 'PATCH', { 'Tus-Resumable': '1.0.0', 'Upload-Offset': String(offset), 'Content-Type': 'application/offset+octet-stream', 'Content-Length': String(length) });
+export function streamedPatch(url: string, offset: number, length: number, extra: Record<string, string> = {}) {
+  return streamedRequest(url, 'PATCH', { ...extra, 'Tus-Resumable': '1.0.0', 'Upload-Offset': String(offset), 'Content-Type': 'application/offset+octet-stream', 'Content-Length': String(length) });
 }
 
 /** A creation that carries the file's bytes (tus creation-with-upload), sent piece by piece like streamedPatch. */
@@ -75,7 +75,7 @@ export function streamedCreation(apiUrl: string, playerId: string, file: PortalF
   });
 }
 
-function streamedRequest(url: string, method: string, headers: Record<string, string>) {
+export function streamedRequest(url: string, method: string, headers: Record<string, string>) {
   const target = new URL(url);
   const req = request({ host: target.hostname, port: target.port, path: target.pathname, method, headers, agent: false });
   const outcome = new Promise<PatchOutcome>((resolve) => {

@@ -18,7 +18,10 @@ const FILTERS: Array<[Filter, string]> = [
   ['shared', 'Shared with me'],
 ];
 
-/** Whether the project is one the account owns; every other role is a share. */
+/**
+ * Whether the project is one the account owns; every other role is a share. The library reads every project once
+ * and filters here (the API's `filter` draws the same line), so switching filters costs no request.
+ */
 const isMine = (project: Project) => project.role === 'owner';
 
 function NewProject({ onClose }: { onClose: () => void }) {
@@ -56,7 +59,6 @@ function NewProject({ onClose }: { onClose: () => void }) {
 
 function ProjectCard({ project }: { project: Project }) {
   const { studio } = useSession();
-  const size = (project as Project & { size?: number }).size;
   return (
     <li class="project-card">
       <div class="artwork" aria-hidden="true">
@@ -68,7 +70,7 @@ function ProjectCard({ project }: { project: Project }) {
         </Link>
       </h2>
       <p class="meta">
-        {size !== undefined ? <span>{formatBytes(size)}</span> : null}
+        <span>{formatBytes(project.size)}</span>
         <span>
           Changed <time dateTime={new Date(project.timeModified).toISOString()}>{formatTime(project.timeModified)}</time>
         </span>

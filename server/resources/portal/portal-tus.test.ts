@@ -12,7 +12,7 @@ import { backends } from '../../testing/databases.ts';
 import type { Schemas } from '../../lib/api-types.ts';
 import { until } from '../../testing/until.ts';
 import { portalUploadDir } from './portal-tus.ts';
-import { EventLocker } from './portal-locker.ts';
+import { EventLocker } from '../tus/event-locker.ts';
 import { createPortalUpload, headUpload, patchUpload, startPortalUpload, streamedPatch, tusEndpoint, uploadMetadata } from '../../testing/portal.ts';
 
 const OWNER = 'artist@example.com';

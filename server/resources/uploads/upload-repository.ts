@@ -84,9 +84,10 @@ export class UploadRepository {
    * the files of every project it owns (those still awaiting their upload
    * too, so that an upload URL reserves its room), of their artwork, and of
    * artwork uploads not completed yet. A file a stranger is sending through
-   * an upload portal counts only the room its upload takes (the bytes it
-   * has), not the size it declared, until it is complete: a declaration
-   * reserves nothing in the owner's account. Renditions and peaks the server
+   * an upload portal, or a member through a resumable upload, counts only the
+   * room its upload takes (the bytes it has), not the size it declared,
+   * until it is complete: a declaration reserves nothing in the owner's
+   * account. Renditions and peaks the server
    * makes are not counted.
    */
   async bytesOwnedBy(userId: string): Promise<number> {
@@ -96,6 +97,8 @@ export class UploadRepository {
        + (SELECT COALESCE(SUM(a.size), 0) FROM artworks a JOIN projects p ON p.id = a.project_id WHERE p.owner_id = $1)
        + (SELECT COALESCE(SUM(u.size), 0) FROM uploads u JOIN projects p ON p.id = u.project_id WHERE p.owner_id = $1 AND u.kind = 'artwork' AND u.time_completed IS NULL)
        - (SELECT COALESCE(SUM(b.size - u.room_bytes), 0) FROM portal_uploads u JOIN boxes b ON b.id = u.box_id JOIN projects p ON p.id = u.project_id
+           WHERE p.owner_id = $1 AND b.kind = 'file' AND u.time_completed IS NULL)
+       - (SELECT COALESCE(SUM(b.size - u.room_bytes), 0) FROM project_uploads u JOIN boxes b ON b.id = u.box_id JOIN projects p ON p.id = u.project_id
            WHERE p.owner_id = $1 AND b.kind = 'file' AND u.time_completed IS NULL) AS used`,
       [userId],
     );

@@ -18,6 +18,7 @@ import { authChallengeExpirySchema } from './auth-challenge-expiry.ts';
 import { autoStackSchema } from './auto-stack.ts';
 import { insightsSchema } from './insights.ts';
 import { notificationsSchema } from './notifications.ts';
+import { projectUploadsSchema } from './project-uploads.ts';
 
 export const sqliteMigrations: Migration[] = [
   { version: 1, name: 'initial schema', sql: initialSchema('INTEGER') },
@@ -39,4 +40,5 @@ export const sqliteMigrations: Migration[] = [
   { version: 19, name: 'the account preference for versions that stack themselves', sql: autoStackSchema() },
   { version: 21, name: 'listener insights: plays and downloads through players', sql: insightsSchema('INTEGER') },
   { version: 22, name: 'notifications of comments, replies, portal uploads and failed analyses, and how they are mailed', sql: notificationsSchema('INTEGER') },
+  { version: 23, name: 'resumable uploads of project members', sql: projectUploadsSchema('INTEGER') },
 ];

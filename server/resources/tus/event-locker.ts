@@ -1,5 +1,5 @@
 /**
- * The portal's tus lock: one request at a time works on an upload's bytes.
+ * The tus lock of resumable uploads (the portal's and project members'): one request at a time works on an upload's bytes.
  * @tus/server's own MemoryLocker makes a waiting request poll in a
  * setImmediate loop, so that one slow PATCH and a crowd of requests for the
  * same upload keep a core busy; here a waiter is a promise in a queue,
