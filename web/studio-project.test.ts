@@ -98,7 +98,9 @@ describe.each(backends)('the studio project page (%s)', (backend) => {
         const held = new Promise<void>((resolve) => (release = resolve));
         let inFlight = 0;
         let mostAtOnce = 0;
-        await page.route('**/api/v1/upload/files/**', async (route) => {
+        // The requests that start each file's bytes: tus's creation POST, or the PUT to the signed URL.
+        const startRoute = SERVER_TUS ? '**/api/v1/projects/*/tus' : '**/api/v1/upload/files/**';
+        await page.route(startRoute, async (route) => {
           inFlight += 1;
           mostAtOnce = Math.max(mostAtOnce, inFlight);
           await held;
@@ -114,7 +116,7 @@ describe.each(backends)('the studio project page (%s)', (backend) => {
         release();
         await expect.poll(() => uploads.getByText('Uploaded.').count(), { timeout: ANALYSIS_MS }).toBe(10);
         expect(mostAtOnce).toBe(3);
-        await page.unroute('**/api/v1/upload/files/**');
+        await page.unroute(startRoute);
 
         // Analysed: each row says its duration, loudness, true peak and format; none says Processing any more.
         const tree = page.getByRole('list', { name: 'Files' });
