@@ -47,6 +47,14 @@ describe.each(backends)('the studio settings and administration (%s)', (backend)
         await expect.poll(() => page.locator('header .bar-user').textContent()).toBe('Sam Rivera');
         expect((await api.GET('/me')).data?.name).toBe('Sam Rivera');
 
+        // Uploads: versions stack themselves until the account turns it off, saved at once.
+        const autoStack = page.getByRole('checkbox', { name: 'Stack versions automatically', exact: true });
+        expect(await autoStack.isChecked()).toBe(true);
+        await autoStack.uncheck();
+        await expect.poll(async () => (await api.GET('/me')).data?.autoStack).toBe(false);
+        await autoStack.check();
+        await expect.poll(async () => (await api.GET('/me')).data?.autoStack).toBe(true);
+
         // The tabs follow the arrow keys, and the address follows the tab.
         await tab('Profile').focus();
         await page.keyboard.press('ArrowRight');

@@ -1,7 +1,8 @@
 /**
- * Settings, Profile: the name the account's comments show (POST /me), and
- * its email address, whether it is verified, and a way to verify it: a
- * player shared with this address opens to the account only once it is.
+ * Settings, Profile: the name the account's comments show (POST /me), its
+ * email address, whether it is verified, and a way to verify it (a player
+ * shared with this address opens to the account only once it is), and
+ * whether its uploads stack themselves.
  */
 import { useState } from 'preact/hooks';
 import { answer } from '../api.ts';
@@ -85,11 +86,47 @@ function EmailSection({ account }: { account: AccountApi }) {
   );
 }
 
+/**
+ * Versions that stack themselves: on by default, an account preference
+ * (User.autoStack) that the server applies to every upload of the account,
+ * whichever client sends it. Saved as soon as it changes.
+ */
+function UploadsSection() {
+  const { studio, user, setUser } = useSession();
+  const [error, setError] = useState<string>();
+  const [done, setDone] = useState('');
+  const change = async (event: Event) => {
+    const autoStack = (event.currentTarget as HTMLInputElement).checked;
+    setDone('');
+    const saved = await answer(studio.client.POST('/me', { body: { autoStack } }));
+    if (!saved.ok) return setError(saved.refusal.detail);
+    setError(undefined);
+    setUser(saved.data);
+    setDone(autoStack ? 'Saved. "Night Drive v2.wav" joins "Night Drive" as its newest version.' : 'Saved. Every upload lands as a file of its own.');
+  };
+  return (
+    <section aria-labelledby="uploads-heading">
+      <h2 id="uploads-heading">Uploads</h2>
+      <label class="check">
+        <input type="checkbox" checked={user.autoStack} onChange={change} aria-describedby="auto-stack-hint" /> Stack versions automatically
+      </label>
+      <p class="hint" id="auto-stack-hint">
+        A file whose name ends in a version marker (v2, version 3, take 4, _2, -2, (2)) joins the file or stack of the same name as its newest version.
+      </p>
+      <FormError id="uploads-error" message={error} />
+      <p class="form-done" role="status">
+        {done}
+      </p>
+    </section>
+  );
+}
+
 export function ProfileTab({ account }: { account: AccountApi }) {
   return (
     <>
       <NameSection />
       <EmailSection account={account} />
+      <UploadsSection />
     </>
   );
 }
