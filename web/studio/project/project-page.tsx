@@ -19,8 +19,6 @@ import { Dialog, FormError, formatBytes } from '../ui.tsx';
 import { MoveForm, NameForm } from './dialogs.tsx';
 import { PlayerPanel, type Playing } from './player-panel.tsx';
 import { type Action, TrashRow, TreeRow } from './rows.tsx';
-import { operations } from '../../../generated/client.ts';
-import { putTransport } from './transport.ts';
 import { tusTransport } from './tus-transport.ts';
 import {
   ancestorsOf,
@@ -58,11 +56,6 @@ type Dialogs =
   | { kind: 'share'; target: ShareTarget }
   | null;
 
-/**
- * How the bytes travel: tus (resumable) once the spec has the members' tus operations (createProjectUpload), else
- * requestUploadUrl and one PUT. Decided by the generated client, so the switch comes with the spec.
- */
-const transportFor = 'createProjectUpload' in operations ? tusTransport : putTransport;
 
 const ok = <T,>(data: T): Answer<T> => ({ ok: true, data });
 const stem = (name: string) => name.replace(/\.[^.\s]{1,8}$/, '') || name;
@@ -153,7 +146,7 @@ export function ProjectPage({ projectid }: { projectid: string }) {
     () =>
       new UploadQueue(
         projectid,
-        transportFor(studio),
+        tusTransport(studio),
         // The account's preference (User.autoStack) when the server has one; the server applies it anyway when it is not sent.
         () => (user as { autoStack?: boolean }).autoStack,
         () => reloadSoon(),
