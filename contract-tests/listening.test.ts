@@ -140,6 +140,22 @@ describe("a player's collaborators and invite links (extension)", () => {
     expect((await again.json()).type).toBe('/problems/invite-invalid');
   });
 
+  it('inviteCollaborator invites someone new with a link of their own, changes a role keeping the link, and refuses a role that is not one', async () => {
+    const email = 'late-invite@studio.test';
+    const { data, response } = await api.PUT('/players/{playerid}/collaborators/{email}', { params: { path: { playerid, email } }, body: { role: 'viewer' } });
+    expect(response.status).toBe(200);
+    expect(data!.inviteUrl).toMatch(/\?invite=/);
+    if (!onMock) {
+      expect(data).toMatchObject({ email, role: 'viewer', inviteUsed: false });
+      const changed = await api.PUT('/players/{playerid}/collaborators/{email}', { params: { path: { playerid, email } }, body: { role: 'editor' } });
+      expect(changed.data).toMatchObject({ email, role: 'editor', inviteUrl: data!.inviteUrl });
+      const listed = (await api.GET('/players/{playerid}/collaborators', { params: { path: { playerid } } })).data!;
+      expect(listed.filter((one) => one.email === email).map((one) => one.role)).toEqual(['editor']);
+    }
+    const refused = await raw(`/players/${playerid}/collaborators/${encodeURIComponent(email)}`, { method: 'PUT', headers: { 'Content-Type': 'application/json' }, body: JSON.stringify({ role: 'owner' }) });
+    expect(refused.status).toBe(400);
+  });
+
   it('removeCollaborator removes one, and refuses an email that is not one', async () => {
     const { data, response } = await api.DELETE('/players/{playerid}/collaborators/{email}', { params: { path: { playerid, email: example.email } } });
     expect(response.status).toBe(200);

@@ -87,6 +87,7 @@ export const operations = {
   createPlayerCheckout: { method: 'post', path: '/players/{playerid}/checkout', authenticated: true, caller: 'optional', summary: "Start paying for a player's paywall" },
   receiveStripeEvent: { method: 'post', path: '/payments/stripe/webhook', authenticated: false, caller: 'none', summary: "Receive a Stripe event" },
   listCollaborators: { method: 'get', path: '/players/{playerid}/collaborators', authenticated: true, caller: 'required', summary: "List a player's collaborators" },
+  inviteCollaborator: { method: 'put', path: '/players/{playerid}/collaborators/{email}', authenticated: true, caller: 'required', summary: "Invite a collaborator, or change their role" },
   removeCollaborator: { method: 'delete', path: '/players/{playerid}/collaborators/{email}', authenticated: true, caller: 'required', summary: "Remove a collaborator" },
   renewCollaboratorInvite: { method: 'post', path: '/players/{playerid}/collaborators/{email}/invite', authenticated: true, caller: 'required', summary: "Renew a collaborator's invite link" },
   listComments: { method: 'get', path: '/projects/{projectid}/files/{fileid}/comments', authenticated: true, caller: 'required', summary: "List a file's comments" },

@@ -1585,7 +1585,19 @@ export interface paths {
             cookie?: never;
         };
         get?: never;
-        put?: never;
+        /**
+         * Invite a collaborator, or change their role
+         * @description **Extension.** Invites the person at this address to the player with
+         *     the role given, as `collaborators` does when the player is made: they
+         *     get an invite link, mailed when this server sends mail, and the role
+         *     on the player's project once they open it (or sign in with a verified
+         *     account of that address). For someone invited already, changes the
+         *     role and keeps their link (*Renew a collaborator's invite link* makes
+         *     a new one). No one grants a role above their own on the project: an
+         *     editor invites editors and viewers (403 otherwise). A player has at
+         *     most 100 collaborators (409 past that).
+         */
+        put: operations["inviteCollaborator"];
         post?: never;
         /**
          * Remove a collaborator
@@ -10465,6 +10477,50 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
+            429: components["responses"]["TooManyRequests"];
+            default: components["responses"]["DefaultProblem"];
+        };
+    };
+    inviteCollaborator: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The player's id.
+                 * @example ply_4c8n2r7t1v
+                 */
+                playerid: components["parameters"]["PlayerId"];
+                /**
+                 * @description The collaborator's email address (URL-encoded), compared case-insensitively.
+                 * @example mix-engineer@studio.test
+                 */
+                email: components["parameters"]["CollaboratorEmail"];
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    role: components["schemas"]["CollaboratorRole"];
+                };
+            };
+        };
+        responses: {
+            /** @description The collaborator with their invite link. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["CollaboratorInvite"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            409: components["responses"]["Conflict"];
             429: components["responses"]["TooManyRequests"];
             default: components["responses"]["DefaultProblem"];
         };

@@ -3,7 +3,7 @@ import type { Context } from '../../context.ts';
 import { resolveListener } from './listener.ts';
 import { playerView } from './view-service.ts';
 import { closePlayerSession, openPlayerSession } from './session-service.ts';
-import { listCollaborators, removeCollaborator, renewCollaboratorInvite } from '../players/collaborators-service.ts';
+import { inviteCollaborator, listCollaborators, removeCollaborator, renewCollaboratorInvite } from '../players/collaborators-service.ts';
 
 /**
  * Views, sessions and signed URLs in them are for this listener alone and
@@ -28,6 +28,9 @@ export function listeningHandlers(ctx: Context): OperationHandlers {
     },
     listCollaborators: async (req, res) => {
       res.set(PRIVATE).json(await listCollaborators(ctx, req.user, req.params.playerid));
+    },
+    inviteCollaborator: async (req, res) => {
+      res.json(await inviteCollaborator(ctx, req.user, req.params.playerid, req.params.email, req.body.role));
     },
     removeCollaborator: async (req, res) => {
       res.json(await removeCollaborator(ctx, req.user, req.params.playerid, req.params.email));

@@ -112,9 +112,10 @@ describe.each(backends)('listening on %s', (backend) => {
       const lossless = await fetchSigned(flac.streams!.lossless!);
       expect(lossless.headers.get('content-type')).toBe('audio/flac');
       await lossless.arrayBuffer();
-      // A file that is not audio is a track (its own stack) with no stream, offered as a download.
+      // A file that is not audio is a track (its own stack, named after the file without its extension) with no
+      // stream, offered as a download under the file's own name.
       const lyrics = body.tracks.find((track) => track.versions[0].id === textId)!;
-      expect(lyrics.name).toBe('lyrics.txt');
+      expect(lyrics.name).toBe('lyrics');
       expect(lyrics.versions[0]).not.toHaveProperty('streams');
       expect(lyrics.versions[0].download!.filename).toBe('lyrics.txt');
     });

@@ -1,12 +1,15 @@
 /**
  * A player's collaborators and their invite links, for the player's owner
  * and the project's writers: list them (the links are derived again, see
- * invite-links.ts), remove one, renew one's link.
+ * invite-links.ts), invite one or change their role, remove one, renew
+ * one's link.
  */
 import type { Context } from '../../context.ts';
 import type { Schemas } from '../../lib/api-types.ts';
 import type { Caller } from '../../auth/access.ts';
-import { notFound } from '../../http/problem.ts';
+import { conflict, forbidden, notFound } from '../../http/problem.ts';
+import { accessProject } from '../../auth/access.ts';
+import type { Role } from '../../lib/api-types.ts';
 import { normalizeEmail } from '../account/user-repository.ts';
 import { loadPlayer, recordPlayerUpdated } from './players-service.ts';
 import type { CollaboratorInviteRecord } from './player-repository.ts';
@@ -30,6 +33,30 @@ export async function listCollaborators(ctx: Ports, caller: Caller, playerId: st
 
 const noCollaborator = (playerId: string, email: string) =>
   notFound(`Player ${playerId} has no collaborator ${email}. List them with GET /players/${playerId}/collaborators.`);
+
+/** A player's collaborators at most, as createPlayer's `collaborators` (maxItems). */
+const MAX_COLLABORATORS = 100;
+const ROLE_RANK: Record<Role, number> = { viewer: 0, editor: 1, admin: 2, owner: 3 };
+
+export async function inviteCollaborator(ctx: Ports, caller: Caller, playerId: string, email: string, role: Schemas['CollaboratorRole']): Promise<Schemas['CollaboratorInvite']> {
+  const player = await loadPlayer(ctx, caller, playerId, 'write');
+  const { role: callerRole } = await accessProject(ctx, caller, player.projectId, 'write');
+  // No one hands out more than they hold: an editor who could invite admins could make themselves one through a second address.
+  if (ROLE_RANK[role] > ROLE_RANK[callerRole]) throw forbidden(`Your role on this project is ${callerRole}: you may invite people as ${callerRole} or below, not as ${role}.`);
+  const normalized = normalizeEmail(email);
+  const inviter = await ctx.store.users.get(caller.id);
+  const invite = await ctx.store.transaction(async (store) => {
+    const outcome = await store.players.inviteCollaborator(playerId, normalized, role, ctx.clock.now(), MAX_COLLABORATORS);
+    if (outcome === 'full') throw conflict(`Player ${playerId} has ${MAX_COLLABORATORS} collaborators, the most it may have. Remove one first.`);
+    const updated = await store.players.get(playerId);
+    if (updated) await recordPlayerUpdated(ctx, store, updated);
+    // Someone new is mailed their link, as those invited with the player are; a change of role mails nothing.
+    if (outcome === 'added') await mailCollaboratorInvitations(ctx, store, updated ?? player, inviter ?? { name: null, email: caller.email }, [normalized]);
+    return (await store.players.invites(playerId)).find((candidate) => candidate.email === normalized);
+  });
+  if (!invite) throw noCollaborator(playerId, normalized);
+  return inviteJson(ctx, playerId, invite);
+}
 
 export async function removeCollaborator(ctx: Ports, caller: Caller, playerId: string, email: string): Promise<Record<string, never>> {
   await loadPlayer(ctx, caller, playerId, 'write');

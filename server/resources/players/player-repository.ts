@@ -212,6 +212,28 @@ export class PlayerRepository {
     });
   }
 
+  /**
+   * Invites `email` with `role`, or changes the role of someone invited
+   * already (their link stays: its nonce is kept). A change of the player
+   * (its version is bumped). Answers whether the person is new, or
+   * 'full' when the player has `limit` collaborators and this one is not
+   * among them.
+   */
+  async inviteCollaborator(playerId: string, email: string, role: string, now: number, limit: number): Promise<'added' | 'changed' | 'full'> {
+    return this.db.transaction(async (tx) => {
+      // The player's row first: two invitations at once queue here, so the count below stays true.
+      await tx.execute('UPDATE players SET version = version + 1, time_modified = $2 WHERE id = $1', [playerId, now]);
+      if ((await tx.execute('UPDATE player_collaborators SET role = $3 WHERE player_id = $1 AND email = $2', [playerId, email, role])) === 1) return 'changed';
+      const [{ count, last }] = await tx.query<{ count: number; last: number | null }>('SELECT COUNT(*) AS count, MAX(position) AS last FROM player_collaborators WHERE player_id = $1', [playerId]);
+      if (Number(count) >= limit) return 'full';
+      await tx.execute(
+        'INSERT INTO player_collaborators (player_id, email, role, position, invite_nonce, time_invited) VALUES ($1, $2, $3, $4, $5, $6)',
+        [playerId, email, role, last === null ? 0 : Number(last) + 1, newInviteNonce(), now],
+      );
+      return 'added';
+    });
+  }
+
   /** Removes the collaborator, a change of the player (its version is bumped); answers false when there is none. */
   async removeCollaborator(playerId: string, email: string, now: number): Promise<boolean> {
     return this.db.transaction(async (tx) => {
