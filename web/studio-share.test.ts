@@ -211,7 +211,7 @@ describe.each(backends)('sharing in the studio (%s)', (backend) => {
   );
 
   it(
-    'lists links with their scope and options, edits one (a paywall once payments are connected, only people invited) and deletes it',
+    'lists links with their scope and options, edits one (a paywall once payments are connected, only people invited, someone invited at once) and deletes it',
     async () => {
       const { projectid } = await makeSmallProject(t, 'Night Drive EP');
       const { api } = await t.as(OWNER);
@@ -244,6 +244,12 @@ describe.each(backends)('sharing in the studio (%s)', (backend) => {
         await combo(dialog, 'Unlocks').selectOption('allow-download');
         await combo(dialog, 'For whom').selectOption('customer');
         await dialog.getByRole('radiogroup', { name: 'Who can open it' }).getByRole('radio', { name: 'Only people I invite' }).check();
+        // Someone invited to the link that exists: at once (inviteCollaborator), listed in the dialog and by the API.
+        await textbox(dialog, 'Email').fill('label@example.com');
+        await combo(dialog, 'Role').selectOption('viewer');
+        await dialog.getByRole('button', { name: 'Invite', exact: true }).click();
+        await dialog.getByRole('list', { name: 'Invited' }).getByText('label@example.com').waitFor();
+        expect((await api.GET('/players/{playerid}/collaborators', { params: { path: { playerid: player.id } } })).data).toMatchObject([{ email: 'label@example.com', role: 'viewer', inviteUsed: false }]);
         await check(dialog, 'Comments').uncheck();
         await dialog.getByRole('button', { name: 'Save', exact: true }).click();
         await page.getByRole('status').filter({ hasText: 'Saved For the label.' }).waitFor();

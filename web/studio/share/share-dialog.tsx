@@ -175,29 +175,30 @@ function TextField({
   );
 }
 
-/** Who is invited: for a new player the list that goes with it; for an existing one, its collaborators. */
+/**
+ * Who is invited: for a new player the list that goes with it; for an existing one, its collaborators, and each
+ * new invitation made at once (inviteCollaborator).
+ */
 function Invites({
   invites,
   existing,
   onAdd,
   onRemove,
   errors,
-  canInvite,
 }: {
   invites: Collaborator[];
   existing: Invite[] | null;
-  onAdd: (invite: Collaborator) => string | undefined;
+  onAdd: (invite: Collaborator) => Promise<string | undefined>;
   onRemove: (email: string) => void;
   errors: FieldErrors;
-  canInvite: boolean;
 }) {
   const [email, setEmail] = useState('');
   const [role, setRole] = useState<Role>('viewer');
   const [error, setError] = useState<string>();
-  const invite = () => {
+  const invite = async () => {
     const address = email.trim();
     if (!/^[^\s@]+@[^\s@]+\.[^\s@]+$/.test(address)) return setError('Give an email address, like name@example.com.');
-    const refused = onAdd({ email: address, role });
+    const refused = await onAdd({ email: address, role });
     setError(refused);
     if (!refused) setEmail('');
   };
@@ -206,8 +207,7 @@ function Invites({
   return (
     <fieldset class="share-group">
       <legend>Invite people</legend>
-      {canInvite ? (
-        <div class="share-invite">
+      <div class="share-invite">
           <div class="field">
             <label for="share-email">Email</label>
             <input
@@ -220,7 +220,7 @@ function Invites({
                 // Enter invites, rather than submitting the whole dialog.
                 if (event.key === 'Enter') {
                   event.preventDefault();
-                  invite();
+                  void invite();
                 }
               }}
               aria-invalid={message ? 'true' : undefined}
@@ -237,14 +237,11 @@ function Invites({
               ))}
             </select>
           </div>
-          <button type="button" class="secondary" onClick={invite}>
+          <button type="button" class="secondary" onClick={() => void invite()}>
             Invite
           </button>
-        </div>
-      ) : null}
-      {canInvite ? <p class="hint">Viewers listen; editors and admins may also change the project and its links. Each gets an invite link, mailed when this server sends mail.</p> : (
-        <p class="hint">People are invited when a link is made: make a new link to invite someone else.</p>
-      )}
+      </div>
+      <p class="hint">Viewers listen; editors and admins may also change the project and its links. Each gets an invite link, mailed when this server sends mail.</p>
       <FieldError id="share-invite-error" message={message} />
       {people.length ? (
         <ul class="share-people" aria-label="Invited">
@@ -355,10 +352,17 @@ function ShareFields({ target, player: initial, onMade, onDone }: { target?: Sha
     requestAnimationFrame(() => document.getElementById('share-link')?.focus());
   };
 
-  const addInvite = (invite: Collaborator): string | undefined => {
+  const addInvite = async (invite: Collaborator): Promise<string | undefined> => {
     const email = invite.email.toLowerCase();
     if (form.invites.some((one) => one.email.toLowerCase() === email) || existing?.some((one) => one.email.toLowerCase() === email)) return `${invite.email} is invited already.`;
-    set('invites', [...form.invites, invite]);
+    if (!player) {
+      // A new link: the invitations go with it when it is made.
+      set('invites', [...form.invites, invite]);
+      return undefined;
+    }
+    const invited = await answer(studio.client.PUT('/players/{playerid}/collaborators/{email}', { params: { path: { playerid: player.id, email: invite.email } }, body: { role: invite.role } }));
+    if (!invited.ok) return invited.refusal.detail;
+    setExisting((before) => [...(before ?? []), invited.data]);
     return undefined;
   };
   const removeInvite = async (email: string) => {
@@ -480,7 +484,7 @@ function ShareFields({ target, player: initial, onMade, onDone }: { target?: Sha
         {player?.hasPassword ? <Check label="Remove the password" checked={form.removePassword} onChange={(value) => set('removePassword', value)} /> : null}
       </fieldset>
 
-      <Invites invites={form.invites} existing={existing} onAdd={addInvite} onRemove={removeInvite} errors={errors} canInvite={!editing} />
+      <Invites invites={form.invites} existing={existing} onAdd={addInvite} onRemove={removeInvite} errors={errors} />
 
       {payments ? (
         <fieldset class="share-group">
