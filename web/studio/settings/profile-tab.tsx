@@ -93,13 +93,20 @@ function EmailSection({ account }: { account: AccountApi }) {
  */
 function UploadsSection() {
   const { studio, user, setUser } = useSession();
+  // The box follows the click at once (a control that springs back until the server answers is a broken control);
+  // a refusal puts it back and says why.
+  const [checked, setChecked] = useState(user.autoStack);
   const [error, setError] = useState<string>();
   const [done, setDone] = useState('');
   const change = async (event: Event) => {
     const autoStack = (event.currentTarget as HTMLInputElement).checked;
+    setChecked(autoStack);
     setDone('');
     const saved = await answer(studio.client.POST('/me', { body: { autoStack } }));
-    if (!saved.ok) return setError(saved.refusal.detail);
+    if (!saved.ok) {
+      setChecked(!autoStack);
+      return setError(saved.refusal.detail);
+    }
     setError(undefined);
     setUser(saved.data);
     setDone(autoStack ? 'Saved. "Night Drive v2.wav" joins "Night Drive" as its newest version.' : 'Saved. Every upload lands as a file of its own.');
@@ -108,7 +115,7 @@ function UploadsSection() {
     <section aria-labelledby="uploads-heading">
       <h2 id="uploads-heading">Uploads</h2>
       <label class="check">
-        <input type="checkbox" checked={user.autoStack} onChange={change} aria-describedby="auto-stack-hint" /> Stack versions automatically
+        <input type="checkbox" checked={checked} onChange={change} aria-describedby="auto-stack-hint" /> Stack versions automatically
       </label>
       <p class="hint" id="auto-stack-hint">
         A file whose name ends in a version marker (v2, version 3, take 4, _2, -2, (2)) joins the file or stack of the same name as its newest version.
