@@ -88,6 +88,8 @@ describe.each(backends)('mail flows in Chromium on %s', (backend) => {
         await elsewhere.page.waitForURL(at('/signin'));
 
         await signIn(page, email, NEW_PASSWORD);
+        // The studio draws its bar once GET /me has answered.
+        await page.locator('#studio[data-state="ready"]').waitFor();
         expect(await page.getByRole('button', { name: 'Sign out', exact: true }).count()).toBe(1);
         expect(await unexpectedProblems(watched)).toEqual([]);
       } finally {
