@@ -135,8 +135,10 @@ export interface paths {
          *       rest of its name ("Night Drive v2.wav" joins the stack "Night
          *       Drive"), or else the file whose name without its extension is the
          *       rest ("Night Drive.wav", which then becomes a new stack "Night Drive"
-         *       in its place, holding it and then the new file). The file becomes the
-         *       newest version, its `versionName` the marker as written (`v2`).
+         *       in its place, holding it and then the new file), or else a stack or
+         *       file of the same track with another marker ("Night Drive v1", which
+         *       is then named "Night Drive", its versions named by their markers).
+         *       The file becomes the newest version, its `versionName` the marker as written (`v2`).
          *       Names are compared without case, and without spaces at either end; a
          *       trashed stack or file is not joined. Anything else lands as above.
          *       The answer says where the file landed: `stackid`, `parentid` and

@@ -72,6 +72,26 @@ describe.each(backends)('versions that stack themselves on %s', (backend) => {
     expect(((await box(api, projectid, folder!.id)) as { children: Array<{ id: string }> }).children.map((child) => child.id)).toEqual([before.stackid, version.stackid, after.stackid]);
   });
 
+  it('joins "Night Drive v1" and "Night Drive v2.wav" as one stack "Night Drive", the first version named v1', async () => {
+    const { api, projectid } = await project();
+    const first = (await ask(api, projectid, 'Night Drive v1.wav')).data!;
+    expect(first).toMatchObject({ autoStacked: false });
+    expect(await box(api, projectid, first.stackid)).toMatchObject({ name: 'Night Drive v1' });
+    const second = (await ask(api, projectid, 'Night Drive V2.wav')).data!;
+    expect(second).toMatchObject({ autoStacked: true, stackid: first.stackid });
+    expect(await box(api, projectid, first.stackid)).toMatchObject({
+      object: 'stack',
+      name: 'Night Drive',
+      children: [
+        { id: first.boxid, name: 'v1' },
+        { id: second.boxid, name: 'V2' },
+      ],
+    });
+    // Another track's v1 stays apart.
+    const other = (await ask(api, projectid, 'Daybreak v1.wav')).data!;
+    expect(other.stackid).not.toBe(first.stackid);
+  });
+
   it('stacks nothing when the account preference or the request turns it off, nor into a trashed stack', async () => {
     const { api, projectid } = await project();
     const first = (await ask(api, projectid, 'Night Drive.wav')).data!;
@@ -84,7 +104,12 @@ describe.each(backends)('versions that stack themselves on %s', (backend) => {
     expect((await ask(api, projectid, 'Night Drive v4.wav', { autoStack: true })).data).toMatchObject({ autoStacked: true, stackid: first.stackid });
     await api.POST('/me', { body: { autoStack: true } });
     await api.POST('/projects/{projectid}/files/{fileid}', { params: { path: { projectid, fileid: first.stackid } }, body: { trashed: true } });
-    expect((await ask(api, projectid, 'Night Drive v5.wav')).data).toMatchObject({ autoStacked: false });
+    // Not into the trashed stack: into the first of the family left, "Night Drive v2" (made while stacking was off), now named "Night Drive".
+    const trashed = (await box(api, projectid, first.stackid)) as { children: Array<{ id: string }> };
+    const fifth = (await ask(api, projectid, 'Night Drive v5.wav')).data!;
+    expect(fifth.stackid).not.toBe(first.stackid);
+    expect(trashed.children.map((child) => child.id)).not.toContain(fifth.boxid);
+    expect(await box(api, projectid, fifth.stackid)).toMatchObject({ object: 'stack', name: 'Night Drive', trashed: false });
     // Into a stack named by parentid, the file goes where it was sent.
     expect((await ask(api, projectid, 'Elsewhere v2.wav', { parentid: first.stackid })).data).toMatchObject({ stackid: first.stackid, autoStacked: false });
   });

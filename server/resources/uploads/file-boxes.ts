@@ -101,23 +101,44 @@ async function autoStacks(store: Store, input: NewFile): Promise<boolean> {
  * The stack a versioned name joins, among the boxes of one place (a folder,
  * or the top level), not trashed: first a stack named the rest; else a file
  * whose name without its extension is the rest, which becomes a new stack
- * in its place, named so, holding it; undefined when the name has no
- * version marker or its rest matches nothing. A stack whose name still has
- * the extension of its file ("Night Drive.wav", as uploads named stacks
- * before) counts as named without it. The first in the place's order wins.
+ * in its place, named so, holding it; else a stack or file of the same
+ * family, whose own name is the rest with another marker ("Night Drive v1"
+ * when "Night Drive v2.wav" comes: the musician who numbers from v1 means
+ * them as one track), which is then named the rest. Undefined when the name
+ * has no version marker or its rest matches nothing. A stack whose name
+ * still has the extension of its file ("Night Drive.wav", as uploads named
+ * stacks before) counts as named without it. The first in the place's order wins.
  */
 async function versionTarget(store: Store, projectId: string, placeId: string | null, fileName: string, now: number) {
   const marked = versionMarker(fileName);
   if (!marked) return undefined;
   const here = (await store.boxes.childrenIn(projectId, placeId)).filter((box) => !box.trashed);
   const named = (box: BoxRecord) => sameName(box.name, marked.rest) || sameName(withoutExtension(box.name), marked.rest);
+  const sameFamily = (box: BoxRecord) => {
+    const own = versionMarker(box.name);
+    return own !== undefined && sameName(own.rest, marked.rest);
+  };
   const stack = here.find((box) => box.kind === 'stack' && named(box));
   if (stack) return { stack, versionName: marked.marker };
   const file = here.find((box) => box.kind === 'file' && sameName(withoutExtension(box.name), marked.rest));
-  if (!file) return undefined;
-  // "Night Drive.wav" → a new stack "Night Drive" in that file's place, holding the old file then the new one.
-  const made = newBox({ projectId, kind: 'stack', name: withoutExtension(file.name), parentId: placeId, position: file.position }, now);
+  if (file) return { stack: await stackInPlaceOf(store, file, withoutExtension(file.name), null, now), versionName: marked.marker };
+  const kin = here.find((box) => (box.kind === 'stack' || box.kind === 'file') && sameFamily(box));
+  if (!kin) return undefined;
+  if (kin.kind === 'file') return { stack: await stackInPlaceOf(store, kin, marked.rest, versionMarker(kin.name)!.marker, now), versionName: marked.marker };
+  // "Night Drive v1" (the stack the first upload made) becomes "Night Drive", and its versions that had no name are named by their markers.
+  const renamed = { ...kin, name: marked.rest, timeModified: now };
+  await store.boxes.save(renamed);
+  for (const version of await store.boxes.childrenIn(projectId, kin.id)) {
+    const own = version.kind === 'file' && version.versionName === null ? versionMarker(version.name) : undefined;
+    if (own && sameName(own.rest, marked.rest)) await store.boxes.save({ ...version, versionName: own.marker, timeModified: now });
+  }
+  return { stack: renamed, versionName: marked.marker };
+}
+
+/** A new stack named `name` in `file`'s place, holding it as its first version (named `versionName`). */
+async function stackInPlaceOf(store: Store, file: BoxRecord, name: string, versionName: string | null, now: number): Promise<BoxRecord> {
+  const made = newBox({ projectId: file.projectId, kind: 'stack', name, parentId: file.parentId, position: file.position }, now);
   await store.boxes.insert(made);
-  await store.boxes.save({ ...file, parentId: made.id, position: 0, versionName: null, timeModified: now });
-  return { stack: made, versionName: marked.marker };
+  await store.boxes.save({ ...file, parentId: made.id, position: 0, versionName, timeModified: now });
+  return made;
 }
