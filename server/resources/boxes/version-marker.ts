@@ -17,6 +17,9 @@ export function withoutExtension(name: string): string {
   return trimmed.slice(0, dot).trim();
 }
 
+/** The name of the stack an upload makes: the file's name without its extension, unless nothing would be left (".wav" stays ".wav"). */
+export const stackNameFor = (fileName: string) => withoutExtension(fileName) || fileName;
+
 /** What a versioned name splits into: "Night Drive - take 5.wav" → { rest: "Night Drive", marker: "take 5" }. */
 export interface VersionMarker {
   /** The name of what the file is a version of: without extension, marker, nor the separators before the marker. */

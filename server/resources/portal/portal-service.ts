@@ -18,6 +18,7 @@ import { badRequest, HttpProblem, notFound, tooLarge, unsupportedMediaType } fro
 import { playerExpired } from '../../http/listener-problems.ts';
 import type { BoxRecord } from '../boxes/box-repository.ts';
 import { newBox } from '../boxes/boxes-service.ts';
+import { stackNameFor } from '../boxes/version-marker.ts';
 import { requireRoomFor } from '../uploads/uploads-service.ts';
 import { recordFileEvent } from '../uploads/upload-events.ts';
 import { notifyOfPortalUpload } from '../notifications/notifications-service.ts';
@@ -122,7 +123,8 @@ export async function createUpload(ctx: Ports, player: PortalPlayer, request: Ne
     if (!project) throw closed(player.id);
     await requireRoomFor(ctx, store, project.ownerId, projectId, request.size!);
     const folderId = await portalFolder(store, player, now);
-    const stack = newBox({ projectId, kind: 'stack', name, parentId: folderId, position: await store.boxes.nextPosition(projectId, folderId) }, now);
+    // Named as every upload's stack is (the studio's rules): "A stack that an upload makes is named after the file without its extension".
+    const stack = newBox({ projectId, kind: 'stack', name: stackNameFor(name), parentId: folderId, position: await store.boxes.nextPosition(projectId, folderId) }, now);
     await store.boxes.insert(stack);
     const file = newBox(
       {

@@ -158,7 +158,10 @@ describe.each(backends)('upload portal on %s', (backend) => {
 
     const rest = await patchUpload(url, offset, wav.subarray(offset));
     expect(rest.status).toBe(204);
-    const file = (await boxes(h, player.projectid)).find((box) => box.object === 'file' && box.name === 'mix.wav')!;
+    const all = await boxes(h, player.projectid);
+    const file = all.find((box) => box.object === 'file' && box.name === 'mix.wav')!;
+    // Its stack is named as every upload's is: after the file without its extension.
+    expect(all.find((box) => box.id === file.parentid)).toMatchObject({ object: 'stack', name: 'mix' });
     expect(sha256(await storedBytes(h, player.projectid, file.id))).toBe(sha256(wav));
     // The upload is done: its URL opens nothing more, and tus keeps no copy.
     expect((await headUpload(url)).status).toBe(404);

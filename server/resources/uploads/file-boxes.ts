@@ -10,7 +10,7 @@ import type { Store } from '../../repositories.ts';
 import type { BoxRecord, FileStatus } from '../boxes/box-repository.ts';
 import { conflict, notFound } from '../../http/problem.ts';
 import { newBox } from '../boxes/boxes-service.ts';
-import { sameName, versionMarker, withoutExtension } from '../boxes/version-marker.ts';
+import { sameName, stackNameFor, versionMarker, withoutExtension } from '../boxes/version-marker.ts';
 
 export interface NewFile {
   projectId: string;
@@ -66,7 +66,7 @@ export async function placeFileBox(store: Store, input: NewFile, now: number): P
   const autoStacked = versionName !== null;
   if (!stack) {
     const parentId = parent?.id ?? null;
-    stack = newBox({ projectId, kind: 'stack', name: stackName(input.name), parentId, position: await store.boxes.nextPosition(projectId, parentId) }, now);
+    stack = newBox({ projectId, kind: 'stack', name: stackNameFor(input.name), parentId, position: await store.boxes.nextPosition(projectId, parentId) }, now);
     await store.boxes.insert(stack);
   }
   const file = newBox(
@@ -87,9 +87,6 @@ export async function placeFileBox(store: Store, input: NewFile, now: number): P
   await store.boxes.insert(file);
   return { file, stack, autoStacked };
 }
-
-/** A stack's name from a file's: without the extension, unless nothing would be left (".wav" stays ".wav"). */
-const stackName = (fileName: string) => withoutExtension(fileName) || fileName;
 
 /** The request's choice, else the uploader's account preference (on by default). */
 async function autoStacks(store: Store, input: NewFile): Promise<boolean> {
