@@ -4749,7 +4749,11 @@ export interface components {
             upload?: components["schemas"]["UploadPortal"];
             options?: components["schemas"]["PlayerOptionsInput"];
             payment?: components["schemas"]["Payment"];
-            /** @description Invited collaborators. */
+            /**
+             * @description Invited collaborators. **Extension:** no one grants a role above their
+             *     own on the project: an editor may invite editors and viewers, not
+             *     admins (403), as with *Invite a collaborator*.
+             */
             collaborators?: components["schemas"]["Collaborator"][];
             sortBy?: components["schemas"]["SortBy"];
             password?: components["schemas"]["PlayerPassword"];

@@ -6,7 +6,7 @@
  */
 import type { Role } from '../lib/api-types.ts';
 import { forbidden, notFound } from '../http/problem.ts';
-import { canOnProject, type Principal, type ProjectPermission } from './policy.ts';
+import { canGrantRole, canOnProject, type Principal, type ProjectPermission } from './policy.ts';
 
 export interface Caller {
   id: string;
@@ -57,4 +57,9 @@ export function accessProject<Project>(
 ): Promise<{ project: Project; role: Role }> {
   const permission: ProjectPermission = `project:${need}`;
   return requireProjectAccess(ctx.store.projects, caller, projectId, permission);
+}
+
+/** Refuses to let someone of role `callerRole` grant `role` (policy.canGrantRole), saying what they may grant instead. */
+export function requireGrantable(callerRole: Role, role: Role): void {
+  if (!canGrantRole(callerRole, role)) throw forbidden(`Your role on this project is ${callerRole}: you may invite people as ${callerRole} or below, not as ${role}.`);
 }

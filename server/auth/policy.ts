@@ -146,6 +146,16 @@ export function canOnProject(principal: Principal, permission: ProjectPermission
   return PROJECT_POLICY[permission](principal.role);
 }
 
+const ROLE_RANK: Record<Role, number> = { viewer: 0, editor: 1, admin: 2, owner: 3 };
+
+/**
+ * Whether someone of role `granter` on a project may grant `role` on it (to a collaborator they invite): no one hands out
+ * more than they hold, since an editor who could invite admins could make themselves one through a second address.
+ */
+export function canGrantRole(granter: Role, role: Role): boolean {
+  return ROLE_RANK[role] <= ROLE_RANK[granter];
+}
+
 /** Whether the principal holds a player permission on this player. */
 export function canOnPlayer(principal: Principal, permission: PlayerPermission, player: PlayerFacts): boolean {
   const rules = PLAYER_POLICY[permission];

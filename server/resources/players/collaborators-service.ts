@@ -7,9 +7,8 @@
 import type { Context } from '../../context.ts';
 import type { Schemas } from '../../lib/api-types.ts';
 import type { Caller } from '../../auth/access.ts';
-import { conflict, forbidden, notFound } from '../../http/problem.ts';
-import { accessProject } from '../../auth/access.ts';
-import type { Role } from '../../lib/api-types.ts';
+import { conflict, notFound } from '../../http/problem.ts';
+import { accessProject, requireGrantable } from '../../auth/access.ts';
 import { normalizeEmail } from '../account/user-repository.ts';
 import { loadPlayer, recordPlayerUpdated } from './players-service.ts';
 import type { CollaboratorInviteRecord } from './player-repository.ts';
@@ -36,13 +35,11 @@ const noCollaborator = (playerId: string, email: string) =>
 
 /** A player's collaborators at most, as createPlayer's `collaborators` (maxItems). */
 const MAX_COLLABORATORS = 100;
-const ROLE_RANK: Record<Role, number> = { viewer: 0, editor: 1, admin: 2, owner: 3 };
 
 export async function inviteCollaborator(ctx: Ports, caller: Caller, playerId: string, email: string, role: Schemas['CollaboratorRole']): Promise<Schemas['CollaboratorInvite']> {
   const player = await loadPlayer(ctx, caller, playerId, 'write');
   const { role: callerRole } = await accessProject(ctx, caller, player.projectId, 'write');
-  // No one hands out more than they hold: an editor who could invite admins could make themselves one through a second address.
-  if (ROLE_RANK[role] > ROLE_RANK[callerRole]) throw forbidden(`Your role on this project is ${callerRole}: you may invite people as ${callerRole} or below, not as ${role}.`);
+  requireGrantable(callerRole, role);
   const normalized = normalizeEmail(email);
   const inviter = await ctx.store.users.get(caller.id);
   const invite = await ctx.store.transaction(async (store) => {

@@ -49,6 +49,14 @@ describe.each(backends)('inviting a collaborator to an existing player, on %s', 
     // The editor cannot raise themselves either.
     expect((await asEditor(editorEmail, 'admin')).response.status).toBe(403);
     expect((await owner.api.GET('/players/{playerid}/collaborators', { params: { path: { playerid } } })).data!.map(({ role }) => role)).toEqual(['editor', 'editor']);
+    // Nor through a new link of the project: createPlayer's collaborators follow the same rule.
+    const viaNewLink = await editor.api.POST('/players', { body: { name: 'Side door', projectid: player!.projectid, collaborators: [{ email: `boss-${backend}@example.com`, role: 'admin' }] } });
+    expect(viaNewLink.response.status).toBe(403);
+    expect(viaNewLink.error?.detail).toContain('not as admin');
+    const asEditorMay = await editor.api.POST('/players', { body: { name: 'Front door', projectid: player!.projectid, collaborators: [{ email: `third-${backend}@example.com`, role: 'editor' }] } });
+    expect(asEditorMay.response.status).toBe(200);
+    expect((await owner.api.GET('/players')).data!.map((link) => link.name)).toEqual(expect.arrayContaining(['Front door']));
+    expect((await owner.api.GET('/players')).data!.map((link) => link.name)).not.toContain('Side door');
 
     const stranger = await t.as(`stranger-${backend}@example.com`);
     expect((await stranger.api.PUT('/players/{playerid}/collaborators/{email}', { params: { path: { playerid, email: 'x@example.com' } }, body: { role: 'viewer' } })).response.status).toBe(404);

@@ -3,7 +3,7 @@ import type { Context } from '../../context.ts';
 import { recordEvent } from '../webhooks/outbox.ts';
 import type { Schemas } from '../../lib/api-types.ts';
 import { newId } from '../../lib/ids.ts';
-import { accessProject, type Caller } from '../../auth/access.ts';
+import { accessProject, requireGrantable, type Caller } from '../../auth/access.ts';
 import { badRequest, conflict, HttpProblem, notFound } from '../../http/problem.ts';
 import { normalizeEmail } from '../account/user-repository.ts';
 import { DEFAULT_PROJECT_COLOR, projectJson } from '../projects/projects-service.ts';
@@ -142,7 +142,8 @@ export async function createPlayer(ctx: Ports & Pick<Context, 'payments'>, calle
     let ownerId = caller.id;
     if (projectId !== undefined) {
       // A paywall only from the project's owner (checked again here, in the transaction that writes the player).
-      const { project } = await accessProject({ ...ctx, store }, caller, projectId, body.payment ? 'sell' : 'write');
+      const { project, role } = await accessProject({ ...ctx, store }, caller, projectId, body.payment ? 'sell' : 'write');
+      for (const collaborator of body.collaborators ?? []) requireGrantable(role, collaborator.role);
       color = project.color;
       ownerId = project.ownerId;
       if (body.folderid !== undefined) {
