@@ -40,6 +40,12 @@ describe.each(backends)('the studio settings and administration (%s)', (backend)
         expect(await tab('Profile').getAttribute('aria-selected')).toBe('true');
         expect(await page.locator('#email-state').textContent()).toBe(`settings-${backend}@example.com, verified.`);
         if (shots) await checkLayout(page, 'settings-profile');
+        // At 360 px every tab is in sight, none hidden off the edge of a row that scrolls.
+        await page.setViewportSize({ width: 360, height: 800 });
+        const tabBoxes = await page.getByRole('tab').evaluateAll((tabs) => tabs.map((tab) => tab.getBoundingClientRect()).map(({ left, right }) => ({ left, right })));
+        expect(tabBoxes).toHaveLength(8);
+        for (const { left, right } of tabBoxes) expect(left >= 0 && right <= 360, `a tab spans ${left}–${right} px`).toBe(true);
+        await page.setViewportSize({ width: 1280, height: 800 });
 
         // Profile: the name, shown in the bar at once and by GET /me.
         await page.getByRole('textbox', { name: 'Name', exact: true }).fill('Sam Rivera');
