@@ -25,8 +25,8 @@ import { checkLayout, studioPage } from './testing/studio-browser.ts';
 const BROWSER_TEST_MS = 480_000;
 const ANALYSIS_MS = 240_000;
 
-/** Drops files on the page as a person does: dragenter, dragover and drop with a DataTransfer holding them. */
-async function dropFiles(page: Page, files: Array<{ name: string; bytes: Buffer }>): Promise<void> {
+/** Drops files on the page (or on the element `on` selects) as a person does: dragenter, dragover and drop with a DataTransfer holding them. */
+async function dropFiles(page: Page, files: Array<{ name: string; bytes: Buffer }>, on = '#main', beforeDrop?: () => Promise<void>): Promise<void> {
   const transfer = await page.evaluateHandle(
     (list) => {
       const data = new DataTransfer();
@@ -38,9 +38,10 @@ async function dropFiles(page: Page, files: Array<{ name: string; bytes: Buffer 
     },
     files.map(({ name, bytes }) => ({ name, base64: bytes.toString('base64') })),
   );
-  await page.dispatchEvent('#main', 'dragenter', { dataTransfer: transfer });
-  await page.dispatchEvent('#main', 'dragover', { dataTransfer: transfer });
-  await page.dispatchEvent('#main', 'drop', { dataTransfer: transfer });
+  await page.dispatchEvent(on, 'dragenter', { dataTransfer: transfer });
+  await page.dispatchEvent(on, 'dragover', { dataTransfer: transfer });
+  await beforeDrop?.();
+  await page.dispatchEvent(on, 'drop', { dataTransfer: transfer });
 }
 
 async function uploadAudio(api: ApiClient, projectid: string, name: string, bytes: Buffer, parentid?: string) {
@@ -144,6 +145,50 @@ describe.each(backends)('the studio project page (%s)', (backend) => {
 
         expect(await studio.problems()).toEqual([]);
         expect(studio.foreign).toEqual([]);
+      } finally {
+        await studio.close();
+      }
+    },
+    BROWSER_TEST_MS,
+  );
+
+  it(
+    'takes files dropped onto a folder row into that folder, and onto a stack row as its newest version',
+    async () => {
+      const studio = await studioPage(chromium.browser, t.server, 'dropper@example.com');
+      const { page } = studio;
+      const api = studio.signedIn.api;
+      try {
+        const projectid = (await api.POST('/projects', { body: { name: 'Drops' } })).data!.id;
+        const folder = (await api.POST('/projects/{projectid}/folders', { params: { path: { projectid } }, body: { name: 'Mixes' } })).data!;
+        const wav = await sineWav(1);
+        const first = await uploadAudio(api, projectid, 'Chorus.wav', wav);
+        await uploadAudio(api, projectid, 'Chorus louder.wav', wav, first.upload.stackid);
+        await studio.open(`/projects/${projectid}`);
+        const tree = page.getByRole('list', { name: 'Files' });
+        await tree.getByRole('button', { name: 'Mixes', exact: true }).waitFor();
+        await tree.getByRole('button', { name: 'Chorus', exact: true }).waitFor();
+        const uploads = page.getByRole('region', { name: 'Uploads' });
+
+        const folderRow = `li.tree-row[data-boxid="${folder.id}"]`;
+        await dropFiles(page, [{ name: 'Verse.wav', bytes: wav }], folderRow, async () => {
+          // While the files are over the row, it is marked, and the page says where they will go.
+          await page.locator(`${folderRow}.drop-target`).waitFor();
+          expect(await page.locator('.drop-hint').textContent()).toBe('Drop the files to upload them into the folder Mixes.');
+        });
+        await expect.poll(() => uploads.getByText('Uploaded.').count(), { timeout: ANALYSIS_MS }).toBe(1);
+        expect(await page.locator('.drop-target').count()).toBe(0);
+        const verse = (await boxesOf(api, projectid)).find((box) => box.object === 'file' && box.name === 'Verse.wav')!;
+        const verseStack = (await boxesOf(api, projectid)).find((box) => box.id === verse.parentid)!;
+        expect(verseStack.parentid).toBe(folder.id);
+
+        await dropFiles(page, [{ name: 'Chorus final.wav', bytes: wav }], `li.tree-row[data-boxid="${first.upload.stackid}"]`);
+        await expect.poll(() => uploads.getByText('Uploaded.').count(), { timeout: ANALYSIS_MS }).toBe(2);
+        const all = await boxesOf(api, projectid);
+        const chorus = all.find((box) => box.id === first.upload.stackid);
+        expect(chorus?.object === 'stack' && chorus.children.map((child) => all.find((box) => box.id === child.id)?.name)).toEqual(['Chorus.wav', 'Chorus louder.wav', 'Chorus final.wav']);
+
+        expect(await studio.problems()).toEqual([]);
       } finally {
         await studio.close();
       }

@@ -89,6 +89,8 @@ export function ProjectPage({ projectid }: { projectid: string }) {
   const [highlight, setHighlight] = useState<string>();
   const [limit, setLimit] = useState(ROWS_PER_PAGE);
   const [dragging, setDragging] = useState(false);
+  /** The folder or stack row the files are over while dragged: they land in it (a folder) or as its newest versions (a stack). */
+  const [dropInto, setDropInto] = useState<string | null>(null);
   const [uploads, setUploads] = useState<UploadQueue['items']>([]);
   const boxesRef = useRef<Boxes | null>(null);
   boxesRef.current = boxes;
@@ -237,6 +239,8 @@ export function ProjectPage({ projectid }: { projectid: string }) {
   useEffect(() => {
     let depth = 0;
     const hasFiles = (event: DragEvent) => [...(event.dataTransfer?.types ?? [])].includes('Files');
+    const rowUnder = (event: DragEvent) =>
+      event.target instanceof Element ? (event.target.closest('li.tree-row.kind-folder, li.tree-row.kind-stack')?.getAttribute('data-boxid') ?? null) : null;
     const enter = (event: DragEvent) => {
       if (!hasFiles(event)) return;
       depth += 1;
@@ -246,17 +250,22 @@ export function ProjectPage({ projectid }: { projectid: string }) {
       if (!hasFiles(event)) return;
       event.preventDefault();
       if (event.dataTransfer) event.dataTransfer.dropEffect = 'copy';
+      setDropInto(rowUnder(event));
     };
     const leave = () => {
       depth = Math.max(0, depth - 1);
-      if (depth === 0) setDragging(false);
+      if (depth === 0) {
+        setDragging(false);
+        setDropInto(null);
+      }
     };
     const drop = (event: DragEvent) => {
       depth = 0;
       setDragging(false);
+      setDropInto(null);
       if (event.defaultPrevented || !event.dataTransfer?.files.length) return;
       event.preventDefault();
-      queue.add(event.dataTransfer.files);
+      queue.add(event.dataTransfer.files, rowUnder(event) ?? undefined);
     };
     document.addEventListener('dragenter', enter);
     document.addEventListener('dragover', over);
@@ -476,7 +485,7 @@ export function ProjectPage({ projectid }: { projectid: string }) {
         </div>
       ) : null}
       <p class="drop-hint meta" aria-hidden={!dragging}>
-        {dragging ? 'Drop the files to upload them.' : 'Drop audio anywhere on this page to upload it.'}
+        {dragging ? dropHint(dropInto ? boxes?.byId.get(dropInto) : undefined) : 'Drop audio anywhere on this page, or onto a folder or stack, to upload it.'}
       </p>
 
       <UploadList items={uploads} queue={queue} />
@@ -527,6 +536,7 @@ export function ProjectPage({ projectid }: { projectid: string }) {
                 selected={selected.has(row.key)}
                 open={open.has(row.key)}
                 highlighted={highlight === row.key}
+                dropTarget={dropInto !== null && dropInto === row.box.id}
                 playing={!!row.file && row.file.id === playingRowKey}
                 apiBase={studio.apiBase}
                 projectid={projectid}
@@ -619,6 +629,13 @@ export function ProjectPage({ projectid }: { projectid: string }) {
       <ShareDialog target={dialog?.kind === 'share' ? dialog.target : undefined} open={dialog?.kind === 'share'} onClose={() => setDialog(null)} />
     </div>
   );
+}
+
+/** What a drop will do, said while the files are dragged over the page, or over a folder or stack row. */
+function dropHint(target: { object: string; name: string } | undefined): string {
+  if (target?.object === 'folder') return `Drop the files to upload them into the folder ${target.name}.`;
+  if (target?.object === 'stack') return `Drop the files to add them to ${target.name} as its newest versions.`;
+  return 'Drop the files to upload them.';
 }
 
 /** The artwork in the page head: drop an image on it, or choose one with its button. */

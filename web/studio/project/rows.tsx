@@ -137,6 +137,8 @@ export interface RowProps {
   selected: boolean;
   open: boolean;
   highlighted: boolean;
+  /** Files dragged over the page are over this row: a drop lands them in it. */
+  dropTarget?: boolean;
   playing: boolean;
   apiBase: string;
   projectid: string;
@@ -146,7 +148,7 @@ export interface RowProps {
   onAction: (action: Action, row: Row) => void;
 }
 
-export function TreeRow({ row, name, selected, open, highlighted, playing, apiBase, projectid, onSelect, onToggle, onPlay, onAction }: RowProps) {
+export function TreeRow({ row, name, selected, open, highlighted, dropTarget, playing, apiBase, projectid, onSelect, onToggle, onPlay, onAction }: RowProps) {
   const file = row.file;
   const hidden = row.box.object !== 'file' && row.box.hidden;
   const playable = file?.status === 'ready' && !!file.audio;
@@ -154,7 +156,7 @@ export function TreeRow({ row, name, selected, open, highlighted, playing, apiBa
   return (
     <li
       id={`row-${row.key}`}
-      class={`tree-row kind-${row.kind}${highlighted ? ' highlighted' : ''}${playing ? ' current' : ''}`}
+      class={`tree-row kind-${row.kind}${highlighted ? ' highlighted' : ''}${dropTarget ? ' drop-target' : ''}${playing ? ' current' : ''}`}
       style={{ '--depth': String(row.depth) }}
       data-boxid={row.box.id}
       data-fileid={file?.id}
