@@ -8,7 +8,7 @@ import { useEffect, useMemo, useRef, useState } from 'preact/hooks';
 import { allPages, answer, type Project } from './api.ts';
 import { useSession } from './session.ts';
 import { Link, navigate } from './router.tsx';
-import { Dialog, FormError, formatBytes, formatTime } from './ui.tsx';
+import { Dialog, FormEnd, FormError, formatBytes, formatTime } from './ui.tsx';
 
 type Filter = 'all' | 'mine' | 'shared';
 
@@ -44,15 +44,7 @@ function NewProject({ onClose }: { onClose: () => void }) {
         <label for="project-name">Project name</label>
         <input id="project-name" name="name" type="text" required maxLength={255} autoComplete="off" aria-invalid={error ? 'true' : undefined} aria-describedby="project-name-error" />
       </div>
-      <FormError id="project-name-error" message={error} />
-      <div class="actions">
-        <button type="submit" disabled={busy}>
-          Create
-        </button>
-        <button type="button" class="secondary" onClick={onClose}>
-          Cancel
-        </button>
-      </div>
+      <FormEnd errorId="project-name-error" error={error} busy={busy} label="Create" onCancel={onClose} />
     </form>
   );
 }

@@ -41,6 +41,33 @@ export function FormError({ id, message }: { id: string; message?: string }) {
   );
 }
 
+/**
+ * The end of a form: its error, its submit button (off while it works) and, in a dialog, Cancel. A form of a page, which
+ * stays where it is, also says what it did (a status); a dialog's closes instead.
+ */
+export function FormEnd({ errorId, error, done, busy, label, onCancel }: { errorId: string; error?: string; done?: string; busy: boolean; label: string; onCancel?: () => void }) {
+  return (
+    <>
+      <FormError id={errorId} message={error} />
+      {onCancel ? null : (
+        <p class="form-done" role="status">
+          {done}
+        </p>
+      )}
+      <div class="actions">
+        <button type="submit" disabled={busy}>
+          {label}
+        </button>
+        {onCancel ? (
+          <button type="button" class="secondary" onClick={onCancel}>
+            Cancel
+          </button>
+        ) : null}
+      </div>
+    </>
+  );
+}
+
 const SIZE_UNITS = ['bytes', 'KB', 'MB', 'GB', 'TB'];
 
 /** Bytes in decimal units, as disks and browsers count them: 1.5 MB, 340 KB. */

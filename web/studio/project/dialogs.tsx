@@ -5,7 +5,7 @@
  */
 import { useState } from 'preact/hooks';
 import type { Answer } from '../api.ts';
-import { FormError } from '../ui.tsx';
+import { FormEnd } from '../ui.tsx';
 
 /** One text field and a submit button; `submit` answers the API's answer, or a refusal of its own. */
 export function NameForm({
@@ -45,15 +45,7 @@ export function NameForm({
         <label for={id}>{label}</label>
         <input id={id} name="value" type="text" defaultValue={initial} maxLength={maxLength} autoComplete="off" aria-invalid={error ? 'true' : undefined} aria-describedby={`${id}-error`} />
       </div>
-      <FormError id={`${id}-error`} message={error} />
-      <div class="actions">
-        <button type="submit" disabled={busy}>
-          {action}
-        </button>
-        <button type="button" class="secondary" onClick={onClose}>
-          Cancel
-        </button>
-      </div>
+      <FormEnd errorId={`${id}-error`} error={error} busy={busy} label={action} onCancel={onClose} />
     </form>
   );
 }
@@ -94,15 +86,7 @@ export function MoveForm({
           </label>
         ))}
       </fieldset>
-      <FormError id="move-error" message={error} />
-      <div class="actions">
-        <button type="submit" disabled={busy}>
-          Move
-        </button>
-        <button type="button" class="secondary" onClick={onClose}>
-          Cancel
-        </button>
-      </div>
+      <FormEnd errorId="move-error" error={error} busy={busy} label="Move" onCancel={onClose} />
     </form>
   );
 }

@@ -9,7 +9,7 @@
 import { useState } from 'preact/hooks';
 import { answer, type Schemas } from '../api.ts';
 import { useSession } from '../session.ts';
-import { FormError } from '../ui.tsx';
+import { FormEnd, FormError } from '../ui.tsx';
 import { useLoaded } from './common.tsx';
 
 type Preferences = Schemas['PlayerPreferences'];
@@ -131,15 +131,7 @@ function DefaultsForm({ stored }: { stored: Preferences }) {
           </select>
         </div>
       </fieldset>
-      <FormError id="defaults-form-error" message={error} />
-      <p class="form-done" role="status">
-        {done}
-      </p>
-      <div class="actions">
-        <button type="submit" disabled={busy}>
-          Save defaults
-        </button>
-      </div>
+      <FormEnd errorId="defaults-form-error" error={error} done={done} busy={busy} label="Save defaults" />
     </form>
   );
 }

@@ -8,7 +8,7 @@
 import { useState } from 'preact/hooks';
 import { answer, type Schemas } from '../api.ts';
 import { useSession } from '../session.ts';
-import { FormError } from '../ui.tsx';
+import { FormEnd, FormError } from '../ui.tsx';
 import { useLoaded } from './common.tsx';
 
 type Mail = Schemas['NotificationMail'];
@@ -60,15 +60,7 @@ export function NotificationsTab() {
               </div>
             ))}
           </div>
-          <FormError id="notifications-form-error" message={error} />
-          <p class="form-done" role="status">
-            {done}
-          </p>
-          <div class="actions">
-            <button type="submit" disabled={busy}>
-              Save
-            </button>
-          </div>
+          <FormEnd errorId="notifications-form-error" error={error} done={done} busy={busy} label="Save" />
         </form>
       ) : settings.error ? null : (
         <p class="meta">Loading…</p>

@@ -8,7 +8,7 @@ import { useState } from 'preact/hooks';
 import { answer } from '../api.ts';
 import type { AccountApi } from '../../account/api.ts';
 import { useSession } from '../session.ts';
-import { FormError } from '../ui.tsx';
+import { FormEnd, FormError } from '../ui.tsx';
 
 function NameSection() {
   const { studio, user, setUser } = useSession();
@@ -39,15 +39,7 @@ function NameSection() {
             Shown beside your comments and replies. Leave it empty to show "Project member".
           </p>
         </div>
-        <FormError id="name-form-error" message={error} />
-        <p class="form-done" role="status">
-          {done}
-        </p>
-        <div class="actions">
-          <button type="submit" disabled={busy}>
-            Save
-          </button>
-        </div>
+        <FormEnd errorId="name-form-error" error={error} done={done} busy={busy} label="Save" />
       </form>
     </section>
   );
