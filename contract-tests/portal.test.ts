@@ -15,6 +15,7 @@ import { beforeAll, describe, expect, it } from 'vitest';
 import type { FileBox, Schemas } from '../generated/client.ts';
 import { uploadMetadata } from '../server/testing/portal.ts';
 import { baseUrl, checkedFetch, client, fetchSigned, onMock, raw } from './support/context.ts';
+import { expectValidationRefusals, problemOf } from './support/problems.ts';
 
 const api = client();
 const tus = { 'Tus-Resumable': '1.0.0' };
@@ -53,11 +54,6 @@ async function start(filename: string, filetype: string, size: number, playerid 
   expect(location.startsWith(`${baseUrl}${uploadsPath(playerid)}/`)).toBe(true);
   expect(location.split('/').pop()).toMatch(/^pup_[0-9a-z]{16}$/);
   return location;
-}
-
-async function problemOf(res: Response): Promise<Schemas['Problem']> {
-  expect(res.headers.get('content-type')).toContain('application/problem+json');
-  return res.json();
 }
 
 async function newPortal(name: string): Promise<Schemas['Player']> {
@@ -180,7 +176,7 @@ describe('upload portal (extension)', () => {
     const upload = `${baseUrl}${uploadsPath()}/${ids.uploadid}`;
     const { 'Upload-Length': _, ...unsized } = creation('unsized.txt', 'text/plain', 4);
     const { 'Upload-Metadata': __, ...unnamed } = creation('unnamed.txt', 'text/plain', 4);
-    const refusals: Array<[string, Promise<Response>, Record<string, string>]> = [
+    const refusals: Parameters<typeof expectValidationRefusals>[0] = [
       ['createPortalUpload without Upload-Length', create(unsized), { header: 'upload-length' }],
       ['createPortalUpload with a negative Upload-Length', create({ ...unsized, 'Upload-Length': '-1' }), { header: 'upload-length' }],
       ['createPortalUpload without Upload-Metadata', create(unnamed), { header: 'upload-metadata' }],
@@ -189,13 +185,7 @@ describe('upload portal (extension)', () => {
       ['cancelPortalUpload of a malformed upload id', cancel(`${baseUrl}${uploadsPath()}/not-an-upload-id`), { parameter: 'portaluploadid' }],
       ['getPortalCapabilities of a player id over 64 characters', capabilities(tooLongId), { parameter: 'playerid' }],
     ];
-    for (const [call, pending, offending] of refusals) {
-      const res = await pending;
-      expect(res.status, call).toBe(400);
-      const problem = await problemOf(res);
-      expect(problem.type, call).toBe('/problems/validation-error');
-      expect(problem.errors, call).toEqual(expect.arrayContaining([expect.objectContaining(offending)]));
-    }
+    await expectValidationRefusals(refusals);
     // A HEAD answer has no body: the status says it.
     expect((await head(`${baseUrl}${uploadsPath()}/not-an-upload-id`)).status).toBe(400);
   });

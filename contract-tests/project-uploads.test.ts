@@ -15,6 +15,7 @@ import { beforeAll, describe, expect, it } from 'vitest';
 import type { Schemas } from '../generated/client.ts';
 import { uploadMetadata } from '../server/testing/portal.ts';
 import { baseUrl, checkedFetch, client, fetchSigned, onMock, raw, token } from './support/context.ts';
+import { expectValidationRefusals, problemOf } from './support/problems.ts';
 
 const api = client();
 const tus = { 'Tus-Resumable': '1.0.0' };
@@ -51,11 +52,6 @@ async function start(filename: string, size: number): Promise<{ url: string; fil
   const fileid = created.headers.get('upload-file-id') ?? '';
   expect(fileid).not.toBe('');
   return { url, fileid };
-}
-
-async function problemOf(res: Response): Promise<Schemas['Problem']> {
-  expect(res.headers.get('content-type')).toContain('application/problem+json');
-  return res.json();
 }
 
 async function fileOf(fileid: string) {
@@ -155,20 +151,14 @@ describe('resumable uploads of project members (extension)', () => {
   it('refuses malformed requests with 400, naming the offending header or path id', async () => {
     const upload = `${baseUrl}${uploadsPath()}/${ids.uploadid}`;
     const { 'Upload-Length': _, ...unsized } = creation('unsized.bin', 4);
-    const refusals: Array<[string, Promise<Response>, Record<string, string>]> = [
+    const refusals: Parameters<typeof expectValidationRefusals>[0] = [
       ['createProjectUpload without Upload-Length', create(unsized), { header: 'upload-length' }],
       ['createProjectUpload without Upload-Metadata', create({ ...tus, 'Upload-Length': '4' }), { header: 'upload-metadata' }],
       ['appendProjectUpload with a malformed Upload-Offset', append(upload, 'zero', Buffer.from('four')), { header: 'upload-offset' }],
       ['cancelProjectUpload of a malformed upload id', cancel(`${baseUrl}${uploadsPath()}/not-an-upload-id`), { parameter: 'projectuploadid' }],
       ['getProjectUploadCapabilities of a project id over 64 characters', capabilities(tooLongId), { parameter: 'projectid' }],
     ];
-    for (const [call, pending, offending] of refusals) {
-      const res = await pending;
-      expect(res.status, call).toBe(400);
-      const problem = await problemOf(res);
-      expect(problem.type, call).toBe('/problems/validation-error');
-      expect(problem.errors, call).toEqual(expect.arrayContaining([expect.objectContaining(offending)]));
-    }
+    await expectValidationRefusals(refusals);
     expect((await head(`${baseUrl}${uploadsPath()}/not-an-upload-id`)).status).toBe(400);
   });
 
