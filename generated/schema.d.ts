@@ -1231,6 +1231,115 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/apps": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List your apps
+         * @description **Extension.** The apps (OAuth clients) this account registered,
+         *     newest first, without their secrets.
+         */
+        get: operations["listApps"];
+        put?: never;
+        /**
+         * Register an app
+         * @description **Extension.** Registers an app that may ask people for access to
+         *     their accounts with OAuth 2.1: the authorization code grant with PKCE
+         *     (`S256`), at the endpoints the server's
+         *     `/.well-known/oauth-authorization-server` lists. A `confidential`
+         *     app's answer carries its `secret` **once**. The redirect URIs are
+         *     matched exactly; see `RedirectUri`.
+         */
+        post: operations["createApp"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/apps/{appid}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The app's id (its `client_id`).
+                 * @example app_8c4v7n2k5q1w3e6r9t0y
+                 */
+                appid: components["schemas"]["Id"];
+            };
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        post?: never;
+        /**
+         * Delete an app
+         * @description **Extension.** Deletes one of this account's apps. Every grant anyone
+         *     gave it ends with it: its access and refresh tokens answer 401 from
+         *     now on, on every process of the server.
+         */
+        delete: operations["deleteApp"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/me/connected-apps": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List connected apps
+         * @description **Extension.** The apps this account let in at the consent page and
+         *     has not revoked, with the scopes granted and their last use, most
+         *     recently connected first.
+         */
+        get: operations["listConnectedApps"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/me/connected-apps/{appid}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The app's id (its `client_id`).
+                 * @example app_8c4v7n2k5q1w3e6r9t0y
+                 */
+                appid: components["schemas"]["Id"];
+            };
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        post?: never;
+        /**
+         * Revoke a connected app
+         * @description **Extension.** Ends what this account let the app do: every access
+         *     token and refresh token of the grant stops working at once, on every
+         *     process of the server. The app must ask again, at the consent page,
+         *     to be let back in.
+         */
+        delete: operations["revokeConnectedApp"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/admin/users": {
         parameters: {
             query?: never;
@@ -3061,6 +3170,110 @@ export interface components {
             scopes: components["schemas"]["TokenScope"][];
             /** @description When it stops working; in the future. Without it the token works until it is revoked. */
             expiresAt?: components["schemas"]["Timestamp"];
+        };
+        /**
+         * @description **Extension.** An app (an OAuth client) registered by this account. Its
+         *     `id` is the `client_id` the app sends to the authorization and token
+         *     endpoints.
+         * @example {
+         *       "id": "app_8c4v7n2k5q1w3e6r9t0y",
+         *       "object": "app",
+         *       "name": "Mix Notes for Reaper",
+         *       "type": "public",
+         *       "redirectUris": [
+         *         "http://127.0.0.1/callback"
+         *       ],
+         *       "timeCreated": 1795315200000
+         *     }
+         */
+        App: {
+            /**
+             * @description The app's `client_id`.
+             * @example app_8c4v7n2k5q1w3e6r9t0y
+             */
+            id: components["schemas"]["Id"];
+            /**
+             * @description Always `app`.
+             * @constant
+             */
+            object: "app";
+            name: components["schemas"]["AppName"];
+            type: components["schemas"]["AppType"];
+            redirectUris: components["schemas"]["RedirectUri"][];
+            timeCreated: components["schemas"]["Timestamp"];
+        };
+        /**
+         * @description **Extension.** An app just made. A confidential app carries its
+         *     `secret` (its `client_secret`) here, **once**: the server keeps it
+         *     sealed and never shows it again. A public app has none.
+         * @example {
+         *       "id": "app_3x9m1p7q4z8c2v6b5n0k",
+         *       "object": "app",
+         *       "name": "Release Desk",
+         *       "type": "confidential",
+         *       "redirectUris": [
+         *         "https://desk.example.com/oauth/callback"
+         *       ],
+         *       "timeCreated": 1795315200000,
+         *       "secret": "6b55sAPjmDvjFK6oURz59I9RiqHd2eWpXrCFiaj5DqQ"
+         *     }
+         */
+        AppWithSecret: components["schemas"]["App"] & {
+            /**
+             * @description The confidential app's `client_secret`, 256 random bits in base64url. Shown once.
+             * @example 6b55sAPjmDvjFK6oURz59I9RiqHd2eWpXrCFiaj5DqQ
+             */
+            secret?: string;
+        };
+        /**
+         * @description **Extension.** A new app: its name, where the browser may be sent back to, and whether it can keep a secret.
+         * @example {
+         *       "name": "Mix Notes for Reaper",
+         *       "redirectUris": [
+         *         "http://127.0.0.1/callback"
+         *       ],
+         *       "type": "public"
+         *     }
+         */
+        CreateAppRequest: {
+            name: components["schemas"]["AppName"];
+            redirectUris: components["schemas"]["RedirectUri"][];
+            type: components["schemas"]["AppType"];
+        };
+        /**
+         * @description **Extension.** An app this account let in at the consent page, with
+         *     the scopes it granted and when the app last used a token of it.
+         * @example {
+         *       "id": "app_8c4v7n2k5q1w3e6r9t0y",
+         *       "object": "connected_app",
+         *       "name": "Mix Notes for Reaper",
+         *       "scopes": [
+         *         "projects:read",
+         *         "comments:read",
+         *         "comments:write"
+         *       ],
+         *       "timeConnected": 1795315200000,
+         *       "lastUsedAt": 1795318200000
+         *     }
+         */
+        ConnectedApp: {
+            /**
+             * @description The app's id (its `client_id`).
+             * @example app_8c4v7n2k5q1w3e6r9t0y
+             */
+            id: components["schemas"]["Id"];
+            /**
+             * @description Always `connected_app`.
+             * @constant
+             */
+            object: "connected_app";
+            name: components["schemas"]["AppName"];
+            /** @description What the app may do for this account. */
+            scopes: components["schemas"]["TokenScope"][];
+            /** @description When the account first let the app in. */
+            timeConnected: components["schemas"]["Timestamp"];
+            /** @description When the app last called the API for this account, to the minute; absent until it does. */
+            lastUsedAt?: components["schemas"]["Timestamp"];
         };
         /**
          * @description What happened to the account's security (`identity-linked`, an identity of the single sign-on provider joined to the account).
@@ -5916,6 +6129,34 @@ export interface components {
          * @example 3q2-7wfVx8kq0b6tY1cJ4mZ9pR2sL5nA8dE1gH4jK7o
          */
         LinkToken: string;
+        /**
+         * @description The app's name, as people see it on the consent page ("Allow <name> to …") and in their connected apps.
+         * @example Mix Notes for Reaper
+         */
+        AppName: string;
+        /**
+         * @description `public`: an app that cannot keep a secret (a desktop or mobile app, a
+         *     DAW plug-in, a page in a browser); it proves itself with PKCE alone.
+         *     `confidential`: an app with a server of its own, which keeps the
+         *     `secret` shown once when the app is made and sends it to the token
+         *     endpoint (`client_secret_basic` or `client_secret_post`), with PKCE as
+         *     well.
+         * @example public
+         * @enum {string}
+         */
+        AppType: "public" | "confidential";
+        /**
+         * Format: uri
+         * @description Where the server sends the browser back after the consent, compared
+         *     exactly, character for character (OAuth 2.1 §2.3.1; no wildcards). An
+         *     `https` URL; `http` only on a loopback host (`127.0.0.1`, `[::1]`,
+         *     `localhost`); or, for a public app, a private-use scheme such as
+         *     `com.example.app:/oauth`. No fragment. A public app's loopback redirect
+         *     URI may be used with any port (RFC 8252 §7.3), so a desktop app can
+         *     listen wherever the system lets it.
+         * @example http://127.0.0.1/callback
+         */
+        RedirectUri: string;
         /**
          * @description **Extension.** One report of one play: a listening of one version of a
          *     track, from its start to a pause, its end or the page closing. The page
@@ -9996,6 +10237,247 @@ export interface operations {
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["InsufficientScope"];
+            429: components["responses"]["TooManyRequests"];
+            default: components["responses"]["DefaultProblem"];
+        };
+    };
+    listApps: {
+        parameters: {
+            query?: {
+                /**
+                 * @description **Extension.** At most this many items. Without `limit` and `cursor`
+                 *     the whole list is answered, as always. With it, the list is cut into
+                 *     pages: when more items follow, the answer has a `Link` header
+                 *     (RFC 8288) with `rel="next"`, the URL of the next page. With `cursor`
+                 *     alone, pages are 100 items.
+                 * @example 50
+                 */
+                limit?: components["parameters"]["Limit"];
+                /**
+                 * @description **Extension.** Where the next page starts: copy it from the `rel="next"`
+                 *     link, never make one. It is opaque (encrypted and authenticated: it
+                 *     shows nothing of the items), and valid only on the list that gave it;
+                 *     anything else answers 400. It marks the last item sent, not a
+                 *     position, so items added or removed between pages neither repeat nor
+                 *     hide others.
+                 * @example Cpj3k2PaSoH-Ej8idded0XeeovurRZdVamQfKALOckpa7JcNV-xrL0I-bX-HslqgVS90psi7ufZavDVjWw
+                 */
+                cursor?: components["parameters"]["Cursor"];
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The apps. */
+            200: {
+                headers: {
+                    Link: components["headers"]["Link"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example [
+                     *       {
+                     *         "id": "app_8c4v7n2k5q1w3e6r9t0y",
+                     *         "object": "app",
+                     *         "name": "Mix Notes for Reaper",
+                     *         "type": "public",
+                     *         "redirectUris": [
+                     *           "http://127.0.0.1/callback"
+                     *         ],
+                     *         "timeCreated": 1795315200000
+                     *       }
+                     *     ]
+                     */
+                    "application/json": components["schemas"]["App"][];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["InsufficientScope"];
+            429: components["responses"]["TooManyRequests"];
+            default: components["responses"]["DefaultProblem"];
+        };
+    };
+    createApp: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "name": "Mix Notes for Reaper",
+                 *       "redirectUris": [
+                 *         "http://127.0.0.1/callback"
+                 *       ],
+                 *       "type": "public"
+                 *     }
+                 */
+                "application/json": components["schemas"]["CreateAppRequest"];
+            };
+        };
+        responses: {
+            /** @description The app, with its secret when it is confidential. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "id": "app_3x9m1p7q4z8c2v6b5n0k",
+                     *       "object": "app",
+                     *       "name": "Release Desk",
+                     *       "type": "confidential",
+                     *       "redirectUris": [
+                     *         "https://desk.example.com/oauth/callback"
+                     *       ],
+                     *       "timeCreated": 1795315200000,
+                     *       "secret": "6b55sAPjmDvjFK6oURz59I9RiqHd2eWpXrCFiaj5DqQ"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["AppWithSecret"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["InsufficientScope"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            429: components["responses"]["TooManyRequests"];
+            default: components["responses"]["DefaultProblem"];
+        };
+    };
+    deleteApp: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The app's id (its `client_id`).
+                 * @example app_8c4v7n2k5q1w3e6r9t0y
+                 */
+                appid: components["schemas"]["Id"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Deleted. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /** @example {} */
+                    "application/json": components["schemas"]["EmptyObject"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["InsufficientScope"];
+            404: components["responses"]["NotFound"];
+            429: components["responses"]["TooManyRequests"];
+            default: components["responses"]["DefaultProblem"];
+        };
+    };
+    listConnectedApps: {
+        parameters: {
+            query?: {
+                /**
+                 * @description **Extension.** At most this many items. Without `limit` and `cursor`
+                 *     the whole list is answered, as always. With it, the list is cut into
+                 *     pages: when more items follow, the answer has a `Link` header
+                 *     (RFC 8288) with `rel="next"`, the URL of the next page. With `cursor`
+                 *     alone, pages are 100 items.
+                 * @example 50
+                 */
+                limit?: components["parameters"]["Limit"];
+                /**
+                 * @description **Extension.** Where the next page starts: copy it from the `rel="next"`
+                 *     link, never make one. It is opaque (encrypted and authenticated: it
+                 *     shows nothing of the items), and valid only on the list that gave it;
+                 *     anything else answers 400. It marks the last item sent, not a
+                 *     position, so items added or removed between pages neither repeat nor
+                 *     hide others.
+                 * @example Cpj3k2PaSoH-Ej8idded0XeeovurRZdVamQfKALOckpa7JcNV-xrL0I-bX-HslqgVS90psi7ufZavDVjWw
+                 */
+                cursor?: components["parameters"]["Cursor"];
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The connected apps. */
+            200: {
+                headers: {
+                    Link: components["headers"]["Link"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example [
+                     *       {
+                     *         "id": "app_8c4v7n2k5q1w3e6r9t0y",
+                     *         "object": "connected_app",
+                     *         "name": "Mix Notes for Reaper",
+                     *         "scopes": [
+                     *           "projects:read",
+                     *           "comments:read",
+                     *           "comments:write"
+                     *         ],
+                     *         "timeConnected": 1795315200000,
+                     *         "lastUsedAt": 1795318200000
+                     *       }
+                     *     ]
+                     */
+                    "application/json": components["schemas"]["ConnectedApp"][];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["InsufficientScope"];
+            429: components["responses"]["TooManyRequests"];
+            default: components["responses"]["DefaultProblem"];
+        };
+    };
+    revokeConnectedApp: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The app's id (its `client_id`).
+                 * @example app_8c4v7n2k5q1w3e6r9t0y
+                 */
+                appid: components["schemas"]["Id"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Revoked. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /** @example {} */
+                    "application/json": components["schemas"]["EmptyObject"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["InsufficientScope"];
+            404: components["responses"]["NotFound"];
             429: components["responses"]["TooManyRequests"];
             default: components["responses"]["DefaultProblem"];
         };

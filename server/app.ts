@@ -54,6 +54,9 @@ import { adminHandlers } from './resources/admin/admin-handlers.ts';
 import { sessionsHandlers } from './resources/sessions/sessions-handlers.ts';
 import { notificationsHandlers } from './resources/notifications/notifications-handlers.ts';
 import { oidcRoutes } from './resources/sso/oidc-routes.ts';
+import { oauthRoutes } from './resources/oauth/oauth-routes.ts';
+import { oauthHandlers } from './resources/oauth/oauth-handlers.ts';
+import { apiResource } from './resources/oauth/oauth-provider.ts';
 
 const root = resolve(import.meta.dirname, '..');
 export const specPath = resolve(root, 'generated/openapi.json');
@@ -117,6 +120,8 @@ export function createApp(ctx: Context, lifecycle: Lifecycle = { isDraining: () 
   app.use(studioPageRoutes(ctx));
   // Single sign-on's start and callback: navigations of the browser to and from the OpenID provider, not API calls.
   app.use(oidcRoutes(ctx));
+  // The OAuth authorization server (oidc-provider) for partners' apps, its consent page, and the API's RFC 9728 metadata.
+  app.use(oauthRoutes(ctx));
   // The upload portals' tus endpoints: before the API's token check (a portal's uploader has none) and its validator (PATCH bodies stream unparsed).
   app.use(portalRoutes(ctx));
 
@@ -137,6 +142,8 @@ export function createApp(ctx: Context, lifecycle: Lifecycle = { isDraining: () 
         publicOrigin: () => new URL(ctx.config.publicUrl).origin,
         now: () => ctx.clock.now(),
         onBookkeepingError: (error) => ctx.logger.warn('recording a credential\'s last use failed', { err: error }),
+        // OAuth access tokens issued for another resource of this server are not taken by the API.
+        resource: () => apiResource(ctx.config.publicUrl),
       },
     ),
   );
@@ -159,7 +166,7 @@ export function createApp(ctx: Context, lifecycle: Lifecycle = { isDraining: () 
       fileUploader: false,
     }),
   );
-  api.use(dispatchOperations(accountHandlers(ctx), projectsHandlers(ctx), boxesHandlers(ctx), uploadsHandlers(ctx), downloadsHandlers(ctx), playersHandlers(ctx), listeningHandlers(ctx), insightsHandlers(ctx), commentsHandlers(ctx), sandboxHandlers(ctx), webhooksHandlers(ctx), paymentsHandlers(ctx), portalHandlers(), projectUploadsHandlers(), sessionsHandlers(ctx), passkeysHandlers(ctx), mailLinksHandlers(ctx), accountSecurityHandlers(ctx), adminHandlers(ctx), notificationsHandlers(ctx)));
+  api.use(dispatchOperations(accountHandlers(ctx), projectsHandlers(ctx), boxesHandlers(ctx), uploadsHandlers(ctx), downloadsHandlers(ctx), playersHandlers(ctx), listeningHandlers(ctx), insightsHandlers(ctx), commentsHandlers(ctx), sandboxHandlers(ctx), webhooksHandlers(ctx), paymentsHandlers(ctx), portalHandlers(), projectUploadsHandlers(), sessionsHandlers(ctx), passkeysHandlers(ctx), mailLinksHandlers(ctx), accountSecurityHandlers(ctx), adminHandlers(ctx), notificationsHandlers(ctx), oauthHandlers(ctx)));
   app.use('/api/v1', api);
 
   app.use((req, _res, next) => next(notFound(`There is nothing at ${req.method} ${req.path}. The API is under /api/v1; see /docs.`)));

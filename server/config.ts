@@ -71,6 +71,11 @@ export interface Config {
   sessions: { idleMs: number; maxMs: number };
   /** Single sign-on against the operator's OpenID provider (server/auth/oidc-client.ts); undefined when not configured. */
   oidc: OidcSettings | undefined;
+  /**
+   * OAUTH_DYNAMIC_REGISTRATION=true: anyone may register an app at /oauth/register (RFC 7591), as MCP clients
+   * expect. Off by default: apps are registered by an account (POST /apps). The sandbox has it on.
+   */
+  oauthDynamicRegistration: boolean;
 }
 
 /** The OpenID provider people may sign in with, and this server's client registration there. */
@@ -240,6 +245,8 @@ export function loadConfig(env: Env = process.env): Config {
     blobStore,
     s3,
     sandbox,
+    // The sandbox: "any app may register there".
+    oauthDynamicRegistration: boolean('OAUTH_DYNAMIC_REGISTRATION', sandbox),
     // None by default: a self-hosted server's disk is its operator's to share out.
     storageQuotaBytes: env.STORAGE_QUOTA_BYTES ? integer('STORAGE_QUOTA_BYTES', 0, 0) : undefined,
     webhooks: {

@@ -28,6 +28,7 @@ import { OneTimeLinkRepository } from './resources/account/one-time-link-reposit
 import { SecurityEventRepository } from './resources/account/security-events.ts';
 import { SsoRepository } from './resources/sso/sso-repository.ts';
 import { NotificationRepository } from './resources/notifications/notification-repository.ts';
+import { OAuthRepository } from './resources/oauth/oauth-repository.ts';
 
 export function registerRepositories(db: Db) {
   return {
@@ -53,6 +54,7 @@ export function registerRepositories(db: Db) {
     accountDeletion: new AccountDeletionRepository(db),
     userAdmin: new UserAdminRepository(db),
     notifications: new NotificationRepository(db),
+    oauth: new OAuthRepository(db),
   };
 }
 

@@ -86,6 +86,11 @@ export interface TokenHolder {
   disabled: boolean;
   timeExpires: number | null;
   timeLastUsed: number | null;
+  /**
+   * The resource the token was issued for (RFC 8707), for an OAuth access token: the API's identifier, or another
+   * resource's (the MCP server's). null for personal tokens, which every resource of this server takes.
+   */
+  audience?: string | null;
 }
 
 /** A browser session that is still valid, found by its cookie's secret (the session repository's answer). */
@@ -113,6 +118,11 @@ export interface AuthOptions {
   now?: () => number;
   /** Where a failed bookkeeping write (a token's last use) is reported; it never fails the request. */
   onBookkeepingError?: (error: unknown) => void;
+  /**
+   * This resource's identifier (RFC 8707), read per request: an OAuth access token issued for another resource is
+   * refused here. Unset: every token is taken whatever its audience.
+   */
+  resource?: () => string;
 }
 
 /** How often a credential's last use is written: once a minute is precise enough for "last used", and spares a write per request. */
@@ -121,7 +131,7 @@ const TOUCH_EVERY_MS = 60_000;
 const SAFE_METHODS = new Set(['GET', 'HEAD', 'OPTIONS']);
 
 export function authenticate(store: Credentials, isPublicPath: (path: string) => boolean, options: AuthOptions = {}) {
-  const { accountOfUnknownToken = async () => undefined, howToGetOne = MINT_A_TOKEN, publicOrigin, now = Date.now, onBookkeepingError = () => {} } = options;
+  const { accountOfUnknownToken = async () => undefined, howToGetOne = MINT_A_TOKEN, publicOrigin, now = Date.now, onBookkeepingError = () => {}, resource } = options;
   const touchLater = (touch: Promise<void> | undefined) => touch?.catch(onBookkeepingError);
   return async (req: Request, _res: Response, next: NextFunction) => {
     if (req.method === 'OPTIONS' || isPublicPath(req.path)) return next();
@@ -143,6 +153,11 @@ export function authenticate(store: Credentials, isPublicPath: (path: string) =>
         }
         if (holder.timeExpires !== null && holder.timeExpires <= at) throw unauthorized(`The bearer token expired at ${new Date(holder.timeExpires).toISOString()}. ${howToGetOne}`, true);
         if (holder.disabled) throw unauthorized('The account this token belongs to is disabled. Ask the server\'s administrator.', true);
+        // An OAuth access token is issued for one resource (RFC 8707, its audience): a token meant for another resource
+        // of this server (the MCP server) is not taken here, nor one meant for here there.
+        if (holder.audience && resource && holder.audience !== resource()) {
+          throw unauthorized(`This access token was issued for ${holder.audience}, not for ${resource()}. Ask the authorization server for a token with resource=${resource()}.`, true);
+        }
         if (auth.scope !== undefined && holder.scopes !== null && !holder.scopes.includes(auth.scope)) throw insufficientScope(auth.scope, holder.scopes);
         if (holder.timeLastUsed === null || at - holder.timeLastUsed >= TOUCH_EVERY_MS) touchLater(store.tokens.touch?.(holder.tokenId, at));
         req.user = holder.user;

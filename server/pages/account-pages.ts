@@ -50,9 +50,12 @@ export function accountPageRoutes(ctx: Ports): Router {
       // Read per request: a server that listens on port 0 learns its PUBLIC_URL once it listens.
       const basePath = new URL(ctx.config.publicUrl.replace(/\/+$/, '')).pathname.replace(/\/+$/, '');
       if (page === 'signin' && (await signedInUser(ctx, req))) {
-        // 303 See Other: the browser follows with a GET; no-store, as the answer depends on the cookie.
+        // 303 See Other: the browser follows with a GET; no-store, as the answer depends on the cookie. Back to an app's
+        // consent page when it sent the person here (the same rule as the page's own, web/account/signed-out.ts).
         res.setHeader('Cache-Control', 'private, no-store');
-        return void res.redirect(303, `${basePath}/`);
+        const next = oneParameter(req, 'next');
+        const back = next?.startsWith(`${basePath}/oauth/interaction/`) && /^[A-Za-z0-9/_-]+$/.test(next) ? next : `${basePath}/`;
+        return void res.redirect(303, back);
       }
       const html = renderAccountPage({
         basePath,

@@ -22,6 +22,16 @@ const formError = () => document.getElementById('form-error')!;
 /** Where a new session lands: the home page, replacing this page in the history (Back does not return to a spent form). */
 const goHome = ({ basePath }: PageContext) => window.location.replace(`${basePath}/`);
 
+/**
+ * Where a sign-in lands: back to the page that sent the person here, when that is an app's consent page
+ * (/signin?next=/oauth/interaction/…); else home. Only that one kind of path on this origin: `next` is never an open
+ * redirect.
+ */
+export function nextAfterSignIn(basePath: string, next: string | null): string {
+  return next?.startsWith(`${basePath}/oauth/interaction/`) && /^[A-Za-z0-9/_-]+$/.test(next) ? next : `${basePath}/`;
+}
+const goNext = (ctx: PageContext) => window.location.replace(nextAfterSignIn(ctx.basePath, ctx.params.get('next')));
+
 /** Hides the form and says why, for a page whose form could not succeed (a spent setup link, sign-up by invitation only). */
 function replaceForm(ctx: PageContext, message: string, link?: { href: string; text: string }): void {
   form().hidden = true;
@@ -93,7 +103,7 @@ export async function signinPage(ctx: PageContext): Promise<void> {
   f.dataset.keepBusy = 'true';
   // Arriving from an invitation's sign-up page (its "Sign in" link carries the invite): its access joins this account.
   const invite = ctx.params.get('invite') ?? undefined;
-  wireForm(f, formError(), () => ctx.api.signIn({ email: value(f, 'email'), password: value(f, 'password'), ...(invite ? { invite } : {}) }), () => goHome(ctx));
+  wireForm(f, formError(), () => ctx.api.signIn({ email: value(f, 'email'), password: value(f, 'password'), ...(invite ? { invite } : {}) }), () => goNext(ctx));
 
   const alternatives = document.getElementById('alternatives-error')!;
   const passkey = document.getElementById('passkey-signin') as HTMLButtonElement;
@@ -102,7 +112,7 @@ export async function signinPage(ctx: PageContext): Promise<void> {
     passkey.disabled = true;
     try {
       await signInWithPasskey(ctx.api.client);
-      goHome(ctx);
+      goNext(ctx);
     } catch (error) {
       passkey.disabled = false;
       // Closing the browser's passkey dialog is a change of mind, not an error to show.

@@ -92,8 +92,17 @@ export class TokenRepository {
 
   /** The holder of a token that is not revoked (expiry and a disabled account are the caller's to check). */
   async findHolder(secret: string): Promise<TokenHolder | undefined> {
-    const [row] = await this.db.query<{ token_id: string; id: string; email: string; scopes: string | null; disabled: number; time_expires: number | null; time_last_used: number | null }>(
-      `SELECT tokens.id AS token_id, users.id, users.email, tokens.scopes, users.disabled, tokens.time_expires, tokens.time_last_used
+    const [row] = await this.db.query<{
+      token_id: string;
+      id: string;
+      email: string;
+      scopes: string | null;
+      disabled: number;
+      time_expires: number | null;
+      time_last_used: number | null;
+      audience: string | null;
+    }>(
+      `SELECT tokens.id AS token_id, users.id, users.email, tokens.scopes, users.disabled, tokens.time_expires, tokens.time_last_used, tokens.audience
        FROM tokens JOIN users ON users.id = tokens.user_id WHERE tokens.token_hash = $1 AND tokens.time_revoked IS NULL`,
       [hashToken(secret)],
     );
@@ -105,8 +114,14 @@ export class TokenRepository {
         disabled: row.disabled === 1,
         timeExpires: row.time_expires === null ? null : Number(row.time_expires),
         timeLastUsed: row.time_last_used === null ? null : Number(row.time_last_used),
+        audience: row.audience,
       }
     );
+  }
+
+  /** Whether a token with this secret was ever made, revoked or not: a revoked one must stay refused, even in the sandbox. */
+  async exists(secret: string): Promise<boolean> {
+    return (await this.db.query('SELECT 1 AS known FROM tokens WHERE token_hash = $1', [hashToken(secret)])).length > 0;
   }
 
   /** Records a use of the token, for its `lastUsedAt`. */
@@ -130,12 +145,15 @@ export class TokenRepository {
     return (await this.db.execute('UPDATE tokens SET time_revoked = $2 WHERE id = $1 AND time_revoked IS NULL', [id, now])) === 1;
   }
 
-  /** The account's tokens that are not revoked, expired ones included, newest first (GET /me/tokens). */
+  /**
+   * The account's personal tokens that are not revoked, expired ones included, newest first (GET /me/tokens). The
+   * access tokens of the apps it let in are not among them: they are listed, and ended, as connected apps.
+   */
   async listActiveOf(userId: string): Promise<TokenRecord[]> {
     const rows = await this.db.query<TokenRow>(
       `SELECT tokens.id, tokens.user_id, users.email, tokens.label, tokens.scopes, tokens.time_expires, tokens.time_last_used, tokens.time_created, tokens.time_revoked
        FROM tokens JOIN users ON users.id = tokens.user_id
-       WHERE tokens.user_id = $1 AND tokens.time_revoked IS NULL
+       WHERE tokens.user_id = $1 AND tokens.time_revoked IS NULL AND tokens.grant_id IS NULL
        ORDER BY tokens.time_created DESC, tokens.id`,
       [userId],
     );
@@ -144,7 +162,7 @@ export class TokenRepository {
 
   /** Revokes one of the account's own tokens, and answers it; undefined when it has no such token, or it is revoked already. */
   async revokeOwn(userId: string, id: string, now: number): Promise<TokenRecord | undefined> {
-    if ((await this.db.execute('UPDATE tokens SET time_revoked = $3 WHERE id = $1 AND user_id = $2 AND time_revoked IS NULL', [id, userId, now])) !== 1) return undefined;
+    if ((await this.db.execute('UPDATE tokens SET time_revoked = $3 WHERE id = $1 AND user_id = $2 AND time_revoked IS NULL AND grant_id IS NULL', [id, userId, now])) !== 1) return undefined;
     const [row] = await this.db.query<TokenRow>(
       `SELECT tokens.id, tokens.user_id, users.email, tokens.label, tokens.scopes, tokens.time_expires, tokens.time_last_used, tokens.time_created, tokens.time_revoked
        FROM tokens JOIN users ON users.id = tokens.user_id WHERE tokens.id = $1`,

@@ -109,6 +109,8 @@ export async function provisionSandboxAccount(ctx: Ports, token: string): Promis
   return provisioning.run(async () => {
     const known = await ctx.store.tokens.findHolder(token);
     if (known) return known.user;
+    // A token the server made and revoked (an app's access token, after its grant ended) stays refused.
+    if (await ctx.store.tokens.exists(token)) return undefined;
     const now = ctx.clock.now();
     const user = await ctx.store.users.findOrCreate(emailOf(token), now);
     await ctx.store.tokens.register(user.id, token, 'sandbox', now);

@@ -1,0 +1,204 @@
+/**
+ * The OAuth 2.1 authorization server: oidc-provider (certified, maintained),
+ * configured to the issue's rules, never a hand-written one.
+ *
+ * - Only the authorization code grant, with PKCE S256, for every client:
+ *   no implicit grant (response type `code` only), no password grant (which
+ *   oidc-provider does not implement), no `plain` (which it does not take).
+ * - Access tokens are opaque, live an hour, and are issued for one resource
+ *   (RFC 8707): the API, `<PUBLIC_URL>/api/v1`. The resource list is where
+ *   the MCP server's own resource will be added.
+ * - Every code exchange gives a refresh token, without `offline_access`;
+ *   refresh tokens rotate on every use, and a used one presented again
+ *   revokes the whole grant (oidc-provider's rotateRefreshToken: true, RFC
+ *   9700 §4.14.2).
+ * - Its records are in our store (oauth-adapter.ts), and its keys (cookie
+ *   keys, the ID token's signing key) are derived from the server's signing
+ *   secret, so every process behind a load balancer shares them.
+ * - Every authorization asks the person (the consent page, oauth-routes.ts),
+ *   which also says who is signed in: the provider's own session never
+ *   decides alone whose account an app gets.
+ */
+import { createPrivateKey } from 'node:crypto';
+import Provider, { errors, interactionPolicy, type Configuration, type KoaContextWithOIDC } from 'oidc-provider';
+import type { Context } from '../../context.ts';
+import { derivedKey } from '../../signing/derived-keys.ts';
+import { storeAdapter } from './oauth-adapter.ts';
+import { appStore, newAppId, newAppSecret } from './oauth-apps.ts';
+import { SCOPES } from './oauth-scopes.ts';
+
+type Ports = Pick<Context, 'config' | 'store' | 'secrets' | 'clock' | 'logger'>;
+
+/** How long things live, in seconds. */
+export const TTL = {
+  /** The issue: "access tokens live an hour". */
+  AccessToken: 60 * 60,
+  /** RFC 6749 §4.1.2: "A maximum authorization code lifetime of 10 minutes is RECOMMENDED"; one is plenty. */
+  AuthorizationCode: 60,
+  /** A refresh token not used for 30 days ends; each use gives a new one with 30 more. */
+  RefreshToken: 30 * 24 * 60 * 60,
+  /** A grant outlives its refresh tokens: it ends when revoked, or a year after it was last renewed. */
+  Grant: 365 * 24 * 60 * 60,
+  /** The consent page may be left open for an hour. */
+  Interaction: 60 * 60,
+  Session: 14 * 24 * 60 * 60,
+  IdToken: 60 * 60,
+} as const;
+
+/** The API's resource identifier (RFC 8707, RFC 9728 `resource`): its URL. */
+export const apiResource = (publicUrl: string) => `${publicUrl.replace(/\/+$/, '')}/api/v1`;
+
+/** The issuer: PUBLIC_URL's origin (RFC 8414 §2: "a URL that uses the "https" scheme and has no query or fragment components"). */
+export const issuerOf = (publicUrl: string) => new URL(publicUrl).origin;
+
+/**
+ * The ID token's signing key (only a client that asks for `openid` gets an
+ * ID token): Ed25519, whose private key is any 32 bytes, here derived from
+ * the signing secret, so every process signs with the same key and a
+ * restart keeps it. Node's crypto builds the key from the RFC 8410 PKCS #8
+ * encoding of that seed.
+ */
+export function signingJwk(secret: Buffer): Record<string, unknown> {
+  const seed = derivedKey(secret, 'audio-share oauth id-token key v1');
+  const pkcs8 = Buffer.concat([Buffer.from('302e020100300506032b657004220420', 'hex'), seed]);
+  const key = createPrivateKey({ key: pkcs8, format: 'der', type: 'pkcs8' });
+  return { ...key.export({ format: 'jwk' }), kid: 'ed25519-1', use: 'sig', alg: 'EdDSA' };
+}
+
+/** oidc-provider's routes, all under /oauth (the spec's authorizationUrl and tokenUrl); discovery stays at /.well-known. */
+const ROUTES = {
+  authorization: '/oauth/authorize',
+  token: '/oauth/token',
+  revocation: '/oauth/revoke',
+  registration: '/oauth/register',
+  jwks: '/oauth/jwks',
+  end_session: '/oauth/logout',
+  userinfo: '/oauth/userinfo',
+  introspection: '/oauth/introspect',
+  pushed_authorization_request: '/oauth/par',
+  device_authorization: '/oauth/device/auth',
+  code_verification: '/oauth/device',
+  backchannel_authentication: '/oauth/backchannel',
+  challenge: '/oauth/challenge',
+  credential: '/oauth/credential',
+};
+
+export const INTERACTION_PATH = '/oauth/interaction';
+
+export function createProvider(ctx: Ports): Provider {
+  const { publicUrl } = ctx.config;
+  const resource = apiResource(publicUrl);
+
+  const policy = interactionPolicy.base();
+  // Every authorization is the person's to answer, each time, on our consent page (which also establishes who is signed in).
+  policy.get('consent')!.checks.add(
+    new interactionPolicy.Check('always_ask', 'the person answers every authorization', (koa: KoaContextWithOIDC) =>
+      koa.oidc.result?.consent ? interactionPolicy.Check.NO_NEED_TO_PROMPT : interactionPolicy.Check.REQUEST_PROMPT,
+    ),
+  );
+
+  const configuration: Configuration = {
+    adapter: storeAdapter({ oauth: () => ctx.store.oauth, apps: appStore(ctx), now: Date.now }),
+    async findAccount(_koa, sub) {
+      const user = await ctx.store.users.get(sub);
+      if (!user || user.disabled) return undefined;
+      return { accountId: sub, claims: () => ({ sub }) };
+    },
+    jwks: { keys: [signingJwk(ctx.config.signingSecret)] },
+    cookies: {
+      keys: [derivedKey(ctx.config.signingSecret, 'audio-share oauth cookies v1').toString('base64url')],
+      long: { signed: true, httpOnly: true, sameSite: 'lax' },
+      short: { signed: true, httpOnly: true, sameSite: 'lax' },
+    },
+    claims: { openid: ['sub'] },
+    scopes: ['openid'],
+    responseTypes: ['code'],
+    // PKCE (RFC 7636) for every client, public or confidential, as OAuth 2.1 requires of the authorization code grant.
+    pkce: { required: () => true },
+    clientAuthMethods: ['none', 'client_secret_basic', 'client_secret_post'],
+    clientDefaults: {
+      grant_types: ['authorization_code', 'refresh_token'],
+      response_types: ['code'],
+      token_endpoint_auth_method: 'client_secret_basic',
+      id_token_signed_response_alg: 'EdDSA',
+    },
+    enabledJWA: { idTokenSigningAlgValues: ['EdDSA'] },
+    routes: ROUTES,
+    interactions: { url: (_koa: unknown, interaction: { uid: string }) => `${INTERACTION_PATH}/${interaction.uid}`, policy },
+    features: {
+      devInteractions: { enabled: false },
+      // RFC 7009.
+      revocation: { enabled: true },
+      userinfo: { enabled: false },
+      rpInitiatedLogout: { enabled: false },
+      // Sender-constrained tokens are not checked by the API (it takes bearer tokens), so none are issued.
+      dPoP: { enabled: false },
+      pushedAuthorizationRequests: { enabled: false },
+      // RFC 7591, only where the operator turned it on (OAUTH_DYNAMIC_REGISTRATION=true): anyone may then register.
+      registration: { enabled: ctx.config.oauthDynamicRegistration, initialAccessToken: false, idFactory: newAppId, secretFactory: async () => newAppSecret() },
+      resourceIndicators: {
+        enabled: true,
+        defaultResource: async (_koa: unknown, _client: unknown, oneOf?: string[]) => oneOf ?? resource,
+        // The one resource granted is the one tokens are for, without the client naming it at the token endpoint.
+        useGrantedResource: async () => true,
+        async getResourceServerInfo(_koa: unknown, indicator: string) {
+          if (indicator !== resource) throw new errors.InvalidTarget(`This server issues tokens for one resource, ${resource}; not for ${indicator}.`);
+          return { scope: SCOPES.join(' '), audience: resource, accessTokenTTL: TTL.AccessToken, accessTokenFormat: 'opaque' };
+        },
+      },
+    },
+    // The issue: "Every code exchange also gives a refresh token, with no extra scope to ask for (offline_access is not needed)."
+    issueRefreshToken: async (_koa: unknown, client: { grantTypeAllowed(type: string): boolean }) => client.grantTypeAllowed('refresh_token'),
+    // RFC 9700 §4.14.2 (refresh token rotation): a used refresh token presented again means two parties hold it, one of
+    // them an attacker, so the whole grant is revoked; oidc-provider does that when a consumed refresh token comes back.
+    rotateRefreshToken: true,
+    // Refresh tokens belong to the grant, not to the provider's browser session (which only remembers who signed in).
+    expiresWithSession: async () => false,
+    ttl: TTL,
+    renderError: async (koa: KoaContextWithOIDC, out: { error: string; error_description?: string }) => {
+      koa.type = 'html';
+      koa.body = errorPage(out.error, out.error_description);
+    },
+  };
+  const provider = new Provider(issuerOf(publicUrl), configuration);
+  // Behind a TLS-terminating proxy the endpoints' URLs must say https: the same trust as Express's (TRUST_PROXY).
+  provider.proxy = Boolean(ctx.config.trustProxy);
+  // scopes_supported: the API's scopes (RFC 8414 §2), which oidc-provider, knowing them as a resource's, leaves out.
+  provider.use(async (koa, next) => {
+    await next();
+    if (koa.oidc?.route === 'discovery' && koa.body && typeof koa.body === 'object') {
+      (koa.body as Record<string, unknown>).scopes_supported = [...SCOPES];
+    }
+  });
+  provider.on('server_error', (_koa, error) => ctx.logger.error('the OAuth authorization server failed', { err: error }));
+  return provider;
+}
+
+const escapeHtml = (text: string) => text.replace(/[&<>"']/g, (char) => ({ '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&#39;' })[char]!);
+
+/**
+ * The page for an authorization request that cannot be sent back to the
+ * app (an unknown app, a redirect URI it did not register). RFC 6749
+ * §4.1.2.1: "the authorization server SHOULD inform the resource owner of
+ * the error and MUST NOT automatically redirect the user-agent to the
+ * invalid redirection URI".
+ */
+export function errorPage(error: string, description?: string): string {
+  return `<!doctype html>
+<html lang="en">
+  <head>
+    <meta charset="utf-8">
+    <meta name="viewport" content="width=device-width, initial-scale=1">
+    <meta name="robots" content="noindex">
+    <title>This app's request cannot go on</title>
+  </head>
+  <body>
+    <main>
+      <h1>This app's request cannot go on</h1>
+      <p>The app that sent you here made a request this server cannot take, so you were not sent back to it.</p>
+      <p><code>${escapeHtml(error)}</code>${description ? `: ${escapeHtml(description)}` : ''}</p>
+    </main>
+  </body>
+</html>
+`;
+}
