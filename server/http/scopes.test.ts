@@ -34,6 +34,8 @@ const FAMILY_OF_TAG: Record<string, string> = {
   Webhooks: 'webhooks',
   Sandbox: 'account',
   Administration: 'account',
+  // Apps and the apps a person let in are the account's own settings (issue 22: registered "in the studio's settings").
+  Apps: 'account',
 };
 
 /** The operations no account credential reaches, and what authorizes them instead. */
