@@ -24,7 +24,9 @@ export interface Studio {
 }
 
 export function studioOf(apiBase: string, basePath: string): Studio {
-  return { client: createApiClient({ baseUrl: apiBase }), basePath, apiBase };
+  // Never from the browser's HTTP cache: a project's ETag is its own version, which a new file does not change, while
+  // its size and last change do; the browser's If-None-Match then had a 304 answered and the page showed the old body.
+  return { client: createApiClient({ baseUrl: apiBase, cache: 'no-store' }), basePath, apiBase };
 }
 
 /**

@@ -51,11 +51,16 @@ export async function studioPage(browser: Browser, server: TestServer, email: st
 /** The page fits the viewport's width: nothing to scroll sideways. */
 export const horizontalOverflow = (page: Page) => page.evaluate(() => document.documentElement.scrollWidth - document.documentElement.clientWidth);
 
+/** Resolves once the page has drawn two more frames: ResizeObserver callbacks and the layout they change are done. */
+const nextFrame = (page: Page) => page.evaluate(() => new Promise<void>((resolve) => requestAnimationFrame(() => requestAnimationFrame(() => resolve()))));
+
 /** At 1280 and 360 px: no sideways scroll and a screenshot to look at; then nothing serious for axe-core. */
 export async function checkLayout(page: Page, name: string): Promise<void> {
   mkdirSync(STUDIO_SHOTS, { recursive: true });
   for (const width of [1280, 360]) {
     await page.setViewportSize({ width, height: 800 });
+    // What redraws to the new width on a ResizeObserver (the player's waveforms) does so before the next frame is drawn.
+    await nextFrame(page);
     expect(await horizontalOverflow(page), `${name} at ${width} px scrolls sideways`).toBeLessThanOrEqual(0);
     await page.screenshot({ path: `${STUDIO_SHOTS}/${name}-${width}.png`, fullPage: true });
   }

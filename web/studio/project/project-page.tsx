@@ -151,7 +151,11 @@ export function ProjectPage({ projectid }: { projectid: string }) {
         tusTransport(studio),
         // The account's preference (User.autoStack) when the server has one; the server applies it anyway when it is not sent.
         () => (user as { autoStack?: boolean }).autoStack,
-        () => reloadSoon(),
+        // The project's size and last change count the new file too.
+        () => {
+          reloadSoon();
+          void reloadProject();
+        },
       ),
     [projectid],
   );
