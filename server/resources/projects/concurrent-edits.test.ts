@@ -61,6 +61,24 @@ describe.each(backends)('concurrent edits over HTTP on %s', (backend) => {
     }
   });
 
+  it("changes a project's ETag when its files change what GET shows (size, timeModified), so an If-Match read before is stale", async () => {
+    const { api, token, project } = await resources('project-etag@example.com');
+    const path = `/projects/${project.id}`;
+    const before = await t.fetch(path, { token });
+    const tag = before.headers.get('etag')!;
+    const { size } = await before.json();
+    await api.uploadFile(project.id, { name: 'b.wav', mimeType: 'audio/wav' }, new TextEncoder().encode('bytes'));
+    const after = await t.fetch(path, { token });
+    expect((await after.json()).size).toBe(size + 5);
+    const newTag = after.headers.get('etag')!;
+    expect(newTag).toMatch(/^"\d+"$/);
+    expect(newTag).not.toBe(tag);
+    expect((await post(path, token, { name: 'Stale' }, tag)).status).toBe(412);
+    const renamed = await post(path, token, { name: 'Fresh' }, newTag);
+    expect(renamed.status).toBe(200);
+    expect((await t.fetch(path, { token })).headers.get('etag')).toBe(renamed.headers.get('etag'));
+  });
+
   it('refuses an update whose If-Match is stale with a 412 problem that says to GET it again, and changes nothing', async () => {
     const { token, list } = await resources('stale@example.com');
     for (const { name, path, change, other } of list) {

@@ -15,6 +15,15 @@ type Ports = Pick<Context, 'store' | 'clock' | 'config' | 'signer' | 'jobQueued'
 
 export const DEFAULT_PROJECT_COLOR = '#3b82f6';
 
+/**
+ * The version a project's ETag shows. Its representation changes with the project's own fields (version) and with its
+ * boxes (box_version, bumped by every box write: they make its size and timeModified), and both only go up, so their sum
+ * changes with every change of what GET answers: RFC 9110 §8.8.3, a strong validator "changes value whenever a change
+ * occurs to the representation data". An upload must not leave a cache (or a browser revalidating with If-None-Match)
+ * holding the old size.
+ */
+const representationVersion = (project: ProjectRecord) => project.version + project.boxVersion;
+
 export async function createProject(ctx: Ports, caller: Caller, body: Schemas['CreateProjectRequest']): Promise<Versioned<Schemas['Project']>> {
   const now = ctx.clock.now();
   const project: ProjectRecord = {
@@ -34,12 +43,12 @@ export async function createProject(ctx: Ports, caller: Caller, body: Schemas['C
     await store.projects.insert(project);
     await recordEvent(ctx, store, { type: 'project.created', ownerId: project.ownerId, projectId: project.id, data: json });
   });
-  return { body: json, version: project.version };
+  return { body: json, version: representationVersion(project) };
 }
 
 export async function getProject(ctx: Ports, caller: Caller, projectId: string): Promise<Versioned<Schemas['Project']>> {
   const { project, role } = await accessProject(ctx, caller, projectId, 'read');
-  return { body: await projectJson(ctx, project, role), version: project.version };
+  return { body: await projectJson(ctx, project, role), version: representationVersion(project) };
 }
 
 /** Every project the caller may see, or with `filter` only those they own (`mine`) or those shared with them (`shared`). */
@@ -64,13 +73,13 @@ export async function updateProject(
   const project = await ctx.store.transaction(async (store) => {
     const current = await store.projects.getForUpdate(projectId);
     if (!current) throw notFound(`No project ${projectId} exists that you can see.`);
-    requireIfMatch(ifMatch, current.version, `Project ${projectId}`, `GET /projects/${projectId}`);
+    requireIfMatch(ifMatch, representationVersion(current), `Project ${projectId}`, `GET /projects/${projectId}`);
     const updated = (await store.projects.update(projectId, body, ctx.clock.now()))!;
     // As its owner sees it, whoever changed it.
     await recordEvent(ctx, store, { type: 'project.updated', ownerId: updated.ownerId, projectId, data: await projectJson({ ...ctx, store }, updated, 'owner') });
     return updated;
   });
-  return { body: await projectJson(ctx, project, role), version: project.version };
+  return { body: await projectJson(ctx, project, role), version: representationVersion(project) };
 }
 
 /**
