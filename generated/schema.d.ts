@@ -6561,10 +6561,14 @@ export interface components {
          *     that does not apply to this kind of box (`hidden` or `addids` on a file,
          *     `versionName` outside a stack), an id of another kind or project, a
          *     folder or stack where only files go. `detail` says which, and what to
-         *     change.
+         *     change. On an operation that takes `Idempotency-Key`, also a retry while
+         *     the request with the same key still runs
+         *     (`/problems/idempotency-key-in-use`, with `Retry-After`): retry again
+         *     once it has answered.
          */
         Conflict: {
             headers: {
+                "Retry-After": components["headers"]["IdempotencyRetryAfter"];
                 [name: string]: unknown;
             };
             content: {
@@ -6606,6 +6610,8 @@ export interface components {
                  * @example 1
                  */
                 "Retry-After"?: number;
+                "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                RateLimit: components["headers"]["RateLimit"];
                 [name: string]: unknown;
             };
             content: {
@@ -6684,10 +6690,13 @@ export interface components {
         /**
          * @description The request is well-formed but conflicts with the stored state: a
          *     paywall without a connected payment provider, or a `folderid` or
-         *     `boxids` that are not a folder or boxes of the project.
+         *     `boxids` that are not a folder or boxes of the project. Or a retry while
+         *     the request with the same `Idempotency-Key` still runs
+         *     (`/problems/idempotency-key-in-use`, with `Retry-After`).
          */
         PlayerConflict: {
             headers: {
+                "Retry-After": components["headers"]["IdempotencyRetryAfter"];
                 [name: string]: unknown;
             };
             content: {
@@ -6760,6 +6769,8 @@ export interface components {
                  * @example 1
                  */
                 "Retry-After"?: number;
+                "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                RateLimit: components["headers"]["RateLimit"];
                 [name: string]: unknown;
             };
             content: {
@@ -6850,6 +6861,59 @@ export interface components {
                 [name: string]: unknown;
             };
             content: {
+                "application/problem+json": components["schemas"]["Problem"];
+            };
+        };
+        /**
+         * @description The `Idempotency-Key` was used in the last 24 hours for another request
+         *     (`/problems/idempotency-key-reused`): another operation, URL, body or
+         *     `If-Match`. Nothing was done. Send a new key with each new request, and
+         *     reuse a key only to retry the very same request.
+         */
+        IdempotencyKeyReused: {
+            headers: {
+                [name: string]: unknown;
+            };
+            content: {
+                /**
+                 * @example {
+                 *       "type": "/problems/idempotency-key-reused",
+                 *       "title": "This Idempotency-Key was used for another request",
+                 *       "status": 422,
+                 *       "detail": "This Idempotency-Key was used for another request to this operation (another URL, body or If-Match) in the last 24 hours. Send a new key with each new request; reuse a key only to retry the very same request.",
+                 *       "instance": "req_5f1c2a9d",
+                 *       "errors": [
+                 *         {
+                 *           "header": "idempotency-key",
+                 *           "detail": "was used for another request"
+                 *         }
+                 *       ]
+                 *     }
+                 */
+                "application/problem+json": components["schemas"]["Problem"];
+            };
+        };
+        /**
+         * @description A request with the same `Idempotency-Key` is still being processed
+         *     (`/problems/idempotency-key-in-use`). Nothing was done for this one.
+         *     Retry it with the same key after `Retry-After` seconds: once the first
+         *     request has answered, the retry gets that answer.
+         */
+        IdempotencyKeyInUse: {
+            headers: {
+                "Retry-After": components["headers"]["IdempotencyRetryAfter"];
+                [name: string]: unknown;
+            };
+            content: {
+                /**
+                 * @example {
+                 *       "type": "/problems/idempotency-key-in-use",
+                 *       "title": "A request with this Idempotency-Key is still running",
+                 *       "status": 409,
+                 *       "detail": "A request with this Idempotency-Key is still being processed. Retry it with the same key once that one has answered; you will then get its answer.",
+                 *       "instance": "req_5f1c2a9d"
+                 *     }
+                 */
                 "application/problem+json": components["schemas"]["Problem"];
             };
         };
@@ -7348,6 +7412,28 @@ export interface components {
          */
         Cursor: string;
         /**
+         * @description **Extension.** Makes this request safe to retry. Send a new random key
+         *     (a UUID, for example) with each request, and the same key again only
+         *     when you send that very request again because its answer never
+         *     arrived. Within 24 hours of the key's first use:
+         *
+         *     - the same key with the same request answers the first answer again,
+         *       status, headers and body byte for byte, with `Idempotent-Replayed:
+         *       true`, and does nothing more: a dropped connection never makes two
+         *       players;
+         *     - the same key with another request (another operation, URL, body or
+         *       `If-Match`) answers 422, and does nothing;
+         *     - the same key while its first request is still running answers 409
+         *       with `Retry-After`; retry then.
+         *
+         *     Keys are per account: send them with a bearer token or the account's
+         *     session. The key is a structured-field string, `"…"`, or the same
+         *     characters bare; at most 255 printable ASCII characters, without `"`
+         *     or `\`. See *Safe retries* in the introduction.
+         * @example "8e03978e-40d5-43e8-bc93-6894a57f9324"
+         */
+        IdempotencyKey: string;
+        /**
          * @description The collaborator's email address (URL-encoded), compared case-insensitively.
          * @example mix-engineer@studio.test
          */
@@ -7422,6 +7508,36 @@ export interface components {
          * @example <http://localhost:8080/api/v1/players?limit=50&cursor=Cpj3k2PaSoH-Ej8idded0XeeovurRZdVamQfKALOckpa7JcNV-xrL0I-bX-HslqgVS90psi7ufZavDVjWw>; rel="next"
          */
         Link: string;
+        /**
+         * @description **Extension.** The rate limits that counted this request, as a list of
+         *     structured-field items (draft-ietf-httpapi-ratelimit-headers):
+         *     `"address"` (the client's address) and, once the caller is known,
+         *     `"account"`, each allowing `q` requests per window of `w` seconds.
+         *     Sent on every answer a limit counted, not only on 429.
+         * @example "address";q=300;w=3, "account";q=300;w=3
+         */
+        RateLimitPolicy: string;
+        /**
+         * @description **Extension.** Where the caller stands against each limit of
+         *     `RateLimit-Policy`: `r` requests left in the current window, which ends
+         *     in `t` seconds. Slow down as `r` nears 0 to avoid a 429. Sent on every
+         *     answer a limit counted.
+         * @example "address";r=0;t=2, "account";r=0;t=2
+         */
+        RateLimit: string;
+        /**
+         * @description **Extension.** `true` when this answer is a replay: the request carried
+         *     an `Idempotency-Key` that was already answered, and this is that first
+         *     answer again, byte for byte. Nothing was done this time. Absent on the
+         *     first answer.
+         * @example true
+         */
+        IdempotentReplayed: "true";
+        /**
+         * @description With `/problems/idempotency-key-in-use`, seconds after which to retry with the same key.
+         * @example 1
+         */
+        IdempotencyRetryAfter: number;
         /**
          * @description Always `nosniff`, so a browser never guesses a type from the bytes.
          * @example nosniff
@@ -7535,7 +7651,30 @@ export interface operations {
     createPlayer: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /**
+                 * @description **Extension.** Makes this request safe to retry. Send a new random key
+                 *     (a UUID, for example) with each request, and the same key again only
+                 *     when you send that very request again because its answer never
+                 *     arrived. Within 24 hours of the key's first use:
+                 *
+                 *     - the same key with the same request answers the first answer again,
+                 *       status, headers and body byte for byte, with `Idempotent-Replayed:
+                 *       true`, and does nothing more: a dropped connection never makes two
+                 *       players;
+                 *     - the same key with another request (another operation, URL, body or
+                 *       `If-Match`) answers 422, and does nothing;
+                 *     - the same key while its first request is still running answers 409
+                 *       with `Retry-After`; retry then.
+                 *
+                 *     Keys are per account: send them with a bearer token or the account's
+                 *     session. The key is a structured-field string, `"…"`, or the same
+                 *     characters bare; at most 255 printable ASCII characters, without `"`
+                 *     or `\`. See *Safe retries* in the introduction.
+                 * @example "8e03978e-40d5-43e8-bc93-6894a57f9324"
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
             path?: never;
             cookie?: never;
         };
@@ -7548,6 +7687,7 @@ export interface operations {
             /** @description The new player, with its `playerUrl`. */
             200: {
                 headers: {
+                    "Idempotent-Replayed": components["headers"]["IdempotentReplayed"];
                     ETag: components["headers"]["VersionETag"];
                     [name: string]: unknown;
                 };
@@ -7589,6 +7729,7 @@ export interface operations {
             409: components["responses"]["PlayerConflict"];
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
+            422: components["responses"]["IdempotencyKeyReused"];
             429: components["responses"]["TooManyRequests"];
             default: components["responses"]["DefaultProblem"];
         };
@@ -7676,6 +7817,28 @@ export interface operations {
                  * @example "7"
                  */
                 "If-Match"?: components["parameters"]["IfMatch"];
+                /**
+                 * @description **Extension.** Makes this request safe to retry. Send a new random key
+                 *     (a UUID, for example) with each request, and the same key again only
+                 *     when you send that very request again because its answer never
+                 *     arrived. Within 24 hours of the key's first use:
+                 *
+                 *     - the same key with the same request answers the first answer again,
+                 *       status, headers and body byte for byte, with `Idempotent-Replayed:
+                 *       true`, and does nothing more: a dropped connection never makes two
+                 *       players;
+                 *     - the same key with another request (another operation, URL, body or
+                 *       `If-Match`) answers 422, and does nothing;
+                 *     - the same key while its first request is still running answers 409
+                 *       with `Retry-After`; retry then.
+                 *
+                 *     Keys are per account: send them with a bearer token or the account's
+                 *     session. The key is a structured-field string, `"…"`, or the same
+                 *     characters bare; at most 255 printable ASCII characters, without `"`
+                 *     or `\`. See *Safe retries* in the introduction.
+                 * @example "8e03978e-40d5-43e8-bc93-6894a57f9324"
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
             };
             path: {
                 /**
@@ -7704,6 +7867,7 @@ export interface operations {
             /** @description The updated player. */
             200: {
                 headers: {
+                    "Idempotent-Replayed": components["headers"]["IdempotentReplayed"];
                     ETag: components["headers"]["VersionETag"];
                     [name: string]: unknown;
                 };
@@ -7746,6 +7910,7 @@ export interface operations {
             412: components["responses"]["PlayerChanged"];
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
+            422: components["responses"]["IdempotencyKeyReused"];
             429: components["responses"]["TooManyRequests"];
             default: components["responses"]["DefaultProblem"];
         };
@@ -7786,7 +7951,30 @@ export interface operations {
     requestUploadUrl: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /**
+                 * @description **Extension.** Makes this request safe to retry. Send a new random key
+                 *     (a UUID, for example) with each request, and the same key again only
+                 *     when you send that very request again because its answer never
+                 *     arrived. Within 24 hours of the key's first use:
+                 *
+                 *     - the same key with the same request answers the first answer again,
+                 *       status, headers and body byte for byte, with `Idempotent-Replayed:
+                 *       true`, and does nothing more: a dropped connection never makes two
+                 *       players;
+                 *     - the same key with another request (another operation, URL, body or
+                 *       `If-Match`) answers 422, and does nothing;
+                 *     - the same key while its first request is still running answers 409
+                 *       with `Retry-After`; retry then.
+                 *
+                 *     Keys are per account: send them with a bearer token or the account's
+                 *     session. The key is a structured-field string, `"…"`, or the same
+                 *     characters bare; at most 255 printable ASCII characters, without `"`
+                 *     or `\`. See *Safe retries* in the introduction.
+                 * @example "8e03978e-40d5-43e8-bc93-6894a57f9324"
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
             path: {
                 /**
                  * @description The project's id.
@@ -7805,6 +7993,7 @@ export interface operations {
             /** @description The signed upload URL and the headers to send with it. */
             200: {
                 headers: {
+                    "Idempotent-Replayed": components["headers"]["IdempotentReplayed"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -7840,6 +8029,7 @@ export interface operations {
             409: components["responses"]["Conflict"];
             413: components["responses"]["UploadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
+            422: components["responses"]["IdempotencyKeyReused"];
             429: components["responses"]["TooManyRequests"];
             default: components["responses"]["DefaultProblem"];
         };
@@ -7847,7 +8037,30 @@ export interface operations {
     requestArtworkUploadUrl: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /**
+                 * @description **Extension.** Makes this request safe to retry. Send a new random key
+                 *     (a UUID, for example) with each request, and the same key again only
+                 *     when you send that very request again because its answer never
+                 *     arrived. Within 24 hours of the key's first use:
+                 *
+                 *     - the same key with the same request answers the first answer again,
+                 *       status, headers and body byte for byte, with `Idempotent-Replayed:
+                 *       true`, and does nothing more: a dropped connection never makes two
+                 *       players;
+                 *     - the same key with another request (another operation, URL, body or
+                 *       `If-Match`) answers 422, and does nothing;
+                 *     - the same key while its first request is still running answers 409
+                 *       with `Retry-After`; retry then.
+                 *
+                 *     Keys are per account: send them with a bearer token or the account's
+                 *     session. The key is a structured-field string, `"…"`, or the same
+                 *     characters bare; at most 255 printable ASCII characters, without `"`
+                 *     or `\`. See *Safe retries* in the introduction.
+                 * @example "8e03978e-40d5-43e8-bc93-6894a57f9324"
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
             path: {
                 /**
                  * @description The project's id.
@@ -7873,6 +8086,7 @@ export interface operations {
             /** @description The signed upload URL and the headers to send with it. */
             200: {
                 headers: {
+                    "Idempotent-Replayed": components["headers"]["IdempotentReplayed"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -7904,8 +8118,10 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
+            409: components["responses"]["IdempotencyKeyInUse"];
             413: components["responses"]["ArtworkTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
+            422: components["responses"]["IdempotencyKeyReused"];
             429: components["responses"]["TooManyRequests"];
             default: components["responses"]["DefaultProblem"];
         };
@@ -7962,6 +8178,28 @@ export interface operations {
                  * @example "7"
                  */
                 "If-Match"?: components["parameters"]["IfMatch"];
+                /**
+                 * @description **Extension.** Makes this request safe to retry. Send a new random key
+                 *     (a UUID, for example) with each request, and the same key again only
+                 *     when you send that very request again because its answer never
+                 *     arrived. Within 24 hours of the key's first use:
+                 *
+                 *     - the same key with the same request answers the first answer again,
+                 *       status, headers and body byte for byte, with `Idempotent-Replayed:
+                 *       true`, and does nothing more: a dropped connection never makes two
+                 *       players;
+                 *     - the same key with another request (another operation, URL, body or
+                 *       `If-Match`) answers 422, and does nothing;
+                 *     - the same key while its first request is still running answers 409
+                 *       with `Retry-After`; retry then.
+                 *
+                 *     Keys are per account: send them with a bearer token or the account's
+                 *     session. The key is a structured-field string, `"…"`, or the same
+                 *     characters bare; at most 255 printable ASCII characters, without `"`
+                 *     or `\`. See *Safe retries* in the introduction.
+                 * @example "8e03978e-40d5-43e8-bc93-6894a57f9324"
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
             };
             path: {
                 /**
@@ -7986,6 +8224,7 @@ export interface operations {
             /** @description The updated box. */
             200: {
                 headers: {
+                    "Idempotent-Replayed": components["headers"]["IdempotentReplayed"];
                     ETag: components["headers"]["VersionETag"];
                     [name: string]: unknown;
                 };
@@ -8017,6 +8256,7 @@ export interface operations {
             412: components["responses"]["BoxChanged"];
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
+            422: components["responses"]["IdempotencyKeyReused"];
             429: components["responses"]["TooManyRequests"];
             default: components["responses"]["DefaultProblem"];
         };
@@ -8304,7 +8544,30 @@ export interface operations {
     createFolder: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /**
+                 * @description **Extension.** Makes this request safe to retry. Send a new random key
+                 *     (a UUID, for example) with each request, and the same key again only
+                 *     when you send that very request again because its answer never
+                 *     arrived. Within 24 hours of the key's first use:
+                 *
+                 *     - the same key with the same request answers the first answer again,
+                 *       status, headers and body byte for byte, with `Idempotent-Replayed:
+                 *       true`, and does nothing more: a dropped connection never makes two
+                 *       players;
+                 *     - the same key with another request (another operation, URL, body or
+                 *       `If-Match`) answers 422, and does nothing;
+                 *     - the same key while its first request is still running answers 409
+                 *       with `Retry-After`; retry then.
+                 *
+                 *     Keys are per account: send them with a bearer token or the account's
+                 *     session. The key is a structured-field string, `"…"`, or the same
+                 *     characters bare; at most 255 printable ASCII characters, without `"`
+                 *     or `\`. See *Safe retries* in the introduction.
+                 * @example "8e03978e-40d5-43e8-bc93-6894a57f9324"
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
             path: {
                 /**
                  * @description The project's id.
@@ -8329,6 +8592,7 @@ export interface operations {
             /** @description The new folder. */
             200: {
                 headers: {
+                    "Idempotent-Replayed": components["headers"]["IdempotentReplayed"];
                     ETag: components["headers"]["VersionETag"];
                     [name: string]: unknown;
                 };
@@ -8352,8 +8616,10 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
+            409: components["responses"]["IdempotencyKeyInUse"];
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
+            422: components["responses"]["IdempotencyKeyReused"];
             429: components["responses"]["TooManyRequests"];
             default: components["responses"]["DefaultProblem"];
         };
@@ -8361,7 +8627,30 @@ export interface operations {
     createStack: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /**
+                 * @description **Extension.** Makes this request safe to retry. Send a new random key
+                 *     (a UUID, for example) with each request, and the same key again only
+                 *     when you send that very request again because its answer never
+                 *     arrived. Within 24 hours of the key's first use:
+                 *
+                 *     - the same key with the same request answers the first answer again,
+                 *       status, headers and body byte for byte, with `Idempotent-Replayed:
+                 *       true`, and does nothing more: a dropped connection never makes two
+                 *       players;
+                 *     - the same key with another request (another operation, URL, body or
+                 *       `If-Match`) answers 422, and does nothing;
+                 *     - the same key while its first request is still running answers 409
+                 *       with `Retry-After`; retry then.
+                 *
+                 *     Keys are per account: send them with a bearer token or the account's
+                 *     session. The key is a structured-field string, `"…"`, or the same
+                 *     characters bare; at most 255 printable ASCII characters, without `"`
+                 *     or `\`. See *Safe retries* in the introduction.
+                 * @example "8e03978e-40d5-43e8-bc93-6894a57f9324"
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
             path: {
                 /**
                  * @description The project's id.
@@ -8389,6 +8678,7 @@ export interface operations {
             /** @description The new stack. */
             200: {
                 headers: {
+                    "Idempotent-Replayed": components["headers"]["IdempotentReplayed"];
                     ETag: components["headers"]["VersionETag"];
                     [name: string]: unknown;
                 };
@@ -8424,6 +8714,7 @@ export interface operations {
             409: components["responses"]["Conflict"];
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
+            422: components["responses"]["IdempotencyKeyReused"];
             429: components["responses"]["TooManyRequests"];
             default: components["responses"]["DefaultProblem"];
         };
@@ -8847,7 +9138,30 @@ export interface operations {
     createProject: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /**
+                 * @description **Extension.** Makes this request safe to retry. Send a new random key
+                 *     (a UUID, for example) with each request, and the same key again only
+                 *     when you send that very request again because its answer never
+                 *     arrived. Within 24 hours of the key's first use:
+                 *
+                 *     - the same key with the same request answers the first answer again,
+                 *       status, headers and body byte for byte, with `Idempotent-Replayed:
+                 *       true`, and does nothing more: a dropped connection never makes two
+                 *       players;
+                 *     - the same key with another request (another operation, URL, body or
+                 *       `If-Match`) answers 422, and does nothing;
+                 *     - the same key while its first request is still running answers 409
+                 *       with `Retry-After`; retry then.
+                 *
+                 *     Keys are per account: send them with a bearer token or the account's
+                 *     session. The key is a structured-field string, `"…"`, or the same
+                 *     characters bare; at most 255 printable ASCII characters, without `"`
+                 *     or `\`. See *Safe retries* in the introduction.
+                 * @example "8e03978e-40d5-43e8-bc93-6894a57f9324"
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
             path?: never;
             cookie?: never;
         };
@@ -8868,6 +9182,7 @@ export interface operations {
             /** @description The new project. */
             200: {
                 headers: {
+                    "Idempotent-Replayed": components["headers"]["IdempotentReplayed"];
                     ETag: components["headers"]["VersionETag"];
                     [name: string]: unknown;
                 };
@@ -8893,8 +9208,10 @@ export interface operations {
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["InsufficientScope"];
+            409: components["responses"]["IdempotencyKeyInUse"];
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
+            422: components["responses"]["IdempotencyKeyReused"];
             429: components["responses"]["TooManyRequests"];
             default: components["responses"]["DefaultProblem"];
         };
@@ -8963,6 +9280,28 @@ export interface operations {
                  * @example "7"
                  */
                 "If-Match"?: components["parameters"]["IfMatch"];
+                /**
+                 * @description **Extension.** Makes this request safe to retry. Send a new random key
+                 *     (a UUID, for example) with each request, and the same key again only
+                 *     when you send that very request again because its answer never
+                 *     arrived. Within 24 hours of the key's first use:
+                 *
+                 *     - the same key with the same request answers the first answer again,
+                 *       status, headers and body byte for byte, with `Idempotent-Replayed:
+                 *       true`, and does nothing more: a dropped connection never makes two
+                 *       players;
+                 *     - the same key with another request (another operation, URL, body or
+                 *       `If-Match`) answers 422, and does nothing;
+                 *     - the same key while its first request is still running answers 409
+                 *       with `Retry-After`; retry then.
+                 *
+                 *     Keys are per account: send them with a bearer token or the account's
+                 *     session. The key is a structured-field string, `"…"`, or the same
+                 *     characters bare; at most 255 printable ASCII characters, without `"`
+                 *     or `\`. See *Safe retries* in the introduction.
+                 * @example "8e03978e-40d5-43e8-bc93-6894a57f9324"
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
             };
             path: {
                 /**
@@ -8987,6 +9326,7 @@ export interface operations {
             /** @description The updated project. */
             200: {
                 headers: {
+                    "Idempotent-Replayed": components["headers"]["IdempotentReplayed"];
                     ETag: components["headers"]["VersionETag"];
                     [name: string]: unknown;
                 };
@@ -9010,9 +9350,11 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
+            409: components["responses"]["IdempotencyKeyInUse"];
             412: components["responses"]["ProjectChanged"];
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
+            422: components["responses"]["IdempotencyKeyReused"];
             429: components["responses"]["TooManyRequests"];
             default: components["responses"]["DefaultProblem"];
         };
@@ -9086,7 +9428,30 @@ export interface operations {
     updateCurrentUser: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /**
+                 * @description **Extension.** Makes this request safe to retry. Send a new random key
+                 *     (a UUID, for example) with each request, and the same key again only
+                 *     when you send that very request again because its answer never
+                 *     arrived. Within 24 hours of the key's first use:
+                 *
+                 *     - the same key with the same request answers the first answer again,
+                 *       status, headers and body byte for byte, with `Idempotent-Replayed:
+                 *       true`, and does nothing more: a dropped connection never makes two
+                 *       players;
+                 *     - the same key with another request (another operation, URL, body or
+                 *       `If-Match`) answers 422, and does nothing;
+                 *     - the same key while its first request is still running answers 409
+                 *       with `Retry-After`; retry then.
+                 *
+                 *     Keys are per account: send them with a bearer token or the account's
+                 *     session. The key is a structured-field string, `"…"`, or the same
+                 *     characters bare; at most 255 printable ASCII characters, without `"`
+                 *     or `\`. See *Safe retries* in the introduction.
+                 * @example "8e03978e-40d5-43e8-bc93-6894a57f9324"
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
             path?: never;
             cookie?: never;
         };
@@ -9104,6 +9469,7 @@ export interface operations {
             /** @description The caller's account, as it is now. */
             200: {
                 headers: {
+                    "Idempotent-Replayed": components["headers"]["IdempotentReplayed"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -9122,8 +9488,10 @@ export interface operations {
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["InsufficientScope"];
+            409: components["responses"]["IdempotencyKeyInUse"];
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
+            422: components["responses"]["IdempotencyKeyReused"];
             429: components["responses"]["TooManyRequests"];
             default: components["responses"]["DefaultProblem"];
         };
@@ -9231,6 +9599,28 @@ export interface operations {
                  * @example "7"
                  */
                 "If-Match"?: components["parameters"]["IfMatch"];
+                /**
+                 * @description **Extension.** Makes this request safe to retry. Send a new random key
+                 *     (a UUID, for example) with each request, and the same key again only
+                 *     when you send that very request again because its answer never
+                 *     arrived. Within 24 hours of the key's first use:
+                 *
+                 *     - the same key with the same request answers the first answer again,
+                 *       status, headers and body byte for byte, with `Idempotent-Replayed:
+                 *       true`, and does nothing more: a dropped connection never makes two
+                 *       players;
+                 *     - the same key with another request (another operation, URL, body or
+                 *       `If-Match`) answers 422, and does nothing;
+                 *     - the same key while its first request is still running answers 409
+                 *       with `Retry-After`; retry then.
+                 *
+                 *     Keys are per account: send them with a bearer token or the account's
+                 *     session. The key is a structured-field string, `"…"`, or the same
+                 *     characters bare; at most 255 printable ASCII characters, without `"`
+                 *     or `\`. See *Safe retries* in the introduction.
+                 * @example "8e03978e-40d5-43e8-bc93-6894a57f9324"
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
             };
             path?: never;
             cookie?: never;
@@ -9253,6 +9643,7 @@ export interface operations {
             /** @description The stored preferences after the change. */
             200: {
                 headers: {
+                    "Idempotent-Replayed": components["headers"]["IdempotentReplayed"];
                     ETag: components["headers"]["VersionETag"];
                     [name: string]: unknown;
                 };
@@ -9271,9 +9662,11 @@ export interface operations {
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["InsufficientScope"];
+            409: components["responses"]["IdempotencyKeyInUse"];
             412: components["responses"]["PreferencesChanged"];
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
+            422: components["responses"]["IdempotencyKeyReused"];
             429: components["responses"]["TooManyRequests"];
             default: components["responses"]["DefaultProblem"];
         };
@@ -9343,7 +9736,30 @@ export interface operations {
     connectPaymentProvider: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /**
+                 * @description **Extension.** Makes this request safe to retry. Send a new random key
+                 *     (a UUID, for example) with each request, and the same key again only
+                 *     when you send that very request again because its answer never
+                 *     arrived. Within 24 hours of the key's first use:
+                 *
+                 *     - the same key with the same request answers the first answer again,
+                 *       status, headers and body byte for byte, with `Idempotent-Replayed:
+                 *       true`, and does nothing more: a dropped connection never makes two
+                 *       players;
+                 *     - the same key with another request (another operation, URL, body or
+                 *       `If-Match`) answers 422, and does nothing;
+                 *     - the same key while its first request is still running answers 409
+                 *       with `Retry-After`; retry then.
+                 *
+                 *     Keys are per account: send them with a bearer token or the account's
+                 *     session. The key is a structured-field string, `"…"`, or the same
+                 *     characters bare; at most 255 printable ASCII characters, without `"`
+                 *     or `\`. See *Safe retries* in the introduction.
+                 * @example "8e03978e-40d5-43e8-bc93-6894a57f9324"
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
             path?: never;
             cookie?: never;
         };
@@ -9362,6 +9778,7 @@ export interface operations {
             /** @description The connection. */
             200: {
                 headers: {
+                    "Idempotent-Replayed": components["headers"]["IdempotentReplayed"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -9379,8 +9796,10 @@ export interface operations {
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["InsufficientScope"];
+            409: components["responses"]["IdempotencyKeyInUse"];
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
+            422: components["responses"]["IdempotencyKeyReused"];
             429: components["responses"]["TooManyRequests"];
             502: components["responses"]["PaymentProviderFailed"];
             default: components["responses"]["DefaultProblem"];
@@ -9726,7 +10145,30 @@ export interface operations {
     sendEmailVerification: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /**
+                 * @description **Extension.** Makes this request safe to retry. Send a new random key
+                 *     (a UUID, for example) with each request, and the same key again only
+                 *     when you send that very request again because its answer never
+                 *     arrived. Within 24 hours of the key's first use:
+                 *
+                 *     - the same key with the same request answers the first answer again,
+                 *       status, headers and body byte for byte, with `Idempotent-Replayed:
+                 *       true`, and does nothing more: a dropped connection never makes two
+                 *       players;
+                 *     - the same key with another request (another operation, URL, body or
+                 *       `If-Match`) answers 422, and does nothing;
+                 *     - the same key while its first request is still running answers 409
+                 *       with `Retry-After`; retry then.
+                 *
+                 *     Keys are per account: send them with a bearer token or the account's
+                 *     session. The key is a structured-field string, `"…"`, or the same
+                 *     characters bare; at most 255 printable ASCII characters, without `"`
+                 *     or `\`. See *Safe retries* in the introduction.
+                 * @example "8e03978e-40d5-43e8-bc93-6894a57f9324"
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
             path?: never;
             cookie?: never;
         };
@@ -9735,6 +10177,7 @@ export interface operations {
             /** @description Accepted; the link is on its way to the account's address. */
             202: {
                 headers: {
+                    "Idempotent-Replayed": components["headers"]["IdempotentReplayed"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -9744,15 +10187,17 @@ export interface operations {
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["AuthRefused"];
-            /** @description The address is verified already (`/problems/conflict`), or this server sends no mail (`/problems/mail-not-configured`). */
+            /** @description The address is verified already (`/problems/conflict`), or this server sends no mail (`/problems/mail-not-configured`); or a request with the same `Idempotency-Key` is still running (`/problems/idempotency-key-in-use`, with `Retry-After`). */
             409: {
                 headers: {
+                    "Retry-After": components["headers"]["IdempotencyRetryAfter"];
                     [name: string]: unknown;
                 };
                 content: {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
+            422: components["responses"]["IdempotencyKeyReused"];
             429: components["responses"]["TooManyRequests"];
             default: components["responses"]["DefaultProblem"];
         };
@@ -10059,7 +10504,30 @@ export interface operations {
     updateUser: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /**
+                 * @description **Extension.** Makes this request safe to retry. Send a new random key
+                 *     (a UUID, for example) with each request, and the same key again only
+                 *     when you send that very request again because its answer never
+                 *     arrived. Within 24 hours of the key's first use:
+                 *
+                 *     - the same key with the same request answers the first answer again,
+                 *       status, headers and body byte for byte, with `Idempotent-Replayed:
+                 *       true`, and does nothing more: a dropped connection never makes two
+                 *       players;
+                 *     - the same key with another request (another operation, URL, body or
+                 *       `If-Match`) answers 422, and does nothing;
+                 *     - the same key while its first request is still running answers 409
+                 *       with `Retry-After`; retry then.
+                 *
+                 *     Keys are per account: send them with a bearer token or the account's
+                 *     session. The key is a structured-field string, `"…"`, or the same
+                 *     characters bare; at most 255 printable ASCII characters, without `"`
+                 *     or `\`. See *Safe retries* in the introduction.
+                 * @example "8e03978e-40d5-43e8-bc93-6894a57f9324"
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
             path: {
                 /**
                  * @description The account's id.
@@ -10083,6 +10551,7 @@ export interface operations {
             /** @description The account, as it is now. */
             200: {
                 headers: {
+                    "Idempotent-Replayed": components["headers"]["IdempotentReplayed"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -10109,6 +10578,7 @@ export interface operations {
             409: components["responses"]["Conflict"];
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
+            422: components["responses"]["IdempotencyKeyReused"];
             429: components["responses"]["TooManyRequests"];
             default: components["responses"]["DefaultProblem"];
         };
@@ -10116,7 +10586,30 @@ export interface operations {
     createInvitation: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /**
+                 * @description **Extension.** Makes this request safe to retry. Send a new random key
+                 *     (a UUID, for example) with each request, and the same key again only
+                 *     when you send that very request again because its answer never
+                 *     arrived. Within 24 hours of the key's first use:
+                 *
+                 *     - the same key with the same request answers the first answer again,
+                 *       status, headers and body byte for byte, with `Idempotent-Replayed:
+                 *       true`, and does nothing more: a dropped connection never makes two
+                 *       players;
+                 *     - the same key with another request (another operation, URL, body or
+                 *       `If-Match`) answers 422, and does nothing;
+                 *     - the same key while its first request is still running answers 409
+                 *       with `Retry-After`; retry then.
+                 *
+                 *     Keys are per account: send them with a bearer token or the account's
+                 *     session. The key is a structured-field string, `"…"`, or the same
+                 *     characters bare; at most 255 printable ASCII characters, without `"`
+                 *     or `\`. See *Safe retries* in the introduction.
+                 * @example "8e03978e-40d5-43e8-bc93-6894a57f9324"
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
             path?: never;
             cookie?: never;
         };
@@ -10134,6 +10627,7 @@ export interface operations {
             /** @description The invitation, with its link. */
             200: {
                 headers: {
+                    "Idempotent-Replayed": components["headers"]["IdempotentReplayed"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -10157,6 +10651,7 @@ export interface operations {
             409: components["responses"]["Conflict"];
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
+            422: components["responses"]["IdempotencyKeyReused"];
             429: components["responses"]["TooManyRequests"];
             default: components["responses"]["DefaultProblem"];
         };
@@ -10275,7 +10770,30 @@ export interface operations {
     recordPlay: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /**
+                 * @description **Extension.** Makes this request safe to retry. Send a new random key
+                 *     (a UUID, for example) with each request, and the same key again only
+                 *     when you send that very request again because its answer never
+                 *     arrived. Within 24 hours of the key's first use:
+                 *
+                 *     - the same key with the same request answers the first answer again,
+                 *       status, headers and body byte for byte, with `Idempotent-Replayed:
+                 *       true`, and does nothing more: a dropped connection never makes two
+                 *       players;
+                 *     - the same key with another request (another operation, URL, body or
+                 *       `If-Match`) answers 422, and does nothing;
+                 *     - the same key while its first request is still running answers 409
+                 *       with `Retry-After`; retry then.
+                 *
+                 *     Keys are per account: send them with a bearer token or the account's
+                 *     session. The key is a structured-field string, `"…"`, or the same
+                 *     characters bare; at most 255 printable ASCII characters, without `"`
+                 *     or `\`. See *Safe retries* in the introduction.
+                 * @example "8e03978e-40d5-43e8-bc93-6894a57f9324"
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
             path: {
                 /**
                  * @description The player's id.
@@ -10302,6 +10820,7 @@ export interface operations {
             /** @description The play as kept after this report. */
             200: {
                 headers: {
+                    "Idempotent-Replayed": components["headers"]["IdempotentReplayed"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -10316,6 +10835,7 @@ export interface operations {
             410: components["responses"]["PlayerExpired"];
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
+            422: components["responses"]["IdempotencyKeyReused"];
             429: components["responses"]["TooManyRequests"];
             default: components["responses"]["DefaultProblem"];
         };
@@ -10565,7 +11085,30 @@ export interface operations {
     renewCollaboratorInvite: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /**
+                 * @description **Extension.** Makes this request safe to retry. Send a new random key
+                 *     (a UUID, for example) with each request, and the same key again only
+                 *     when you send that very request again because its answer never
+                 *     arrived. Within 24 hours of the key's first use:
+                 *
+                 *     - the same key with the same request answers the first answer again,
+                 *       status, headers and body byte for byte, with `Idempotent-Replayed:
+                 *       true`, and does nothing more: a dropped connection never makes two
+                 *       players;
+                 *     - the same key with another request (another operation, URL, body or
+                 *       `If-Match`) answers 422, and does nothing;
+                 *     - the same key while its first request is still running answers 409
+                 *       with `Retry-After`; retry then.
+                 *
+                 *     Keys are per account: send them with a bearer token or the account's
+                 *     session. The key is a structured-field string, `"…"`, or the same
+                 *     characters bare; at most 255 printable ASCII characters, without `"`
+                 *     or `\`. See *Safe retries* in the introduction.
+                 * @example "8e03978e-40d5-43e8-bc93-6894a57f9324"
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
             path: {
                 /**
                  * @description The player's id.
@@ -10585,6 +11128,7 @@ export interface operations {
             /** @description The collaborator with the new link. */
             200: {
                 headers: {
+                    "Idempotent-Replayed": components["headers"]["IdempotentReplayed"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -10595,6 +11139,8 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
+            409: components["responses"]["IdempotencyKeyInUse"];
+            422: components["responses"]["IdempotencyKeyReused"];
             429: components["responses"]["TooManyRequests"];
             default: components["responses"]["DefaultProblem"];
         };
@@ -10660,7 +11206,30 @@ export interface operations {
     createComment: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /**
+                 * @description **Extension.** Makes this request safe to retry. Send a new random key
+                 *     (a UUID, for example) with each request, and the same key again only
+                 *     when you send that very request again because its answer never
+                 *     arrived. Within 24 hours of the key's first use:
+                 *
+                 *     - the same key with the same request answers the first answer again,
+                 *       status, headers and body byte for byte, with `Idempotent-Replayed:
+                 *       true`, and does nothing more: a dropped connection never makes two
+                 *       players;
+                 *     - the same key with another request (another operation, URL, body or
+                 *       `If-Match`) answers 422, and does nothing;
+                 *     - the same key while its first request is still running answers 409
+                 *       with `Retry-After`; retry then.
+                 *
+                 *     Keys are per account: send them with a bearer token or the account's
+                 *     session. The key is a structured-field string, `"…"`, or the same
+                 *     characters bare; at most 255 printable ASCII characters, without `"`
+                 *     or `\`. See *Safe retries* in the introduction.
+                 * @example "8e03978e-40d5-43e8-bc93-6894a57f9324"
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
             path: {
                 /**
                  * @description The project's id.
@@ -10684,6 +11253,7 @@ export interface operations {
             /** @description The comment. */
             200: {
                 headers: {
+                    "Idempotent-Replayed": components["headers"]["IdempotentReplayed"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -10694,8 +11264,10 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
+            409: components["responses"]["IdempotencyKeyInUse"];
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
+            422: components["responses"]["IdempotencyKeyReused"];
             429: components["responses"]["TooManyRequests"];
             default: components["responses"]["DefaultProblem"];
         };
@@ -10794,7 +11366,30 @@ export interface operations {
     updateComment: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /**
+                 * @description **Extension.** Makes this request safe to retry. Send a new random key
+                 *     (a UUID, for example) with each request, and the same key again only
+                 *     when you send that very request again because its answer never
+                 *     arrived. Within 24 hours of the key's first use:
+                 *
+                 *     - the same key with the same request answers the first answer again,
+                 *       status, headers and body byte for byte, with `Idempotent-Replayed:
+                 *       true`, and does nothing more: a dropped connection never makes two
+                 *       players;
+                 *     - the same key with another request (another operation, URL, body or
+                 *       `If-Match`) answers 422, and does nothing;
+                 *     - the same key while its first request is still running answers 409
+                 *       with `Retry-After`; retry then.
+                 *
+                 *     Keys are per account: send them with a bearer token or the account's
+                 *     session. The key is a structured-field string, `"…"`, or the same
+                 *     characters bare; at most 255 printable ASCII characters, without `"`
+                 *     or `\`. See *Safe retries* in the introduction.
+                 * @example "8e03978e-40d5-43e8-bc93-6894a57f9324"
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
             path: {
                 /**
                  * @description The project's id.
@@ -10823,6 +11418,7 @@ export interface operations {
             /** @description The comment as it is now. */
             200: {
                 headers: {
+                    "Idempotent-Replayed": components["headers"]["IdempotentReplayed"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -10833,8 +11429,10 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
+            409: components["responses"]["IdempotencyKeyInUse"];
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
+            422: components["responses"]["IdempotencyKeyReused"];
             429: components["responses"]["TooManyRequests"];
             default: components["responses"]["DefaultProblem"];
         };
@@ -11186,7 +11784,30 @@ export interface operations {
     createPlayerComment: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /**
+                 * @description **Extension.** Makes this request safe to retry. Send a new random key
+                 *     (a UUID, for example) with each request, and the same key again only
+                 *     when you send that very request again because its answer never
+                 *     arrived. Within 24 hours of the key's first use:
+                 *
+                 *     - the same key with the same request answers the first answer again,
+                 *       status, headers and body byte for byte, with `Idempotent-Replayed:
+                 *       true`, and does nothing more: a dropped connection never makes two
+                 *       players;
+                 *     - the same key with another request (another operation, URL, body or
+                 *       `If-Match`) answers 422, and does nothing;
+                 *     - the same key while its first request is still running answers 409
+                 *       with `Retry-After`; retry then.
+                 *
+                 *     Keys are per account: send them with a bearer token or the account's
+                 *     session. The key is a structured-field string, `"…"`, or the same
+                 *     characters bare; at most 255 printable ASCII characters, without `"`
+                 *     or `\`. See *Safe retries* in the introduction.
+                 * @example "8e03978e-40d5-43e8-bc93-6894a57f9324"
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
             path: {
                 /**
                  * @description The player's id.
@@ -11210,6 +11831,7 @@ export interface operations {
             /** @description The comment. */
             200: {
                 headers: {
+                    "Idempotent-Replayed": components["headers"]["IdempotentReplayed"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -11220,9 +11842,11 @@ export interface operations {
             401: components["responses"]["CommentWriteUnauthorized"];
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
+            409: components["responses"]["IdempotencyKeyInUse"];
             410: components["responses"]["PlayerExpired"];
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
+            422: components["responses"]["IdempotencyKeyReused"];
             429: components["responses"]["CommentWriteTooManyRequests"];
             default: components["responses"]["DefaultProblem"];
         };
@@ -11230,7 +11854,30 @@ export interface operations {
     updatePlayerComment: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /**
+                 * @description **Extension.** Makes this request safe to retry. Send a new random key
+                 *     (a UUID, for example) with each request, and the same key again only
+                 *     when you send that very request again because its answer never
+                 *     arrived. Within 24 hours of the key's first use:
+                 *
+                 *     - the same key with the same request answers the first answer again,
+                 *       status, headers and body byte for byte, with `Idempotent-Replayed:
+                 *       true`, and does nothing more: a dropped connection never makes two
+                 *       players;
+                 *     - the same key with another request (another operation, URL, body or
+                 *       `If-Match`) answers 422, and does nothing;
+                 *     - the same key while its first request is still running answers 409
+                 *       with `Retry-After`; retry then.
+                 *
+                 *     Keys are per account: send them with a bearer token or the account's
+                 *     session. The key is a structured-field string, `"…"`, or the same
+                 *     characters bare; at most 255 printable ASCII characters, without `"`
+                 *     or `\`. See *Safe retries* in the introduction.
+                 * @example "8e03978e-40d5-43e8-bc93-6894a57f9324"
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
             path: {
                 /**
                  * @description The player's id.
@@ -11259,6 +11906,7 @@ export interface operations {
             /** @description The comment as it is now. */
             200: {
                 headers: {
+                    "Idempotent-Replayed": components["headers"]["IdempotentReplayed"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -11269,9 +11917,11 @@ export interface operations {
             401: components["responses"]["CommentWriteUnauthorized"];
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
+            409: components["responses"]["IdempotencyKeyInUse"];
             410: components["responses"]["PlayerExpired"];
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
+            422: components["responses"]["IdempotencyKeyReused"];
             429: components["responses"]["CommentWriteTooManyRequests"];
             default: components["responses"]["DefaultProblem"];
         };
@@ -11828,7 +12478,30 @@ export interface operations {
     resetSandbox: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /**
+                 * @description **Extension.** Makes this request safe to retry. Send a new random key
+                 *     (a UUID, for example) with each request, and the same key again only
+                 *     when you send that very request again because its answer never
+                 *     arrived. Within 24 hours of the key's first use:
+                 *
+                 *     - the same key with the same request answers the first answer again,
+                 *       status, headers and body byte for byte, with `Idempotent-Replayed:
+                 *       true`, and does nothing more: a dropped connection never makes two
+                 *       players;
+                 *     - the same key with another request (another operation, URL, body or
+                 *       `If-Match`) answers 422, and does nothing;
+                 *     - the same key while its first request is still running answers 409
+                 *       with `Retry-After`; retry then.
+                 *
+                 *     Keys are per account: send them with a bearer token or the account's
+                 *     session. The key is a structured-field string, `"…"`, or the same
+                 *     characters bare; at most 255 printable ASCII characters, without `"`
+                 *     or `\`. See *Safe retries* in the introduction.
+                 * @example "8e03978e-40d5-43e8-bc93-6894a57f9324"
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
             path?: never;
             cookie?: never;
         };
@@ -11837,6 +12510,7 @@ export interface operations {
             /** @description The account is back to the demo state. */
             200: {
                 headers: {
+                    "Idempotent-Replayed": components["headers"]["IdempotentReplayed"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -11873,6 +12547,8 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
+            409: components["responses"]["IdempotencyKeyInUse"];
+            422: components["responses"]["IdempotencyKeyReused"];
             429: components["responses"]["TooManyRequests"];
             default: components["responses"]["DefaultProblem"];
         };
@@ -11926,7 +12602,30 @@ export interface operations {
     createWebhook: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /**
+                 * @description **Extension.** Makes this request safe to retry. Send a new random key
+                 *     (a UUID, for example) with each request, and the same key again only
+                 *     when you send that very request again because its answer never
+                 *     arrived. Within 24 hours of the key's first use:
+                 *
+                 *     - the same key with the same request answers the first answer again,
+                 *       status, headers and body byte for byte, with `Idempotent-Replayed:
+                 *       true`, and does nothing more: a dropped connection never makes two
+                 *       players;
+                 *     - the same key with another request (another operation, URL, body or
+                 *       `If-Match`) answers 422, and does nothing;
+                 *     - the same key while its first request is still running answers 409
+                 *       with `Retry-After`; retry then.
+                 *
+                 *     Keys are per account: send them with a bearer token or the account's
+                 *     session. The key is a structured-field string, `"…"`, or the same
+                 *     characters bare; at most 255 printable ASCII characters, without `"`
+                 *     or `\`. See *Safe retries* in the introduction.
+                 * @example "8e03978e-40d5-43e8-bc93-6894a57f9324"
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
             path?: never;
             cookie?: never;
         };
@@ -11949,6 +12648,7 @@ export interface operations {
             /** @description The subscription, with its secret. */
             200: {
                 headers: {
+                    "Idempotent-Replayed": components["headers"]["IdempotentReplayed"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -11976,8 +12676,10 @@ export interface operations {
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["InsufficientScope"];
+            409: components["responses"]["IdempotencyKeyInUse"];
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
+            422: components["responses"]["IdempotencyKeyReused"];
             429: components["responses"]["TooManyRequests"];
             default: components["responses"]["DefaultProblem"];
         };
@@ -12017,7 +12719,30 @@ export interface operations {
     updateWebhook: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /**
+                 * @description **Extension.** Makes this request safe to retry. Send a new random key
+                 *     (a UUID, for example) with each request, and the same key again only
+                 *     when you send that very request again because its answer never
+                 *     arrived. Within 24 hours of the key's first use:
+                 *
+                 *     - the same key with the same request answers the first answer again,
+                 *       status, headers and body byte for byte, with `Idempotent-Replayed:
+                 *       true`, and does nothing more: a dropped connection never makes two
+                 *       players;
+                 *     - the same key with another request (another operation, URL, body or
+                 *       `If-Match`) answers 422, and does nothing;
+                 *     - the same key while its first request is still running answers 409
+                 *       with `Retry-After`; retry then.
+                 *
+                 *     Keys are per account: send them with a bearer token or the account's
+                 *     session. The key is a structured-field string, `"…"`, or the same
+                 *     characters bare; at most 255 printable ASCII characters, without `"`
+                 *     or `\`. See *Safe retries* in the introduction.
+                 * @example "8e03978e-40d5-43e8-bc93-6894a57f9324"
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
             path: {
                 /**
                  * @description The webhook subscription's id.
@@ -12036,6 +12761,7 @@ export interface operations {
             /** @description The subscription as it is now. */
             200: {
                 headers: {
+                    "Idempotent-Replayed": components["headers"]["IdempotentReplayed"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -12046,8 +12772,10 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["InsufficientScope"];
             404: components["responses"]["NotFound"];
+            409: components["responses"]["IdempotencyKeyInUse"];
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
+            422: components["responses"]["IdempotencyKeyReused"];
             429: components["responses"]["TooManyRequests"];
             default: components["responses"]["DefaultProblem"];
         };
@@ -12087,7 +12815,30 @@ export interface operations {
     rotateWebhookSecret: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /**
+                 * @description **Extension.** Makes this request safe to retry. Send a new random key
+                 *     (a UUID, for example) with each request, and the same key again only
+                 *     when you send that very request again because its answer never
+                 *     arrived. Within 24 hours of the key's first use:
+                 *
+                 *     - the same key with the same request answers the first answer again,
+                 *       status, headers and body byte for byte, with `Idempotent-Replayed:
+                 *       true`, and does nothing more: a dropped connection never makes two
+                 *       players;
+                 *     - the same key with another request (another operation, URL, body or
+                 *       `If-Match`) answers 422, and does nothing;
+                 *     - the same key while its first request is still running answers 409
+                 *       with `Retry-After`; retry then.
+                 *
+                 *     Keys are per account: send them with a bearer token or the account's
+                 *     session. The key is a structured-field string, `"…"`, or the same
+                 *     characters bare; at most 255 printable ASCII characters, without `"`
+                 *     or `\`. See *Safe retries* in the introduction.
+                 * @example "8e03978e-40d5-43e8-bc93-6894a57f9324"
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
             path: {
                 /**
                  * @description The webhook subscription's id.
@@ -12102,6 +12853,7 @@ export interface operations {
             /** @description The new secret. */
             200: {
                 headers: {
+                    "Idempotent-Replayed": components["headers"]["IdempotentReplayed"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -12119,6 +12871,8 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["InsufficientScope"];
             404: components["responses"]["NotFound"];
+            409: components["responses"]["IdempotencyKeyInUse"];
+            422: components["responses"]["IdempotencyKeyReused"];
             429: components["responses"]["TooManyRequests"];
             default: components["responses"]["DefaultProblem"];
         };
@@ -12209,7 +12963,30 @@ export interface operations {
     redeliverWebhook: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /**
+                 * @description **Extension.** Makes this request safe to retry. Send a new random key
+                 *     (a UUID, for example) with each request, and the same key again only
+                 *     when you send that very request again because its answer never
+                 *     arrived. Within 24 hours of the key's first use:
+                 *
+                 *     - the same key with the same request answers the first answer again,
+                 *       status, headers and body byte for byte, with `Idempotent-Replayed:
+                 *       true`, and does nothing more: a dropped connection never makes two
+                 *       players;
+                 *     - the same key with another request (another operation, URL, body or
+                 *       `If-Match`) answers 422, and does nothing;
+                 *     - the same key while its first request is still running answers 409
+                 *       with `Retry-After`; retry then.
+                 *
+                 *     Keys are per account: send them with a bearer token or the account's
+                 *     session. The key is a structured-field string, `"…"`, or the same
+                 *     characters bare; at most 255 printable ASCII characters, without `"`
+                 *     or `\`. See *Safe retries* in the introduction.
+                 * @example "8e03978e-40d5-43e8-bc93-6894a57f9324"
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
             path: {
                 /**
                  * @description The webhook subscription's id.
@@ -12229,6 +13006,7 @@ export interface operations {
             /** @description The delivery, pending again. */
             200: {
                 headers: {
+                    "Idempotent-Replayed": components["headers"]["IdempotentReplayed"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -12261,6 +13039,7 @@ export interface operations {
             403: components["responses"]["InsufficientScope"];
             404: components["responses"]["NotFound"];
             409: components["responses"]["Conflict"];
+            422: components["responses"]["IdempotencyKeyReused"];
             429: components["responses"]["TooManyRequests"];
             default: components["responses"]["DefaultProblem"];
         };
@@ -12606,7 +13385,30 @@ export interface operations {
     markNotificationsRead: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /**
+                 * @description **Extension.** Makes this request safe to retry. Send a new random key
+                 *     (a UUID, for example) with each request, and the same key again only
+                 *     when you send that very request again because its answer never
+                 *     arrived. Within 24 hours of the key's first use:
+                 *
+                 *     - the same key with the same request answers the first answer again,
+                 *       status, headers and body byte for byte, with `Idempotent-Replayed:
+                 *       true`, and does nothing more: a dropped connection never makes two
+                 *       players;
+                 *     - the same key with another request (another operation, URL, body or
+                 *       `If-Match`) answers 422, and does nothing;
+                 *     - the same key while its first request is still running answers 409
+                 *       with `Retry-After`; retry then.
+                 *
+                 *     Keys are per account: send them with a bearer token or the account's
+                 *     session. The key is a structured-field string, `"…"`, or the same
+                 *     characters bare; at most 255 printable ASCII characters, without `"`
+                 *     or `\`. See *Safe retries* in the introduction.
+                 * @example "8e03978e-40d5-43e8-bc93-6894a57f9324"
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
             path?: never;
             cookie?: never;
         };
@@ -12626,6 +13428,7 @@ export interface operations {
             /** @description Marked; how many are still unread. */
             200: {
                 headers: {
+                    "Idempotent-Replayed": components["headers"]["IdempotentReplayed"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -12640,8 +13443,10 @@ export interface operations {
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["InsufficientScope"];
+            409: components["responses"]["IdempotencyKeyInUse"];
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
+            422: components["responses"]["IdempotencyKeyReused"];
             429: components["responses"]["TooManyRequests"];
             default: components["responses"]["DefaultProblem"];
         };
@@ -12679,7 +13484,30 @@ export interface operations {
     updateNotificationSettings: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /**
+                 * @description **Extension.** Makes this request safe to retry. Send a new random key
+                 *     (a UUID, for example) with each request, and the same key again only
+                 *     when you send that very request again because its answer never
+                 *     arrived. Within 24 hours of the key's first use:
+                 *
+                 *     - the same key with the same request answers the first answer again,
+                 *       status, headers and body byte for byte, with `Idempotent-Replayed:
+                 *       true`, and does nothing more: a dropped connection never makes two
+                 *       players;
+                 *     - the same key with another request (another operation, URL, body or
+                 *       `If-Match`) answers 422, and does nothing;
+                 *     - the same key while its first request is still running answers 409
+                 *       with `Retry-After`; retry then.
+                 *
+                 *     Keys are per account: send them with a bearer token or the account's
+                 *     session. The key is a structured-field string, `"…"`, or the same
+                 *     characters bare; at most 255 printable ASCII characters, without `"`
+                 *     or `\`. See *Safe retries* in the introduction.
+                 * @example "8e03978e-40d5-43e8-bc93-6894a57f9324"
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
             path?: never;
             cookie?: never;
         };
@@ -12697,6 +13525,7 @@ export interface operations {
             /** @description The settings after the change. */
             200: {
                 headers: {
+                    "Idempotent-Replayed": components["headers"]["IdempotentReplayed"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -12711,8 +13540,10 @@ export interface operations {
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["InsufficientScope"];
+            409: components["responses"]["IdempotencyKeyInUse"];
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
+            422: components["responses"]["IdempotencyKeyReused"];
             429: components["responses"]["TooManyRequests"];
             default: components["responses"]["DefaultProblem"];
         };

@@ -20,6 +20,8 @@ import { requestContext } from './http/request-context.ts';
 import { cors } from './http/cors.ts';
 import { authenticate } from './http/auth.ts';
 import { rateLimitByAddress, rateLimitByUser } from './http/rate-limit.ts';
+import { idempotency } from './http/idempotency.ts';
+import { IdempotencyKeys } from './http/idempotency-keys.ts';
 import { securityHeaders } from './http/security-headers.ts';
 import { servedDocsPage, servedSpec } from './http/served-docs.ts';
 import { refuseNulInUrl } from './http/nul-characters.ts';
@@ -159,6 +161,8 @@ export function createApp(ctx: Context, lifecycle: Lifecycle = { isDraining: () 
       fileUploader: false,
     }),
   );
+  // After the validator (a request it refuses claims no key), before the handlers: a retry gets the first answer.
+  api.use(idempotency({ keys: new IdempotencyKeys(ctx.store.db, ctx.secrets), now: () => ctx.clock.now(), logger: ctx.logger }));
   api.use(dispatchOperations(accountHandlers(ctx), projectsHandlers(ctx), boxesHandlers(ctx), uploadsHandlers(ctx), downloadsHandlers(ctx), playersHandlers(ctx), listeningHandlers(ctx), insightsHandlers(ctx), commentsHandlers(ctx), sandboxHandlers(ctx), webhooksHandlers(ctx), paymentsHandlers(ctx), portalHandlers(), projectUploadsHandlers(), sessionsHandlers(ctx), passkeysHandlers(ctx), mailLinksHandlers(ctx), accountSecurityHandlers(ctx), adminHandlers(ctx), notificationsHandlers(ctx)));
   app.use('/api/v1', api);
 
