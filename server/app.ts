@@ -22,6 +22,7 @@ import { authenticate } from './http/auth.ts';
 import { rateLimitByAddress, rateLimitByUser } from './http/rate-limit.ts';
 import { idempotency } from './http/idempotency.ts';
 import { IdempotencyKeys } from './http/idempotency-keys.ts';
+import { deprecationHeadersOf } from './http/deprecation.ts';
 import { securityHeaders } from './http/security-headers.ts';
 import { servedDocsPage, servedSpec } from './http/served-docs.ts';
 import { refuseNulInUrl } from './http/nul-characters.ts';
@@ -147,6 +148,8 @@ export function createApp(ctx: Context, lifecycle: Lifecycle = { isDraining: () 
   // bodies stream unparsed; the routes check their own headers).
   api.use(projectUploadRoutes(ctx));
   api.use(jsonBody());
+  // Deprecation and Sunset for what the spec deprecates, before the validator: its refusals carry them too.
+  api.use(deprecationHeadersOf(specPath));
   api.use(
     OpenApiValidator.middleware({
       apiSpec: specPath,
