@@ -24,7 +24,7 @@ import { idempotency } from './http/idempotency.ts';
 import { IdempotencyKeys } from './http/idempotency-keys.ts';
 import { deprecationHeadersOf } from './http/deprecation.ts';
 import { securityHeaders } from './http/security-headers.ts';
-import { servedDocsPage, servedSpec } from './http/served-docs.ts';
+import { servedChangelog, servedDocsPage, servedSpec } from './http/served-docs.ts';
 import { refuseNulInUrl } from './http/nul-characters.ts';
 import { jsonBody } from './http/json-body.ts';
 import { notFound } from './http/problem.ts';
@@ -61,6 +61,7 @@ import { oidcRoutes } from './resources/sso/oidc-routes.ts';
 const root = resolve(import.meta.dirname, '..');
 export const specPath = resolve(root, 'generated/openapi.json');
 export const docsPath = resolve(root, 'generated/docs.html');
+export const changelogPath = resolve(root, 'generated/changelog.html');
 /** Made once from web/assets/icon.svg by scripts/make-favicon.ts, and committed. */
 const faviconPath = resolve(root, 'web/assets/favicon.ico');
 
@@ -108,6 +109,11 @@ export function createApp(ctx: Context, lifecycle: Lifecycle = { isDraining: () 
   app.get(['/docs', '/docs/'], (req, res, next) => {
     if (!existsSync(docsPath)) return next(notFound('The docs site has not been built. Run npm run generate.'));
     docsPage(req, res, next);
+  });
+  const changelogPage = servedChangelog(changelogPath, ctx.config);
+  app.get('/docs/changelog', (req, res, next) => {
+    if (!existsSync(changelogPath)) return next(notFound('The changelog has not been built. Run npm run generate.'));
+    changelogPage(req, res, next);
   });
   // Browsers ask every origin for /favicon.ico by themselves. Its URL carries no version, so it is kept
   // for 30 days, not for ever: a changed icon reaches browsers within that.
