@@ -11,13 +11,15 @@
  * (server/testing/fake-stripe.ts) that holds a request until the test lets
  * it through, or refuses it.
  */
+import { readFileSync } from 'node:fs';
 import { createServer, type Server } from 'node:http';
 import type { Request } from 'express';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { backends } from '../testing/databases.ts';
 import { json, useTestServer } from '../testing/harness.ts';
 import { FakeStripe } from '../testing/fake-stripe.ts';
-import { fingerprintOf, keyOf } from './idempotency.ts';
+import { specPath } from '../app.ts';
+import { fingerprintOf, keyOf, operationsTakingKeys } from './idempotency.ts';
 import { CLAIM_LEASE_MS, IdempotencyKeys, KEY_LIFETIME_MS } from './idempotency-keys.ts';
 
 /** Stripe as the server sees it: the fake, behind a gate that can hold the next request, or refuse it. */
@@ -72,6 +74,29 @@ class StripeGate {
     await new Promise<void>((done) => (this.server ? this.server.close(() => done()) : done()));
   }
 }
+
+/**
+ * The POSTs a token may call that take no key, each with its reason. Any other such POST must list the
+ * Idempotency-Key parameter: a new operation that creates or changes something is retried safely, or says why not.
+ */
+const TAKE_NO_KEY: Record<string, string> = {
+  createProjectUpload: 'a tus creation: tus clients resume by the upload URL, and send no body to compare',
+};
+
+describe('which operations take Idempotency-Key', () => {
+  it('is every POST a token may call, but those listed with their reason', () => {
+    const spec = JSON.parse(readFileSync(specPath, 'utf8')) as { paths: Record<string, Record<string, { operationId: string; security?: Array<Record<string, string[]>> }>> };
+    const tokenPosts = Object.values(spec.paths)
+      .flatMap((item) => (item.post ? [item.post] : []))
+      .filter((operation) => (operation.security ?? []).some((requirement) => 'bearerAuth' in requirement || 'oauth2' in requirement))
+      .map((operation) => operation.operationId);
+    const taking = operationsTakingKeys(spec as Parameters<typeof operationsTakingKeys>[0]);
+    expect(tokenPosts.length).toBeGreaterThan(20);
+    expect(tokenPosts.filter((operationId) => !taking.has(operationId) && !(operationId in TAKE_NO_KEY)), 'POSTs a token may call that take no Idempotency-Key').toEqual([]);
+    // Only POSTs: GET, PUT and DELETE are idempotent already.
+    expect([...taking].filter((operationId) => !tokenPosts.includes(operationId))).toEqual([]);
+  });
+});
 
 describe.each(backends)('Idempotency-Key on %s', (backend) => {
   const stripe = new FakeStripe();
