@@ -42,6 +42,10 @@
  *            deliveries per second from one server on one core, draining
  *            a backlog of 5,000 (250 changes × 20 subscriptions), against
  *            the same receiver's raw rate for POSTs of the same body.
+ *   idempotency  a create (POST /projects/:id/folders, 10 connections)
+ *            without Idempotency-Key, with a new key on every request, and
+ *            the same key again and again (every answer a replay), in the
+ *            same run against the same server.
  *   studio   the studio's first load (studio.js and studio.css gzipped,
  *            budget 200 kB); a library of 1,000 projects in Chromium: time
  *            to first render (< 1 s) and the longest task while scrolling
@@ -216,6 +220,8 @@ async function seed(server: Started) {
 }
 
 const ratio = (a: number, b: number) => (a / b).toFixed(2);
+/** A prefix of Idempotency-Keys no other run used. */
+const ownKey = () => randomBytes(6).toString('hex');
 const lines: string[] = [];
 const say = (line: string) => {
   console.log(line);
@@ -225,7 +231,7 @@ const say = (line: string) => {
 /** Each part alternates its runs for this many rounds and reports medians. */
 const rounds = Number(process.env.BENCH_ROUNDS ?? 3);
 // The parts to run, named on the command line (`npm run bench -- view bundle`) or in BENCH_PARTS; all by default.
-const ALL_PARTS = ['reads', 'accounts', 'upload', 's3-upload', 's3-download', 'cluster-reads', 'audio', 'latency', 'view', 'bundle', 'play', 'webhooks', 'studio'];
+const ALL_PARTS = ['reads', 'accounts', 'idempotency', 'upload', 's3-upload', 's3-download', 'cluster-reads', 'audio', 'latency', 'view', 'bundle', 'play', 'webhooks', 'studio'];
 const named = process.argv.slice(2).flatMap((arg) => arg.split(',')).filter(Boolean);
 const parts = new Set(named.length > 0 ? named : (process.env.BENCH_PARTS ?? ALL_PARTS.join(',')).split(','));
 const unknownParts = [...parts].filter((part) => !ALL_PARTS.includes(part));
@@ -317,6 +323,48 @@ if (parts.has('accounts')) {
   say(
     `GET /players/:id with a session cookie ${medianOf(bySession, 'rps').toFixed(0)} req/s, p99 ${medianOf(bySession, 'p99')} ms; ` +
       `with a token ${medianOf(byToken, 'rps').toFixed(0)} req/s, p99 ${medianOf(byToken, 'p99')} ms (session/token ${ratio(medianOf(bySession, 'rps'), medianOf(byToken, 'rps'))}×)`,
+  );
+}
+
+if (parts.has('idempotency')) {
+  // Issue 22: "the cost of Idempotency-Key on a create". One server, one project; the three kinds of run alternate for
+  // the rounds, and each figure is the median. A new key per request is the cost partners pay (a claim, then the answer
+  // sealed and stored, before it is sent); the same key every time measures a replay (one claim attempt, a read, an
+  // unsealing), the answer a retry gets.
+  const server = await start('server/main.ts', { VALIDATE_RESPONSES: 'false' });
+  const token = await benchToken(server);
+  const api = createApiClient({ baseUrl: server.url + '/api/v1', token });
+  const { data: project } = await api.POST('/projects', { body: { name: 'Bench' } });
+  const url = `${server.url}/api/v1/projects/${project!.id}/folders`;
+  const body = JSON.stringify({ name: 'Bench folder' });
+  const run = ownKey();
+  let counter = 0;
+  const create = async (key: 'none' | 'fresh' | 'same') => {
+    const result = await autocannon({
+      url,
+      connections: 10,
+      duration: seconds,
+      method: 'POST',
+      headers: { Authorization: `Bearer ${token}`, 'Content-Type': 'application/json' },
+      body,
+      requests: [
+        {
+          setupRequest: (request: autocannon.Request) =>
+            key === 'none' ? request : { ...request, headers: { ...request.headers, 'Idempotency-Key': key === 'fresh' ? `"${run}-${counter++}"` : `"${run}-same"` } },
+        },
+      ],
+    });
+    if (result.non2xx > 0 || result.errors > 0) throw new Error(`${url} (${key}): ${result.non2xx} non-2xx responses, ${result.errors} errors`);
+    return { rps: result.requests.average, p50: result.latency.p50, p99: result.latency.p99 };
+  };
+  const runs: Record<'none' | 'fresh' | 'same', Array<{ rps: number; p50: number; p99: number }>> = { none: [], fresh: [], same: [] };
+  for (let round = 0; round < rounds; round++) for (const key of ['none', 'fresh', 'same'] as const) runs[key].push(await create(key));
+  await server.stop();
+  const medianOf = (key: 'none' | 'fresh' | 'same', field: 'rps' | 'p50' | 'p99') => runs[key].map((one) => one[field]).sort((a, b) => a - b)[Math.floor(runs[key].length / 2)];
+  say(
+    `POST /projects/:id/folders (10 connections): without Idempotency-Key ${medianOf('none', 'rps').toFixed(0)} req/s, p50 ${medianOf('none', 'p50')} ms, p99 ${medianOf('none', 'p99')} ms; ` +
+      `a new key each ${medianOf('fresh', 'rps').toFixed(0)} req/s (${ratio(medianOf('fresh', 'rps'), medianOf('none', 'rps'))}×), p50 ${medianOf('fresh', 'p50')} ms, p99 ${medianOf('fresh', 'p99')} ms; ` +
+      `one key replayed ${medianOf('same', 'rps').toFixed(0)} req/s (${ratio(medianOf('same', 'rps'), medianOf('none', 'rps'))}×), p50 ${medianOf('same', 'p50')} ms, p99 ${medianOf('same', 'p99')} ms`,
   );
 }
 

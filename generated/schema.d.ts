@@ -6808,10 +6808,14 @@ export interface components {
          *     that does not apply to this kind of box (`hidden` or `addids` on a file,
          *     `versionName` outside a stack), an id of another kind or project, a
          *     folder or stack where only files go. `detail` says which, and what to
-         *     change.
+         *     change. On an operation that takes `Idempotency-Key`, also a retry while
+         *     the request with the same key still runs
+         *     (`/problems/idempotency-key-in-use`, with `Retry-After`): retry again
+         *     once it has answered.
          */
         Conflict: {
             headers: {
+                "Retry-After": components["headers"]["IdempotencyRetryAfter"];
                 [name: string]: unknown;
             };
             content: {
@@ -6853,6 +6857,8 @@ export interface components {
                  * @example 1
                  */
                 "Retry-After"?: number;
+                "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                RateLimit: components["headers"]["RateLimit"];
                 [name: string]: unknown;
             };
             content: {
@@ -6931,10 +6937,13 @@ export interface components {
         /**
          * @description The request is well-formed but conflicts with the stored state: a
          *     paywall without a connected payment provider, or a `folderid` or
-         *     `boxids` that are not a folder or boxes of the project.
+         *     `boxids` that are not a folder or boxes of the project. Or a retry while
+         *     the request with the same `Idempotency-Key` still runs
+         *     (`/problems/idempotency-key-in-use`, with `Retry-After`).
          */
         PlayerConflict: {
             headers: {
+                "Retry-After": components["headers"]["IdempotencyRetryAfter"];
                 [name: string]: unknown;
             };
             content: {
@@ -7007,6 +7016,8 @@ export interface components {
                  * @example 1
                  */
                 "Retry-After"?: number;
+                "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                RateLimit: components["headers"]["RateLimit"];
                 [name: string]: unknown;
             };
             content: {
@@ -7097,6 +7108,59 @@ export interface components {
                 [name: string]: unknown;
             };
             content: {
+                "application/problem+json": components["schemas"]["Problem"];
+            };
+        };
+        /**
+         * @description The `Idempotency-Key` was used in the last 24 hours for another request
+         *     (`/problems/idempotency-key-reused`): another operation, URL, body or
+         *     `If-Match`. Nothing was done. Send a new key with each new request, and
+         *     reuse a key only to retry the very same request.
+         */
+        IdempotencyKeyReused: {
+            headers: {
+                [name: string]: unknown;
+            };
+            content: {
+                /**
+                 * @example {
+                 *       "type": "/problems/idempotency-key-reused",
+                 *       "title": "This Idempotency-Key was used for another request",
+                 *       "status": 422,
+                 *       "detail": "This Idempotency-Key was used for another request to this operation (another URL, body or If-Match) in the last 24 hours. Send a new key with each new request; reuse a key only to retry the very same request.",
+                 *       "instance": "req_5f1c2a9d",
+                 *       "errors": [
+                 *         {
+                 *           "header": "idempotency-key",
+                 *           "detail": "was used for another request"
+                 *         }
+                 *       ]
+                 *     }
+                 */
+                "application/problem+json": components["schemas"]["Problem"];
+            };
+        };
+        /**
+         * @description A request with the same `Idempotency-Key` is still being processed
+         *     (`/problems/idempotency-key-in-use`). Nothing was done for this one.
+         *     Retry it with the same key after `Retry-After` seconds: once the first
+         *     request has answered, the retry gets that answer.
+         */
+        IdempotencyKeyInUse: {
+            headers: {
+                "Retry-After": components["headers"]["IdempotencyRetryAfter"];
+                [name: string]: unknown;
+            };
+            content: {
+                /**
+                 * @example {
+                 *       "type": "/problems/idempotency-key-in-use",
+                 *       "title": "A request with this Idempotency-Key is still running",
+                 *       "status": 409,
+                 *       "detail": "A request with this Idempotency-Key is still being processed. Retry it with the same key once that one has answered; you will then get its answer.",
+                 *       "instance": "req_5f1c2a9d"
+                 *     }
+                 */
                 "application/problem+json": components["schemas"]["Problem"];
             };
         };
@@ -7595,6 +7659,28 @@ export interface components {
          */
         Cursor: string;
         /**
+         * @description **Extension.** Makes this request safe to retry. Send a new random key
+         *     (a UUID, for example) with each request, and the same key again only
+         *     when you send that very request again because its answer never
+         *     arrived. Within 24 hours of the key's first use:
+         *
+         *     - the same key with the same request answers the first answer again,
+         *       status, headers and body byte for byte, with `Idempotent-Replayed:
+         *       true`, and does nothing more: a dropped connection never makes two
+         *       players;
+         *     - the same key with another request (another operation, URL, body or
+         *       `If-Match`) answers 422, and does nothing;
+         *     - the same key while its first request is still running answers 409
+         *       with `Retry-After`; retry then.
+         *
+         *     Keys are per account: send them with a bearer token or the account's
+         *     session. The key is a structured-field string, `"…"`, or the same
+         *     characters bare; at most 255 printable ASCII characters, without `"`
+         *     or `\`. See *Safe retries* in the introduction.
+         * @example "8e03978e-40d5-43e8-bc93-6894a57f9324"
+         */
+        IdempotencyKey: string;
+        /**
          * @description The collaborator's email address (URL-encoded), compared case-insensitively.
          * @example mix-engineer@studio.test
          */
@@ -7669,6 +7755,36 @@ export interface components {
          * @example <http://localhost:8080/api/v1/players?limit=50&cursor=Cpj3k2PaSoH-Ej8idded0XeeovurRZdVamQfKALOckpa7JcNV-xrL0I-bX-HslqgVS90psi7ufZavDVjWw>; rel="next"
          */
         Link: string;
+        /**
+         * @description **Extension.** The rate limits that counted this request, as a list of
+         *     structured-field items (draft-ietf-httpapi-ratelimit-headers):
+         *     `"address"` (the client's address) and, once the caller is known,
+         *     `"account"`, each allowing `q` requests per window of `w` seconds.
+         *     Sent on every answer a limit counted, not only on 429.
+         * @example "address";q=300;w=3, "account";q=300;w=3
+         */
+        RateLimitPolicy: string;
+        /**
+         * @description **Extension.** Where the caller stands against each limit of
+         *     `RateLimit-Policy`: `r` requests left in the current window, which ends
+         *     in `t` seconds. Slow down as `r` nears 0 to avoid a 429. Sent on every
+         *     answer a limit counted.
+         * @example "address";r=0;t=2, "account";r=0;t=2
+         */
+        RateLimit: string;
+        /**
+         * @description **Extension.** `true` when this answer is a replay: the request carried
+         *     an `Idempotency-Key` that was already answered, and this is that first
+         *     answer again, byte for byte. Nothing was done this time. Absent on the
+         *     first answer.
+         * @example true
+         */
+        IdempotentReplayed: "true";
+        /**
+         * @description With `/problems/idempotency-key-in-use`, seconds after which to retry with the same key.
+         * @example 1
+         */
+        IdempotencyRetryAfter: number;
         /**
          * @description Always `nosniff`, so a browser never guesses a type from the bytes.
          * @example nosniff
@@ -7782,7 +7898,30 @@ export interface operations {
     createPlayer: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /**
+                 * @description **Extension.** Makes this request safe to retry. Send a new random key
+                 *     (a UUID, for example) with each request, and the same key again only
+                 *     when you send that very request again because its answer never
+                 *     arrived. Within 24 hours of the key's first use:
+                 *
+                 *     - the same key with the same request answers the first answer again,
+                 *       status, headers and body byte for byte, with `Idempotent-Replayed:
+                 *       true`, and does nothing more: a dropped connection never makes two
+                 *       players;
+                 *     - the same key with another request (another operation, URL, body or
+                 *       `If-Match`) answers 422, and does nothing;
+                 *     - the same key while its first request is still running answers 409
+                 *       with `Retry-After`; retry then.
+                 *
+                 *     Keys are per account: send them with a bearer token or the account's
+                 *     session. The key is a structured-field string, `"…"`, or the same
+                 *     characters bare; at most 255 printable ASCII characters, without `"`
+                 *     or `\`. See *Safe retries* in the introduction.
+                 * @example "8e03978e-40d5-43e8-bc93-6894a57f9324"
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
             path?: never;
             cookie?: never;
         };
@@ -7795,6 +7934,7 @@ export interface operations {
             /** @description The new player, with its `playerUrl`. */
             200: {
                 headers: {
+                    "Idempotent-Replayed": components["headers"]["IdempotentReplayed"];
                     ETag: components["headers"]["VersionETag"];
                     [name: string]: unknown;
                 };
@@ -7836,6 +7976,7 @@ export interface operations {
             409: components["responses"]["PlayerConflict"];
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
+            422: components["responses"]["IdempotencyKeyReused"];
             429: components["responses"]["TooManyRequests"];
             default: components["responses"]["DefaultProblem"];
         };
@@ -7923,6 +8064,28 @@ export interface operations {
                  * @example "7"
                  */
                 "If-Match"?: components["parameters"]["IfMatch"];
+                /**
+                 * @description **Extension.** Makes this request safe to retry. Send a new random key
+                 *     (a UUID, for example) with each request, and the same key again only
+                 *     when you send that very request again because its answer never
+                 *     arrived. Within 24 hours of the key's first use:
+                 *
+                 *     - the same key with the same request answers the first answer again,
+                 *       status, headers and body byte for byte, with `Idempotent-Replayed:
+                 *       true`, and does nothing more: a dropped connection never makes two
+                 *       players;
+                 *     - the same key with another request (another operation, URL, body or
+                 *       `If-Match`) answers 422, and does nothing;
+                 *     - the same key while its first request is still running answers 409
+                 *       with `Retry-After`; retry then.
+                 *
+                 *     Keys are per account: send them with a bearer token or the account's
+                 *     session. The key is a structured-field string, `"…"`, or the same
+                 *     characters bare; at most 255 printable ASCII characters, without `"`
+                 *     or `\`. See *Safe retries* in the introduction.
+                 * @example "8e03978e-40d5-43e8-bc93-6894a57f9324"
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
             };
             path: {
                 /**
@@ -7951,6 +8114,7 @@ export interface operations {
             /** @description The updated player. */
             200: {
                 headers: {
+                    "Idempotent-Replayed": components["headers"]["IdempotentReplayed"];
                     ETag: components["headers"]["VersionETag"];
                     [name: string]: unknown;
                 };
@@ -7993,6 +8157,7 @@ export interface operations {
             412: components["responses"]["PlayerChanged"];
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
+            422: components["responses"]["IdempotencyKeyReused"];
             429: components["responses"]["TooManyRequests"];
             default: components["responses"]["DefaultProblem"];
         };
@@ -8033,7 +8198,30 @@ export interface operations {
     requestUploadUrl: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /**
+                 * @description **Extension.** Makes this request safe to retry. Send a new random key
+                 *     (a UUID, for example) with each request, and the same key again only
+                 *     when you send that very request again because its answer never
+                 *     arrived. Within 24 hours of the key's first use:
+                 *
+                 *     - the same key with the same request answers the first answer again,
+                 *       status, headers and body byte for byte, with `Idempotent-Replayed:
+                 *       true`, and does nothing more: a dropped connection never makes two
+                 *       players;
+                 *     - the same key with another request (another operation, URL, body or
+                 *       `If-Match`) answers 422, and does nothing;
+                 *     - the same key while its first request is still running answers 409
+                 *       with `Retry-After`; retry then.
+                 *
+                 *     Keys are per account: send them with a bearer token or the account's
+                 *     session. The key is a structured-field string, `"…"`, or the same
+                 *     characters bare; at most 255 printable ASCII characters, without `"`
+                 *     or `\`. See *Safe retries* in the introduction.
+                 * @example "8e03978e-40d5-43e8-bc93-6894a57f9324"
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
             path: {
                 /**
                  * @description The project's id.
@@ -8052,6 +8240,7 @@ export interface operations {
             /** @description The signed upload URL and the headers to send with it. */
             200: {
                 headers: {
+                    "Idempotent-Replayed": components["headers"]["IdempotentReplayed"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -8087,6 +8276,7 @@ export interface operations {
             409: components["responses"]["Conflict"];
             413: components["responses"]["UploadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
+            422: components["responses"]["IdempotencyKeyReused"];
             429: components["responses"]["TooManyRequests"];
             default: components["responses"]["DefaultProblem"];
         };
@@ -8094,7 +8284,30 @@ export interface operations {
     requestArtworkUploadUrl: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /**
+                 * @description **Extension.** Makes this request safe to retry. Send a new random key
+                 *     (a UUID, for example) with each request, and the same key again only
+                 *     when you send that very request again because its answer never
+                 *     arrived. Within 24 hours of the key's first use:
+                 *
+                 *     - the same key with the same request answers the first answer again,
+                 *       status, headers and body byte for byte, with `Idempotent-Replayed:
+                 *       true`, and does nothing more: a dropped connection never makes two
+                 *       players;
+                 *     - the same key with another request (another operation, URL, body or
+                 *       `If-Match`) answers 422, and does nothing;
+                 *     - the same key while its first request is still running answers 409
+                 *       with `Retry-After`; retry then.
+                 *
+                 *     Keys are per account: send them with a bearer token or the account's
+                 *     session. The key is a structured-field string, `"…"`, or the same
+                 *     characters bare; at most 255 printable ASCII characters, without `"`
+                 *     or `\`. See *Safe retries* in the introduction.
+                 * @example "8e03978e-40d5-43e8-bc93-6894a57f9324"
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
             path: {
                 /**
                  * @description The project's id.
@@ -8120,6 +8333,7 @@ export interface operations {
             /** @description The signed upload URL and the headers to send with it. */
             200: {
                 headers: {
+                    "Idempotent-Replayed": components["headers"]["IdempotentReplayed"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -8151,8 +8365,10 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
+            409: components["responses"]["IdempotencyKeyInUse"];
             413: components["responses"]["ArtworkTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
+            422: components["responses"]["IdempotencyKeyReused"];
             429: components["responses"]["TooManyRequests"];
             default: components["responses"]["DefaultProblem"];
         };
@@ -8209,6 +8425,28 @@ export interface operations {
                  * @example "7"
                  */
                 "If-Match"?: components["parameters"]["IfMatch"];
+                /**
+                 * @description **Extension.** Makes this request safe to retry. Send a new random key
+                 *     (a UUID, for example) with each request, and the same key again only
+                 *     when you send that very request again because its answer never
+                 *     arrived. Within 24 hours of the key's first use:
+                 *
+                 *     - the same key with the same request answers the first answer again,
+                 *       status, headers and body byte for byte, with `Idempotent-Replayed:
+                 *       true`, and does nothing more: a dropped connection never makes two
+                 *       players;
+                 *     - the same key with another request (another operation, URL, body or
+                 *       `If-Match`) answers 422, and does nothing;
+                 *     - the same key while its first request is still running answers 409
+                 *       with `Retry-After`; retry then.
+                 *
+                 *     Keys are per account: send them with a bearer token or the account's
+                 *     session. The key is a structured-field string, `"…"`, or the same
+                 *     characters bare; at most 255 printable ASCII characters, without `"`
+                 *     or `\`. See *Safe retries* in the introduction.
+                 * @example "8e03978e-40d5-43e8-bc93-6894a57f9324"
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
             };
             path: {
                 /**
@@ -8233,6 +8471,7 @@ export interface operations {
             /** @description The updated box. */
             200: {
                 headers: {
+                    "Idempotent-Replayed": components["headers"]["IdempotentReplayed"];
                     ETag: components["headers"]["VersionETag"];
                     [name: string]: unknown;
                 };
@@ -8264,6 +8503,7 @@ export interface operations {
             412: components["responses"]["BoxChanged"];
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
+            422: components["responses"]["IdempotencyKeyReused"];
             429: components["responses"]["TooManyRequests"];
             default: components["responses"]["DefaultProblem"];
         };
@@ -8551,7 +8791,30 @@ export interface operations {
     createFolder: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /**
+                 * @description **Extension.** Makes this request safe to retry. Send a new random key
+                 *     (a UUID, for example) with each request, and the same key again only
+                 *     when you send that very request again because its answer never
+                 *     arrived. Within 24 hours of the key's first use:
+                 *
+                 *     - the same key with the same request answers the first answer again,
+                 *       status, headers and body byte for byte, with `Idempotent-Replayed:
+                 *       true`, and does nothing more: a dropped connection never makes two
+                 *       players;
+                 *     - the same key with another request (another operation, URL, body or
+                 *       `If-Match`) answers 422, and does nothing;
+                 *     - the same key while its first request is still running answers 409
+                 *       with `Retry-After`; retry then.
+                 *
+                 *     Keys are per account: send them with a bearer token or the account's
+                 *     session. The key is a structured-field string, `"…"`, or the same
+                 *     characters bare; at most 255 printable ASCII characters, without `"`
+                 *     or `\`. See *Safe retries* in the introduction.
+                 * @example "8e03978e-40d5-43e8-bc93-6894a57f9324"
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
             path: {
                 /**
                  * @description The project's id.
@@ -8576,6 +8839,7 @@ export interface operations {
             /** @description The new folder. */
             200: {
                 headers: {
+                    "Idempotent-Replayed": components["headers"]["IdempotentReplayed"];
                     ETag: components["headers"]["VersionETag"];
                     [name: string]: unknown;
                 };
@@ -8599,8 +8863,10 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
+            409: components["responses"]["IdempotencyKeyInUse"];
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
+            422: components["responses"]["IdempotencyKeyReused"];
             429: components["responses"]["TooManyRequests"];
             default: components["responses"]["DefaultProblem"];
         };
@@ -8608,7 +8874,30 @@ export interface operations {
     createStack: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /**
+                 * @description **Extension.** Makes this request safe to retry. Send a new random key
+                 *     (a UUID, for example) with each request, and the same key again only
+                 *     when you send that very request again because its answer never
+                 *     arrived. Within 24 hours of the key's first use:
+                 *
+                 *     - the same key with the same request answers the first answer again,
+                 *       status, headers and body byte for byte, with `Idempotent-Replayed:
+                 *       true`, and does nothing more: a dropped connection never makes two
+                 *       players;
+                 *     - the same key with another request (another operation, URL, body or
+                 *       `If-Match`) answers 422, and does nothing;
+                 *     - the same key while its first request is still running answers 409
+                 *       with `Retry-After`; retry then.
+                 *
+                 *     Keys are per account: send them with a bearer token or the account's
+                 *     session. The key is a structured-field string, `"…"`, or the same
+                 *     characters bare; at most 255 printable ASCII characters, without `"`
+                 *     or `\`. See *Safe retries* in the introduction.
+                 * @example "8e03978e-40d5-43e8-bc93-6894a57f9324"
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
             path: {
                 /**
                  * @description The project's id.
@@ -8636,6 +8925,7 @@ export interface operations {
             /** @description The new stack. */
             200: {
                 headers: {
+                    "Idempotent-Replayed": components["headers"]["IdempotentReplayed"];
                     ETag: components["headers"]["VersionETag"];
                     [name: string]: unknown;
                 };
@@ -8671,6 +8961,7 @@ export interface operations {
             409: components["responses"]["Conflict"];
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
+            422: components["responses"]["IdempotencyKeyReused"];
             429: components["responses"]["TooManyRequests"];
             default: components["responses"]["DefaultProblem"];
         };
@@ -9094,7 +9385,30 @@ export interface operations {
     createProject: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /**
+                 * @description **Extension.** Makes this request safe to retry. Send a new random key
+                 *     (a UUID, for example) with each request, and the same key again only
+                 *     when you send that very request again because its answer never
+                 *     arrived. Within 24 hours of the key's first use:
+                 *
+                 *     - the same key with the same request answers the first answer again,
+                 *       status, headers and body byte for byte, with `Idempotent-Replayed:
+                 *       true`, and does nothing more: a dropped connection never makes two
+                 *       players;
+                 *     - the same key with another request (another operation, URL, body or
+                 *       `If-Match`) answers 422, and does nothing;
+                 *     - the same key while its first request is still running answers 409
+                 *       with `Retry-After`; retry then.
+                 *
+                 *     Keys are per account: send them with a bearer token or the account's
+                 *     session. The key is a structured-field string, `"…"`, or the same
+                 *     characters bare; at most 255 printable ASCII characters, without `"`
+                 *     or `\`. See *Safe retries* in the introduction.
+                 * @example "8e03978e-40d5-43e8-bc93-6894a57f9324"
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
             path?: never;
             cookie?: never;
         };
@@ -9115,6 +9429,7 @@ export interface operations {
             /** @description The new project. */
             200: {
                 headers: {
+                    "Idempotent-Replayed": components["headers"]["IdempotentReplayed"];
                     ETag: components["headers"]["VersionETag"];
                     [name: string]: unknown;
                 };
@@ -9140,8 +9455,10 @@ export interface operations {
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["InsufficientScope"];
+            409: components["responses"]["IdempotencyKeyInUse"];
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
+            422: components["responses"]["IdempotencyKeyReused"];
             429: components["responses"]["TooManyRequests"];
             default: components["responses"]["DefaultProblem"];
         };
@@ -9210,6 +9527,28 @@ export interface operations {
                  * @example "7"
                  */
                 "If-Match"?: components["parameters"]["IfMatch"];
+                /**
+                 * @description **Extension.** Makes this request safe to retry. Send a new random key
+                 *     (a UUID, for example) with each request, and the same key again only
+                 *     when you send that very request again because its answer never
+                 *     arrived. Within 24 hours of the key's first use:
+                 *
+                 *     - the same key with the same request answers the first answer again,
+                 *       status, headers and body byte for byte, with `Idempotent-Replayed:
+                 *       true`, and does nothing more: a dropped connection never makes two
+                 *       players;
+                 *     - the same key with another request (another operation, URL, body or
+                 *       `If-Match`) answers 422, and does nothing;
+                 *     - the same key while its first request is still running answers 409
+                 *       with `Retry-After`; retry then.
+                 *
+                 *     Keys are per account: send them with a bearer token or the account's
+                 *     session. The key is a structured-field string, `"…"`, or the same
+                 *     characters bare; at most 255 printable ASCII characters, without `"`
+                 *     or `\`. See *Safe retries* in the introduction.
+                 * @example "8e03978e-40d5-43e8-bc93-6894a57f9324"
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
             };
             path: {
                 /**
@@ -9234,6 +9573,7 @@ export interface operations {
             /** @description The updated project. */
             200: {
                 headers: {
+                    "Idempotent-Replayed": components["headers"]["IdempotentReplayed"];
                     ETag: components["headers"]["VersionETag"];
                     [name: string]: unknown;
                 };
@@ -9257,9 +9597,11 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
+            409: components["responses"]["IdempotencyKeyInUse"];
             412: components["responses"]["ProjectChanged"];
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
+            422: components["responses"]["IdempotencyKeyReused"];
             429: components["responses"]["TooManyRequests"];
             default: components["responses"]["DefaultProblem"];
         };
@@ -9333,7 +9675,30 @@ export interface operations {
     updateCurrentUser: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /**
+                 * @description **Extension.** Makes this request safe to retry. Send a new random key
+                 *     (a UUID, for example) with each request, and the same key again only
+                 *     when you send that very request again because its answer never
+                 *     arrived. Within 24 hours of the key's first use:
+                 *
+                 *     - the same key with the same request answers the first answer again,
+                 *       status, headers and body byte for byte, with `Idempotent-Replayed:
+                 *       true`, and does nothing more: a dropped connection never makes two
+                 *       players;
+                 *     - the same key with another request (another operation, URL, body or
+                 *       `If-Match`) answers 422, and does nothing;
+                 *     - the same key while its first request is still running answers 409
+                 *       with `Retry-After`; retry then.
+                 *
+                 *     Keys are per account: send them with a bearer token or the account's
+                 *     session. The key is a structured-field string, `"…"`, or the same
+                 *     characters bare; at most 255 printable ASCII characters, without `"`
+                 *     or `\`. See *Safe retries* in the introduction.
+                 * @example "8e03978e-40d5-43e8-bc93-6894a57f9324"
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
             path?: never;
             cookie?: never;
         };
@@ -9351,6 +9716,7 @@ export interface operations {
             /** @description The caller's account, as it is now. */
             200: {
                 headers: {
+                    "Idempotent-Replayed": components["headers"]["IdempotentReplayed"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -9369,8 +9735,10 @@ export interface operations {
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["InsufficientScope"];
+            409: components["responses"]["IdempotencyKeyInUse"];
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
+            422: components["responses"]["IdempotencyKeyReused"];
             429: components["responses"]["TooManyRequests"];
             default: components["responses"]["DefaultProblem"];
         };
@@ -9478,6 +9846,28 @@ export interface operations {
                  * @example "7"
                  */
                 "If-Match"?: components["parameters"]["IfMatch"];
+                /**
+                 * @description **Extension.** Makes this request safe to retry. Send a new random key
+                 *     (a UUID, for example) with each request, and the same key again only
+                 *     when you send that very request again because its answer never
+                 *     arrived. Within 24 hours of the key's first use:
+                 *
+                 *     - the same key with the same request answers the first answer again,
+                 *       status, headers and body byte for byte, with `Idempotent-Replayed:
+                 *       true`, and does nothing more: a dropped connection never makes two
+                 *       players;
+                 *     - the same key with another request (another operation, URL, body or
+                 *       `If-Match`) answers 422, and does nothing;
+                 *     - the same key while its first request is still running answers 409
+                 *       with `Retry-After`; retry then.
+                 *
+                 *     Keys are per account: send them with a bearer token or the account's
+                 *     session. The key is a structured-field string, `"…"`, or the same
+                 *     characters bare; at most 255 printable ASCII characters, without `"`
+                 *     or `\`. See *Safe retries* in the introduction.
+                 * @example "8e03978e-40d5-43e8-bc93-6894a57f9324"
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
             };
             path?: never;
             cookie?: never;
@@ -9500,6 +9890,7 @@ export interface operations {
             /** @description The stored preferences after the change. */
             200: {
                 headers: {
+                    "Idempotent-Replayed": components["headers"]["IdempotentReplayed"];
                     ETag: components["headers"]["VersionETag"];
                     [name: string]: unknown;
                 };
@@ -9518,9 +9909,11 @@ export interface operations {
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["InsufficientScope"];
+            409: components["responses"]["IdempotencyKeyInUse"];
             412: components["responses"]["PreferencesChanged"];
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
+            422: components["responses"]["IdempotencyKeyReused"];
             429: components["responses"]["TooManyRequests"];
             default: components["responses"]["DefaultProblem"];
         };
@@ -9590,7 +9983,30 @@ export interface operations {
     connectPaymentProvider: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /**
+                 * @description **Extension.** Makes this request safe to retry. Send a new random key
+                 *     (a UUID, for example) with each request, and the same key again only
+                 *     when you send that very request again because its answer never
+                 *     arrived. Within 24 hours of the key's first use:
+                 *
+                 *     - the same key with the same request answers the first answer again,
+                 *       status, headers and body byte for byte, with `Idempotent-Replayed:
+                 *       true`, and does nothing more: a dropped connection never makes two
+                 *       players;
+                 *     - the same key with another request (another operation, URL, body or
+                 *       `If-Match`) answers 422, and does nothing;
+                 *     - the same key while its first request is still running answers 409
+                 *       with `Retry-After`; retry then.
+                 *
+                 *     Keys are per account: send them with a bearer token or the account's
+                 *     session. The key is a structured-field string, `"…"`, or the same
+                 *     characters bare; at most 255 printable ASCII characters, without `"`
+                 *     or `\`. See *Safe retries* in the introduction.
+                 * @example "8e03978e-40d5-43e8-bc93-6894a57f9324"
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
             path?: never;
             cookie?: never;
         };
@@ -9609,6 +10025,7 @@ export interface operations {
             /** @description The connection. */
             200: {
                 headers: {
+                    "Idempotent-Replayed": components["headers"]["IdempotentReplayed"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -9626,8 +10043,10 @@ export interface operations {
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["InsufficientScope"];
+            409: components["responses"]["IdempotencyKeyInUse"];
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
+            422: components["responses"]["IdempotencyKeyReused"];
             429: components["responses"]["TooManyRequests"];
             502: components["responses"]["PaymentProviderFailed"];
             default: components["responses"]["DefaultProblem"];
@@ -9973,7 +10392,30 @@ export interface operations {
     sendEmailVerification: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /**
+                 * @description **Extension.** Makes this request safe to retry. Send a new random key
+                 *     (a UUID, for example) with each request, and the same key again only
+                 *     when you send that very request again because its answer never
+                 *     arrived. Within 24 hours of the key's first use:
+                 *
+                 *     - the same key with the same request answers the first answer again,
+                 *       status, headers and body byte for byte, with `Idempotent-Replayed:
+                 *       true`, and does nothing more: a dropped connection never makes two
+                 *       players;
+                 *     - the same key with another request (another operation, URL, body or
+                 *       `If-Match`) answers 422, and does nothing;
+                 *     - the same key while its first request is still running answers 409
+                 *       with `Retry-After`; retry then.
+                 *
+                 *     Keys are per account: send them with a bearer token or the account's
+                 *     session. The key is a structured-field string, `"…"`, or the same
+                 *     characters bare; at most 255 printable ASCII characters, without `"`
+                 *     or `\`. See *Safe retries* in the introduction.
+                 * @example "8e03978e-40d5-43e8-bc93-6894a57f9324"
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
             path?: never;
             cookie?: never;
         };
@@ -9982,6 +10424,7 @@ export interface operations {
             /** @description Accepted; the link is on its way to the account's address. */
             202: {
                 headers: {
+                    "Idempotent-Replayed": components["headers"]["IdempotentReplayed"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -9991,15 +10434,17 @@ export interface operations {
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["AuthRefused"];
-            /** @description The address is verified already (`/problems/conflict`), or this server sends no mail (`/problems/mail-not-configured`). */
+            /** @description The address is verified already (`/problems/conflict`), or this server sends no mail (`/problems/mail-not-configured`); or a request with the same `Idempotency-Key` is still running (`/problems/idempotency-key-in-use`, with `Retry-After`). */
             409: {
                 headers: {
+                    "Retry-After": components["headers"]["IdempotencyRetryAfter"];
                     [name: string]: unknown;
                 };
                 content: {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
+            422: components["responses"]["IdempotencyKeyReused"];
             429: components["responses"]["TooManyRequests"];
             default: components["responses"]["DefaultProblem"];
         };
@@ -10304,7 +10749,30 @@ export interface operations {
     createApp: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /**
+                 * @description **Extension.** Makes this request safe to retry. Send a new random key
+                 *     (a UUID, for example) with each request, and the same key again only
+                 *     when you send that very request again because its answer never
+                 *     arrived. Within 24 hours of the key's first use:
+                 *
+                 *     - the same key with the same request answers the first answer again,
+                 *       status, headers and body byte for byte, with `Idempotent-Replayed:
+                 *       true`, and does nothing more: a dropped connection never makes two
+                 *       players;
+                 *     - the same key with another request (another operation, URL, body or
+                 *       `If-Match`) answers 422, and does nothing;
+                 *     - the same key while its first request is still running answers 409
+                 *       with `Retry-After`; retry then.
+                 *
+                 *     Keys are per account: send them with a bearer token or the account's
+                 *     session. The key is a structured-field string, `"…"`, or the same
+                 *     characters bare; at most 255 printable ASCII characters, without `"`
+                 *     or `\`. See *Safe retries* in the introduction.
+                 * @example "8e03978e-40d5-43e8-bc93-6894a57f9324"
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
             path?: never;
             cookie?: never;
         };
@@ -10326,6 +10794,7 @@ export interface operations {
             /** @description The app, with its secret when it is confidential. */
             200: {
                 headers: {
+                    "Idempotent-Replayed": components["headers"]["IdempotentReplayed"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -10348,8 +10817,10 @@ export interface operations {
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["InsufficientScope"];
+            409: components["responses"]["IdempotencyKeyInUse"];
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
+            422: components["responses"]["IdempotencyKeyReused"];
             429: components["responses"]["TooManyRequests"];
             default: components["responses"]["DefaultProblem"];
         };
@@ -10547,7 +11018,30 @@ export interface operations {
     updateUser: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /**
+                 * @description **Extension.** Makes this request safe to retry. Send a new random key
+                 *     (a UUID, for example) with each request, and the same key again only
+                 *     when you send that very request again because its answer never
+                 *     arrived. Within 24 hours of the key's first use:
+                 *
+                 *     - the same key with the same request answers the first answer again,
+                 *       status, headers and body byte for byte, with `Idempotent-Replayed:
+                 *       true`, and does nothing more: a dropped connection never makes two
+                 *       players;
+                 *     - the same key with another request (another operation, URL, body or
+                 *       `If-Match`) answers 422, and does nothing;
+                 *     - the same key while its first request is still running answers 409
+                 *       with `Retry-After`; retry then.
+                 *
+                 *     Keys are per account: send them with a bearer token or the account's
+                 *     session. The key is a structured-field string, `"…"`, or the same
+                 *     characters bare; at most 255 printable ASCII characters, without `"`
+                 *     or `\`. See *Safe retries* in the introduction.
+                 * @example "8e03978e-40d5-43e8-bc93-6894a57f9324"
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
             path: {
                 /**
                  * @description The account's id.
@@ -10571,6 +11065,7 @@ export interface operations {
             /** @description The account, as it is now. */
             200: {
                 headers: {
+                    "Idempotent-Replayed": components["headers"]["IdempotentReplayed"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -10597,6 +11092,7 @@ export interface operations {
             409: components["responses"]["Conflict"];
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
+            422: components["responses"]["IdempotencyKeyReused"];
             429: components["responses"]["TooManyRequests"];
             default: components["responses"]["DefaultProblem"];
         };
@@ -10604,7 +11100,30 @@ export interface operations {
     createInvitation: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /**
+                 * @description **Extension.** Makes this request safe to retry. Send a new random key
+                 *     (a UUID, for example) with each request, and the same key again only
+                 *     when you send that very request again because its answer never
+                 *     arrived. Within 24 hours of the key's first use:
+                 *
+                 *     - the same key with the same request answers the first answer again,
+                 *       status, headers and body byte for byte, with `Idempotent-Replayed:
+                 *       true`, and does nothing more: a dropped connection never makes two
+                 *       players;
+                 *     - the same key with another request (another operation, URL, body or
+                 *       `If-Match`) answers 422, and does nothing;
+                 *     - the same key while its first request is still running answers 409
+                 *       with `Retry-After`; retry then.
+                 *
+                 *     Keys are per account: send them with a bearer token or the account's
+                 *     session. The key is a structured-field string, `"…"`, or the same
+                 *     characters bare; at most 255 printable ASCII characters, without `"`
+                 *     or `\`. See *Safe retries* in the introduction.
+                 * @example "8e03978e-40d5-43e8-bc93-6894a57f9324"
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
             path?: never;
             cookie?: never;
         };
@@ -10622,6 +11141,7 @@ export interface operations {
             /** @description The invitation, with its link. */
             200: {
                 headers: {
+                    "Idempotent-Replayed": components["headers"]["IdempotentReplayed"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -10645,6 +11165,7 @@ export interface operations {
             409: components["responses"]["Conflict"];
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
+            422: components["responses"]["IdempotencyKeyReused"];
             429: components["responses"]["TooManyRequests"];
             default: components["responses"]["DefaultProblem"];
         };
@@ -10763,7 +11284,30 @@ export interface operations {
     recordPlay: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /**
+                 * @description **Extension.** Makes this request safe to retry. Send a new random key
+                 *     (a UUID, for example) with each request, and the same key again only
+                 *     when you send that very request again because its answer never
+                 *     arrived. Within 24 hours of the key's first use:
+                 *
+                 *     - the same key with the same request answers the first answer again,
+                 *       status, headers and body byte for byte, with `Idempotent-Replayed:
+                 *       true`, and does nothing more: a dropped connection never makes two
+                 *       players;
+                 *     - the same key with another request (another operation, URL, body or
+                 *       `If-Match`) answers 422, and does nothing;
+                 *     - the same key while its first request is still running answers 409
+                 *       with `Retry-After`; retry then.
+                 *
+                 *     Keys are per account: send them with a bearer token or the account's
+                 *     session. The key is a structured-field string, `"…"`, or the same
+                 *     characters bare; at most 255 printable ASCII characters, without `"`
+                 *     or `\`. See *Safe retries* in the introduction.
+                 * @example "8e03978e-40d5-43e8-bc93-6894a57f9324"
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
             path: {
                 /**
                  * @description The player's id.
@@ -10790,6 +11334,7 @@ export interface operations {
             /** @description The play as kept after this report. */
             200: {
                 headers: {
+                    "Idempotent-Replayed": components["headers"]["IdempotentReplayed"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -10804,6 +11349,7 @@ export interface operations {
             410: components["responses"]["PlayerExpired"];
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
+            422: components["responses"]["IdempotencyKeyReused"];
             429: components["responses"]["TooManyRequests"];
             default: components["responses"]["DefaultProblem"];
         };
@@ -11053,7 +11599,30 @@ export interface operations {
     renewCollaboratorInvite: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /**
+                 * @description **Extension.** Makes this request safe to retry. Send a new random key
+                 *     (a UUID, for example) with each request, and the same key again only
+                 *     when you send that very request again because its answer never
+                 *     arrived. Within 24 hours of the key's first use:
+                 *
+                 *     - the same key with the same request answers the first answer again,
+                 *       status, headers and body byte for byte, with `Idempotent-Replayed:
+                 *       true`, and does nothing more: a dropped connection never makes two
+                 *       players;
+                 *     - the same key with another request (another operation, URL, body or
+                 *       `If-Match`) answers 422, and does nothing;
+                 *     - the same key while its first request is still running answers 409
+                 *       with `Retry-After`; retry then.
+                 *
+                 *     Keys are per account: send them with a bearer token or the account's
+                 *     session. The key is a structured-field string, `"…"`, or the same
+                 *     characters bare; at most 255 printable ASCII characters, without `"`
+                 *     or `\`. See *Safe retries* in the introduction.
+                 * @example "8e03978e-40d5-43e8-bc93-6894a57f9324"
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
             path: {
                 /**
                  * @description The player's id.
@@ -11073,6 +11642,7 @@ export interface operations {
             /** @description The collaborator with the new link. */
             200: {
                 headers: {
+                    "Idempotent-Replayed": components["headers"]["IdempotentReplayed"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -11083,6 +11653,8 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
+            409: components["responses"]["IdempotencyKeyInUse"];
+            422: components["responses"]["IdempotencyKeyReused"];
             429: components["responses"]["TooManyRequests"];
             default: components["responses"]["DefaultProblem"];
         };
@@ -11148,7 +11720,30 @@ export interface operations {
     createComment: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /**
+                 * @description **Extension.** Makes this request safe to retry. Send a new random key
+                 *     (a UUID, for example) with each request, and the same key again only
+                 *     when you send that very request again because its answer never
+                 *     arrived. Within 24 hours of the key's first use:
+                 *
+                 *     - the same key with the same request answers the first answer again,
+                 *       status, headers and body byte for byte, with `Idempotent-Replayed:
+                 *       true`, and does nothing more: a dropped connection never makes two
+                 *       players;
+                 *     - the same key with another request (another operation, URL, body or
+                 *       `If-Match`) answers 422, and does nothing;
+                 *     - the same key while its first request is still running answers 409
+                 *       with `Retry-After`; retry then.
+                 *
+                 *     Keys are per account: send them with a bearer token or the account's
+                 *     session. The key is a structured-field string, `"…"`, or the same
+                 *     characters bare; at most 255 printable ASCII characters, without `"`
+                 *     or `\`. See *Safe retries* in the introduction.
+                 * @example "8e03978e-40d5-43e8-bc93-6894a57f9324"
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
             path: {
                 /**
                  * @description The project's id.
@@ -11172,6 +11767,7 @@ export interface operations {
             /** @description The comment. */
             200: {
                 headers: {
+                    "Idempotent-Replayed": components["headers"]["IdempotentReplayed"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -11182,8 +11778,10 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
+            409: components["responses"]["IdempotencyKeyInUse"];
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
+            422: components["responses"]["IdempotencyKeyReused"];
             429: components["responses"]["TooManyRequests"];
             default: components["responses"]["DefaultProblem"];
         };
@@ -11282,7 +11880,30 @@ export interface operations {
     updateComment: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /**
+                 * @description **Extension.** Makes this request safe to retry. Send a new random key
+                 *     (a UUID, for example) with each request, and the same key again only
+                 *     when you send that very request again because its answer never
+                 *     arrived. Within 24 hours of the key's first use:
+                 *
+                 *     - the same key with the same request answers the first answer again,
+                 *       status, headers and body byte for byte, with `Idempotent-Replayed:
+                 *       true`, and does nothing more: a dropped connection never makes two
+                 *       players;
+                 *     - the same key with another request (another operation, URL, body or
+                 *       `If-Match`) answers 422, and does nothing;
+                 *     - the same key while its first request is still running answers 409
+                 *       with `Retry-After`; retry then.
+                 *
+                 *     Keys are per account: send them with a bearer token or the account's
+                 *     session. The key is a structured-field string, `"…"`, or the same
+                 *     characters bare; at most 255 printable ASCII characters, without `"`
+                 *     or `\`. See *Safe retries* in the introduction.
+                 * @example "8e03978e-40d5-43e8-bc93-6894a57f9324"
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
             path: {
                 /**
                  * @description The project's id.
@@ -11311,6 +11932,7 @@ export interface operations {
             /** @description The comment as it is now. */
             200: {
                 headers: {
+                    "Idempotent-Replayed": components["headers"]["IdempotentReplayed"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -11321,8 +11943,10 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
+            409: components["responses"]["IdempotencyKeyInUse"];
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
+            422: components["responses"]["IdempotencyKeyReused"];
             429: components["responses"]["TooManyRequests"];
             default: components["responses"]["DefaultProblem"];
         };
@@ -11674,7 +12298,30 @@ export interface operations {
     createPlayerComment: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /**
+                 * @description **Extension.** Makes this request safe to retry. Send a new random key
+                 *     (a UUID, for example) with each request, and the same key again only
+                 *     when you send that very request again because its answer never
+                 *     arrived. Within 24 hours of the key's first use:
+                 *
+                 *     - the same key with the same request answers the first answer again,
+                 *       status, headers and body byte for byte, with `Idempotent-Replayed:
+                 *       true`, and does nothing more: a dropped connection never makes two
+                 *       players;
+                 *     - the same key with another request (another operation, URL, body or
+                 *       `If-Match`) answers 422, and does nothing;
+                 *     - the same key while its first request is still running answers 409
+                 *       with `Retry-After`; retry then.
+                 *
+                 *     Keys are per account: send them with a bearer token or the account's
+                 *     session. The key is a structured-field string, `"…"`, or the same
+                 *     characters bare; at most 255 printable ASCII characters, without `"`
+                 *     or `\`. See *Safe retries* in the introduction.
+                 * @example "8e03978e-40d5-43e8-bc93-6894a57f9324"
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
             path: {
                 /**
                  * @description The player's id.
@@ -11698,6 +12345,7 @@ export interface operations {
             /** @description The comment. */
             200: {
                 headers: {
+                    "Idempotent-Replayed": components["headers"]["IdempotentReplayed"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -11708,9 +12356,11 @@ export interface operations {
             401: components["responses"]["CommentWriteUnauthorized"];
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
+            409: components["responses"]["IdempotencyKeyInUse"];
             410: components["responses"]["PlayerExpired"];
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
+            422: components["responses"]["IdempotencyKeyReused"];
             429: components["responses"]["CommentWriteTooManyRequests"];
             default: components["responses"]["DefaultProblem"];
         };
@@ -11718,7 +12368,30 @@ export interface operations {
     updatePlayerComment: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /**
+                 * @description **Extension.** Makes this request safe to retry. Send a new random key
+                 *     (a UUID, for example) with each request, and the same key again only
+                 *     when you send that very request again because its answer never
+                 *     arrived. Within 24 hours of the key's first use:
+                 *
+                 *     - the same key with the same request answers the first answer again,
+                 *       status, headers and body byte for byte, with `Idempotent-Replayed:
+                 *       true`, and does nothing more: a dropped connection never makes two
+                 *       players;
+                 *     - the same key with another request (another operation, URL, body or
+                 *       `If-Match`) answers 422, and does nothing;
+                 *     - the same key while its first request is still running answers 409
+                 *       with `Retry-After`; retry then.
+                 *
+                 *     Keys are per account: send them with a bearer token or the account's
+                 *     session. The key is a structured-field string, `"…"`, or the same
+                 *     characters bare; at most 255 printable ASCII characters, without `"`
+                 *     or `\`. See *Safe retries* in the introduction.
+                 * @example "8e03978e-40d5-43e8-bc93-6894a57f9324"
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
             path: {
                 /**
                  * @description The player's id.
@@ -11747,6 +12420,7 @@ export interface operations {
             /** @description The comment as it is now. */
             200: {
                 headers: {
+                    "Idempotent-Replayed": components["headers"]["IdempotentReplayed"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -11757,9 +12431,11 @@ export interface operations {
             401: components["responses"]["CommentWriteUnauthorized"];
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
+            409: components["responses"]["IdempotencyKeyInUse"];
             410: components["responses"]["PlayerExpired"];
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
+            422: components["responses"]["IdempotencyKeyReused"];
             429: components["responses"]["CommentWriteTooManyRequests"];
             default: components["responses"]["DefaultProblem"];
         };
@@ -12316,7 +12992,30 @@ export interface operations {
     resetSandbox: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /**
+                 * @description **Extension.** Makes this request safe to retry. Send a new random key
+                 *     (a UUID, for example) with each request, and the same key again only
+                 *     when you send that very request again because its answer never
+                 *     arrived. Within 24 hours of the key's first use:
+                 *
+                 *     - the same key with the same request answers the first answer again,
+                 *       status, headers and body byte for byte, with `Idempotent-Replayed:
+                 *       true`, and does nothing more: a dropped connection never makes two
+                 *       players;
+                 *     - the same key with another request (another operation, URL, body or
+                 *       `If-Match`) answers 422, and does nothing;
+                 *     - the same key while its first request is still running answers 409
+                 *       with `Retry-After`; retry then.
+                 *
+                 *     Keys are per account: send them with a bearer token or the account's
+                 *     session. The key is a structured-field string, `"…"`, or the same
+                 *     characters bare; at most 255 printable ASCII characters, without `"`
+                 *     or `\`. See *Safe retries* in the introduction.
+                 * @example "8e03978e-40d5-43e8-bc93-6894a57f9324"
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
             path?: never;
             cookie?: never;
         };
@@ -12325,6 +13024,7 @@ export interface operations {
             /** @description The account is back to the demo state. */
             200: {
                 headers: {
+                    "Idempotent-Replayed": components["headers"]["IdempotentReplayed"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -12361,6 +13061,8 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
+            409: components["responses"]["IdempotencyKeyInUse"];
+            422: components["responses"]["IdempotencyKeyReused"];
             429: components["responses"]["TooManyRequests"];
             default: components["responses"]["DefaultProblem"];
         };
@@ -12414,7 +13116,30 @@ export interface operations {
     createWebhook: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /**
+                 * @description **Extension.** Makes this request safe to retry. Send a new random key
+                 *     (a UUID, for example) with each request, and the same key again only
+                 *     when you send that very request again because its answer never
+                 *     arrived. Within 24 hours of the key's first use:
+                 *
+                 *     - the same key with the same request answers the first answer again,
+                 *       status, headers and body byte for byte, with `Idempotent-Replayed:
+                 *       true`, and does nothing more: a dropped connection never makes two
+                 *       players;
+                 *     - the same key with another request (another operation, URL, body or
+                 *       `If-Match`) answers 422, and does nothing;
+                 *     - the same key while its first request is still running answers 409
+                 *       with `Retry-After`; retry then.
+                 *
+                 *     Keys are per account: send them with a bearer token or the account's
+                 *     session. The key is a structured-field string, `"…"`, or the same
+                 *     characters bare; at most 255 printable ASCII characters, without `"`
+                 *     or `\`. See *Safe retries* in the introduction.
+                 * @example "8e03978e-40d5-43e8-bc93-6894a57f9324"
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
             path?: never;
             cookie?: never;
         };
@@ -12437,6 +13162,7 @@ export interface operations {
             /** @description The subscription, with its secret. */
             200: {
                 headers: {
+                    "Idempotent-Replayed": components["headers"]["IdempotentReplayed"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -12464,8 +13190,10 @@ export interface operations {
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["InsufficientScope"];
+            409: components["responses"]["IdempotencyKeyInUse"];
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
+            422: components["responses"]["IdempotencyKeyReused"];
             429: components["responses"]["TooManyRequests"];
             default: components["responses"]["DefaultProblem"];
         };
@@ -12505,7 +13233,30 @@ export interface operations {
     updateWebhook: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /**
+                 * @description **Extension.** Makes this request safe to retry. Send a new random key
+                 *     (a UUID, for example) with each request, and the same key again only
+                 *     when you send that very request again because its answer never
+                 *     arrived. Within 24 hours of the key's first use:
+                 *
+                 *     - the same key with the same request answers the first answer again,
+                 *       status, headers and body byte for byte, with `Idempotent-Replayed:
+                 *       true`, and does nothing more: a dropped connection never makes two
+                 *       players;
+                 *     - the same key with another request (another operation, URL, body or
+                 *       `If-Match`) answers 422, and does nothing;
+                 *     - the same key while its first request is still running answers 409
+                 *       with `Retry-After`; retry then.
+                 *
+                 *     Keys are per account: send them with a bearer token or the account's
+                 *     session. The key is a structured-field string, `"…"`, or the same
+                 *     characters bare; at most 255 printable ASCII characters, without `"`
+                 *     or `\`. See *Safe retries* in the introduction.
+                 * @example "8e03978e-40d5-43e8-bc93-6894a57f9324"
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
             path: {
                 /**
                  * @description The webhook subscription's id.
@@ -12524,6 +13275,7 @@ export interface operations {
             /** @description The subscription as it is now. */
             200: {
                 headers: {
+                    "Idempotent-Replayed": components["headers"]["IdempotentReplayed"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -12534,8 +13286,10 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["InsufficientScope"];
             404: components["responses"]["NotFound"];
+            409: components["responses"]["IdempotencyKeyInUse"];
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
+            422: components["responses"]["IdempotencyKeyReused"];
             429: components["responses"]["TooManyRequests"];
             default: components["responses"]["DefaultProblem"];
         };
@@ -12575,7 +13329,30 @@ export interface operations {
     rotateWebhookSecret: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /**
+                 * @description **Extension.** Makes this request safe to retry. Send a new random key
+                 *     (a UUID, for example) with each request, and the same key again only
+                 *     when you send that very request again because its answer never
+                 *     arrived. Within 24 hours of the key's first use:
+                 *
+                 *     - the same key with the same request answers the first answer again,
+                 *       status, headers and body byte for byte, with `Idempotent-Replayed:
+                 *       true`, and does nothing more: a dropped connection never makes two
+                 *       players;
+                 *     - the same key with another request (another operation, URL, body or
+                 *       `If-Match`) answers 422, and does nothing;
+                 *     - the same key while its first request is still running answers 409
+                 *       with `Retry-After`; retry then.
+                 *
+                 *     Keys are per account: send them with a bearer token or the account's
+                 *     session. The key is a structured-field string, `"…"`, or the same
+                 *     characters bare; at most 255 printable ASCII characters, without `"`
+                 *     or `\`. See *Safe retries* in the introduction.
+                 * @example "8e03978e-40d5-43e8-bc93-6894a57f9324"
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
             path: {
                 /**
                  * @description The webhook subscription's id.
@@ -12590,6 +13367,7 @@ export interface operations {
             /** @description The new secret. */
             200: {
                 headers: {
+                    "Idempotent-Replayed": components["headers"]["IdempotentReplayed"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -12607,6 +13385,8 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["InsufficientScope"];
             404: components["responses"]["NotFound"];
+            409: components["responses"]["IdempotencyKeyInUse"];
+            422: components["responses"]["IdempotencyKeyReused"];
             429: components["responses"]["TooManyRequests"];
             default: components["responses"]["DefaultProblem"];
         };
@@ -12697,7 +13477,30 @@ export interface operations {
     redeliverWebhook: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /**
+                 * @description **Extension.** Makes this request safe to retry. Send a new random key
+                 *     (a UUID, for example) with each request, and the same key again only
+                 *     when you send that very request again because its answer never
+                 *     arrived. Within 24 hours of the key's first use:
+                 *
+                 *     - the same key with the same request answers the first answer again,
+                 *       status, headers and body byte for byte, with `Idempotent-Replayed:
+                 *       true`, and does nothing more: a dropped connection never makes two
+                 *       players;
+                 *     - the same key with another request (another operation, URL, body or
+                 *       `If-Match`) answers 422, and does nothing;
+                 *     - the same key while its first request is still running answers 409
+                 *       with `Retry-After`; retry then.
+                 *
+                 *     Keys are per account: send them with a bearer token or the account's
+                 *     session. The key is a structured-field string, `"…"`, or the same
+                 *     characters bare; at most 255 printable ASCII characters, without `"`
+                 *     or `\`. See *Safe retries* in the introduction.
+                 * @example "8e03978e-40d5-43e8-bc93-6894a57f9324"
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
             path: {
                 /**
                  * @description The webhook subscription's id.
@@ -12717,6 +13520,7 @@ export interface operations {
             /** @description The delivery, pending again. */
             200: {
                 headers: {
+                    "Idempotent-Replayed": components["headers"]["IdempotentReplayed"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -12749,6 +13553,7 @@ export interface operations {
             403: components["responses"]["InsufficientScope"];
             404: components["responses"]["NotFound"];
             409: components["responses"]["Conflict"];
+            422: components["responses"]["IdempotencyKeyReused"];
             429: components["responses"]["TooManyRequests"];
             default: components["responses"]["DefaultProblem"];
         };
@@ -13094,7 +13899,30 @@ export interface operations {
     markNotificationsRead: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /**
+                 * @description **Extension.** Makes this request safe to retry. Send a new random key
+                 *     (a UUID, for example) with each request, and the same key again only
+                 *     when you send that very request again because its answer never
+                 *     arrived. Within 24 hours of the key's first use:
+                 *
+                 *     - the same key with the same request answers the first answer again,
+                 *       status, headers and body byte for byte, with `Idempotent-Replayed:
+                 *       true`, and does nothing more: a dropped connection never makes two
+                 *       players;
+                 *     - the same key with another request (another operation, URL, body or
+                 *       `If-Match`) answers 422, and does nothing;
+                 *     - the same key while its first request is still running answers 409
+                 *       with `Retry-After`; retry then.
+                 *
+                 *     Keys are per account: send them with a bearer token or the account's
+                 *     session. The key is a structured-field string, `"…"`, or the same
+                 *     characters bare; at most 255 printable ASCII characters, without `"`
+                 *     or `\`. See *Safe retries* in the introduction.
+                 * @example "8e03978e-40d5-43e8-bc93-6894a57f9324"
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
             path?: never;
             cookie?: never;
         };
@@ -13114,6 +13942,7 @@ export interface operations {
             /** @description Marked; how many are still unread. */
             200: {
                 headers: {
+                    "Idempotent-Replayed": components["headers"]["IdempotentReplayed"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -13128,8 +13957,10 @@ export interface operations {
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["InsufficientScope"];
+            409: components["responses"]["IdempotencyKeyInUse"];
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
+            422: components["responses"]["IdempotencyKeyReused"];
             429: components["responses"]["TooManyRequests"];
             default: components["responses"]["DefaultProblem"];
         };
@@ -13167,7 +13998,30 @@ export interface operations {
     updateNotificationSettings: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /**
+                 * @description **Extension.** Makes this request safe to retry. Send a new random key
+                 *     (a UUID, for example) with each request, and the same key again only
+                 *     when you send that very request again because its answer never
+                 *     arrived. Within 24 hours of the key's first use:
+                 *
+                 *     - the same key with the same request answers the first answer again,
+                 *       status, headers and body byte for byte, with `Idempotent-Replayed:
+                 *       true`, and does nothing more: a dropped connection never makes two
+                 *       players;
+                 *     - the same key with another request (another operation, URL, body or
+                 *       `If-Match`) answers 422, and does nothing;
+                 *     - the same key while its first request is still running answers 409
+                 *       with `Retry-After`; retry then.
+                 *
+                 *     Keys are per account: send them with a bearer token or the account's
+                 *     session. The key is a structured-field string, `"…"`, or the same
+                 *     characters bare; at most 255 printable ASCII characters, without `"`
+                 *     or `\`. See *Safe retries* in the introduction.
+                 * @example "8e03978e-40d5-43e8-bc93-6894a57f9324"
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
             path?: never;
             cookie?: never;
         };
@@ -13185,6 +14039,7 @@ export interface operations {
             /** @description The settings after the change. */
             200: {
                 headers: {
+                    "Idempotent-Replayed": components["headers"]["IdempotentReplayed"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -13199,8 +14054,10 @@ export interface operations {
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["InsufficientScope"];
+            409: components["responses"]["IdempotencyKeyInUse"];
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
+            422: components["responses"]["IdempotencyKeyReused"];
             429: components["responses"]["TooManyRequests"];
             default: components["responses"]["DefaultProblem"];
         };

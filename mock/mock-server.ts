@@ -360,6 +360,8 @@ function send(res: Response, output: IHttpResponse, base: string, requestId: str
   let mediaType: string | undefined;
   for (const [name, value] of Object.entries(output.headers ?? {})) {
     if (name.toLowerCase() === 'content-type') mediaType = value;
+    // The spec documents it (with its one value) on the answers a key can replay; the mock keeps no state, so it never replays.
+    else if (name.toLowerCase() === 'idempotent-replayed') continue;
     // A Location (the portal's upload URL) leads back to the mock too, as the URLs in JSON answers do.
     else if (value !== null && value !== undefined) res.setHeader(name, name.toLowerCase() === 'location' ? rewriteApiUrl(String(value), base) : String(value));
   }

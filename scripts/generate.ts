@@ -11,6 +11,10 @@
  *                           request to a CDN)
  *   generated/player/       the player page's script and stylesheet, bundled
  *                           from web/player/ by esbuild (build-player.ts)
+ *   generated/changelog.html  the changelog the server serves at
+ *                           /docs/changelog, from the released specs in
+ *                           openapi/released/ and this bundle
+ *                           (breaking/changelog.ts)
  *
  * The docs are built here, with the devDependencies, and committed, so that a
  * production install (`npm ci --omit=dev && npm start`) serves them without
@@ -28,6 +32,8 @@ import { type OperationRow, renderClient } from './client-template.ts';
 import { finishDocsPage } from './docs-page.ts';
 import { buildPlayerBundle, PLAYER_BUNDLE_FILES } from './build-player.ts';
 import { bundleSpec, redocly } from './bundle.ts';
+import { renderChangelog } from './breaking/changelog.ts';
+import { releases, specOf } from './breaking/releases.ts';
 
 const root = resolve(import.meta.dirname, '..');
 const committed = join(root, 'generated');
@@ -89,7 +95,11 @@ writeFileSync(docsFile, finishDocsPage(readFileSync(docsFile, 'utf8'), readFileS
 // 5. The player page's bundle: it imports the client just made.
 await buildPlayerBundle(join(out, 'player'));
 
-const files = ['openapi.json', 'schema.d.ts', 'client.ts', 'docs.html', ...PLAYER_BUNDLE_FILES.map((name) => `player/${name}`)];
+// 6. The changelog: every release, and what the bundle just written changes since the newest.
+const released = releases().map((release) => ({ version: release.version, date: release.date, notes: release.notes, spec: specOf(release) }));
+writeFileSync(join(out, 'changelog.html'), renderChangelog(released, JSON.parse(readFileSync(join(out, 'openapi.json'), 'utf8'))));
+
+const files = ['openapi.json', 'schema.d.ts', 'client.ts', 'docs.html', 'changelog.html', ...PLAYER_BUNDLE_FILES.map((name) => `player/${name}`)];
 if (check) {
   const stale = files.filter((name) => {
     const mine = join(committed, name);

@@ -11,7 +11,7 @@ import { tmpdir } from 'node:os';
 import { builtinModules } from 'node:module';
 import { dirname, join, resolve } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { docsPath } from '../server/app.ts';
+import { changelogPath, docsPath } from '../server/app.ts';
 import { freePort } from '../server/testing/ports.ts';
 import { until } from '../server/testing/until.ts';
 
@@ -107,5 +107,10 @@ describe('a production install', () => {
     expect(docsPath).toBe(join(root, 'generated/docs.html'));
     expect(existsSync(docsPath)).toBe(true);
     expect(readFileSync(docsPath, 'utf8')).toContain('<title>Audio Share API</title>');
+  });
+
+  it('serves the changelog from generated/changelog.html, a committed file, not from a build at start', () => {
+    expect(changelogPath).toBe(join(root, 'generated/changelog.html'));
+    expect(readFileSync(changelogPath, 'utf8')).toContain('<h1>Changelog</h1>');
   });
 });

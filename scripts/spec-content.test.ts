@@ -47,7 +47,7 @@ describe('the spec as partners read it', () => {
     // The prefixes newId gives each kind (server/lib/ids.ts); boxes are files, folders and stacks.
     const prefixFor = (owner: string, field: string) => {
       if (field === 'id') {
-        const byOwner: Record<string, string> = { Player: 'ply_', PlayerView: 'ply_', Project: 'prj_', User: 'usr_', Comment: 'cmt_', Webhook: 'whk_', WebhookDelivery: 'msg_', WebhookEvent: 'evt_', Session: 'ses_', Passkey: 'pky_', Token: 'tok_', SecurityEvent: 'sev_', AdminUser: 'usr_', Invitation: 'otl_', Notification: 'ntf_' };
+        const byOwner: Record<string, string> = { Player: 'ply_', PlayerView: 'ply_', Project: 'prj_', User: 'usr_', Comment: 'cmt_', Webhook: 'whk_', WebhookDelivery: 'msg_', WebhookEvent: 'evt_', Session: 'ses_', Passkey: 'pky_', Token: 'tok_', SecurityEvent: 'sev_', AdminUser: 'usr_', Invitation: 'otl_', Notification: 'ntf_', App: 'app_', ConnectedApp: 'app_' };
         return byOwner[owner] ?? 'box_';
       }
       if (owner === 'MarkNotificationsReadRequest' && field === 'ids') return 'ntf_';
@@ -58,6 +58,7 @@ describe('the spec as partners read it', () => {
       if (field === 'userid') return 'usr_';
       if (field === 'eventid') return 'evt_';
       if (field === 'passkeyid') return 'pky_';
+      if (field === 'appid') return 'app_';
       if (/projectid$/.test(field)) return 'prj_';
       if (field === 'playerid' || field === 'playerids') return 'ply_';
       if (field === 'uploadid') return 'upl_';
@@ -99,8 +100,8 @@ describe('the spec as partners read it', () => {
       PlayerNotFound: ['playerNotFound'],
       UploadNotFound: ['uploadNotFound', 'fileDeletedDuringUpload'],
       DownloadNotFound: ['downloadGone'],
-      Conflict: ['conflict', 'hiddenOnFile', 'versionNameOutsideStack', 'notABoxOfProject', 'notAFile', 'parentNotAContainer'],
-      PlayerConflict: ['paymentProviderRequired', 'folderNotInProject'],
+      Conflict: ['conflict', 'hiddenOnFile', 'versionNameOutsideStack', 'notABoxOfProject', 'notAFile', 'parentNotAContainer', 'idempotencyKeyInUse'],
+      PlayerConflict: ['paymentProviderRequired', 'folderNotInProject', 'idempotencyKeyInUse'],
       DownloadConflict: ['uploadNotCompleted', 'renditionMissing', 'notAnalysed'],
       PayloadTooLarge: ['bodyTooLarge'],
       UploadTooLarge: ['declaredSizeTooLarge', 'storageQuotaExceeded', 'bodyTooLarge'],

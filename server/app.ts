@@ -20,8 +20,11 @@ import { requestContext } from './http/request-context.ts';
 import { cors } from './http/cors.ts';
 import { authenticate } from './http/auth.ts';
 import { rateLimitByAddress, rateLimitByUser } from './http/rate-limit.ts';
+import { idempotency } from './http/idempotency.ts';
+import { IdempotencyKeys } from './http/idempotency-keys.ts';
+import { deprecationHeadersOf } from './http/deprecation.ts';
 import { securityHeaders } from './http/security-headers.ts';
-import { servedDocsPage, servedSpec } from './http/served-docs.ts';
+import { servedChangelog, servedDocsPage, servedSpec } from './http/served-docs.ts';
 import { refuseNulInUrl } from './http/nul-characters.ts';
 import { jsonBody } from './http/json-body.ts';
 import { notFound } from './http/problem.ts';
@@ -61,6 +64,7 @@ import { apiResource } from './resources/oauth/oauth-provider.ts';
 const root = resolve(import.meta.dirname, '..');
 export const specPath = resolve(root, 'generated/openapi.json');
 export const docsPath = resolve(root, 'generated/docs.html');
+export const changelogPath = resolve(root, 'generated/changelog.html');
 /** Made once from web/assets/icon.svg by scripts/make-favicon.ts, and committed. */
 const faviconPath = resolve(root, 'web/assets/favicon.ico');
 
@@ -109,6 +113,11 @@ export function createApp(ctx: Context, lifecycle: Lifecycle = { isDraining: () 
     if (!existsSync(docsPath)) return next(notFound('The docs site has not been built. Run npm run generate.'));
     docsPage(req, res, next);
   });
+  const changelogPage = servedChangelog(changelogPath, ctx.config);
+  app.get('/docs/changelog', (req, res, next) => {
+    if (!existsSync(changelogPath)) return next(notFound('The changelog has not been built. Run npm run generate.'));
+    changelogPage(req, res, next);
+  });
   // Browsers ask every origin for /favicon.ico by themselves. Its URL carries no version, so it is kept
   // for 30 days, not for ever: a changed icon reaches browsers within that.
   app.get('/favicon.ico', (_req, res) => res.sendFile(faviconPath, { maxAge: '30d' }));
@@ -152,6 +161,8 @@ export function createApp(ctx: Context, lifecycle: Lifecycle = { isDraining: () 
   // bodies stream unparsed; the routes check their own headers).
   api.use(projectUploadRoutes(ctx));
   api.use(jsonBody());
+  // Deprecation and Sunset for what the spec deprecates, before the validator: its refusals carry them too.
+  api.use(deprecationHeadersOf(specPath));
   api.use(
     OpenApiValidator.middleware({
       apiSpec: specPath,
@@ -166,6 +177,8 @@ export function createApp(ctx: Context, lifecycle: Lifecycle = { isDraining: () 
       fileUploader: false,
     }),
   );
+  // After the validator (a request it refuses claims no key), before the handlers: a retry gets the first answer.
+  api.use(idempotency({ keys: new IdempotencyKeys(ctx.store.db, ctx.secrets), now: () => ctx.clock.now(), logger: ctx.logger }));
   api.use(dispatchOperations(accountHandlers(ctx), projectsHandlers(ctx), boxesHandlers(ctx), uploadsHandlers(ctx), downloadsHandlers(ctx), playersHandlers(ctx), listeningHandlers(ctx), insightsHandlers(ctx), commentsHandlers(ctx), sandboxHandlers(ctx), webhooksHandlers(ctx), paymentsHandlers(ctx), portalHandlers(), projectUploadsHandlers(), sessionsHandlers(ctx), passkeysHandlers(ctx), mailLinksHandlers(ctx), accountSecurityHandlers(ctx), adminHandlers(ctx), notificationsHandlers(ctx), oauthHandlers(ctx)));
   app.use('/api/v1', api);
 

@@ -1,7 +1,8 @@
 /**
  * `npm run check:breaking`: the spec about to be released
  * (generated/openapi.json, the bundle of openapi/) against the last released
- * one (openapi/released/openapi.json, a committed snapshot). Exits 1, listing
+ * one (the newest of openapi/released/releases.json, whose bundle is
+ * openapi/released/<version>.json, a committed snapshot). Exits 1, listing
  * each breaking change with its JSON path, unless there is none or
  * `info.version`'s major went up; the rules are in diff.ts.
  *
@@ -14,9 +15,11 @@ import { readFileSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { type JsonObject, judge } from './diff.ts';
+import { releases } from './releases.ts';
 
 const root = resolve(import.meta.dirname, '../..');
-export const releasedSpecPath = resolve(root, 'openapi/released/openapi.json');
+/** The bundle of the newest release. */
+export const releasedSpecPath = () => releases()[0].file;
 export const currentSpecPath = resolve(root, 'generated/openapi.json');
 
 function option(args: string[], name: string): string | undefined {
@@ -25,11 +28,11 @@ function option(args: string[], name: string): string | undefined {
 }
 
 export function main(args: string[]): number {
-  const basePath = option(args, '--base') ?? releasedSpecPath;
-  const revisionPath = option(args, '--revision') ?? currentSpecPath;
   let base: JsonObject;
   let revision: JsonObject;
   try {
+    const basePath = option(args, '--base') ?? releasedSpecPath();
+    const revisionPath = option(args, '--revision') ?? currentSpecPath;
     base = JSON.parse(readFileSync(basePath, 'utf8')) as JsonObject;
     revision = JSON.parse(readFileSync(revisionPath, 'utf8')) as JsonObject;
   } catch (error) {

@@ -22,6 +22,7 @@ const allowedHeaders = [
   'If-None-Match',
   'If-Match',
   'X-Request-Id',
+  'Idempotency-Key',
   'x-storage-meta-destination',
   'x-storage-meta-projectid',
   'x-storage-meta-boxpath',
@@ -34,7 +35,9 @@ const allowedHeaders = [
 ].join(', ');
 const exposedHeaders = ['ETag', 'Content-Range', 'Content-Disposition', 'Content-Length', 'Accept-Ranges', 'Retry-After', 'WWW-Authenticate', 'X-Request-Id', 'Location',
   // tus 1.0.0's answers, and the file a resumable upload fills.
-  'Tus-Resumable', 'Tus-Version', 'Tus-Extension', 'Upload-Offset', 'Upload-Length', 'Upload-File-Id'].join(', ');
+  'Tus-Resumable', 'Tus-Version', 'Tus-Extension', 'Upload-Offset', 'Upload-Length', 'Upload-File-Id',
+  // Paging's next page; a replayed answer; where a client stands against the rate limits; a deprecated operation's dates.
+  'Link', 'Idempotent-Replayed', 'RateLimit', 'RateLimit-Policy', 'Deprecation', 'Sunset'].join(', ');
 
 export function cors(req: Request, res: Response, next: NextFunction) {
   if (req.path.startsWith('/api/v1/portal/')) return next();

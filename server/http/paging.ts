@@ -116,8 +116,9 @@ export function pageOf<T>(ctx: Ports, req: ListRequest, res: Response, items: T[
     for (const [name, value] of Object.entries(req.query)) if (typeof value === 'string' && name !== 'cursor') next.searchParams.set(name, value);
     next.searchParams.set('limit', String(limit));
     next.searchParams.set('cursor', encodeCursor(ctx, list, page[page.length - 1].key));
-    // RFC 8288 section 3: Link = link-value, where link-value = "<" URI-Reference ">" *( OWS ";" OWS link-param ).
-    res.setHeader('Link', `<${next.href}>; rel="next"`);
+    // RFC 8288 section 3: Link = #link-value, where link-value = "<" URI-Reference ">" *( OWS ";" OWS link-param ). Appended: a
+    // deprecated list's answer carries the changelog's links too (http/deprecation.ts).
+    res.append('Link', `<${next.href}>; rel="next"`);
   }
   return page.map(({ item }) => item);
 }

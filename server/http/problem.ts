@@ -34,6 +34,11 @@ export const PROBLEMS = {
   'mail-not-configured': { status: 409, title: 'This server sends no mail' },
   'payment-provider-error': { status: 502, title: 'The payment provider failed' },
   'upload-already-used': { status: 409, title: 'Upload URL already used' },
+  // draft-ietf-httpapi-idempotency-key-header: "If the request is retried, while the original request is still being
+  // processed, the resource SHOULD reply with an HTTP 409"; "reuse an idempotency key with a different request
+  // payload, the resource SHOULD reply with a HTTP 422".
+  'idempotency-key-in-use': { status: 409, title: 'A request with this Idempotency-Key is still running' },
+  'idempotency-key-reused': { status: 422, title: 'This Idempotency-Key was used for another request' },
   'precondition-failed': { status: 412, title: 'Precondition failed' },
   'payload-too-large': { status: 413, title: 'Too large' },
   'storage-quota-exceeded': { status: 413, title: 'Storage quota exceeded' },

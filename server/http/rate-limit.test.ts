@@ -98,6 +98,52 @@ describe.each(backends)('rate limits on %s', (backend) => {
       expect((await get(server, '/me', { Authorization: `Bearer ${other}` })).status).toBe(200);
     });
   });
+  describe('RateLimit-Policy and RateLimit on every answer they counted', () => {
+    // The address: 20 per 20 s. The account: 3 per 3 s.
+    const t = useServers(backend, { RATE_LIMIT_IP_PER_SECOND: '1', RATE_LIMIT_IP_BURST: '20', RATE_LIMIT_PER_SECOND: '1', RATE_LIMIT_BURST: '3' }, 1);
+
+    /** The members of a structured-field list of the draft's items: name → parameters. */
+    const items = (field: string | null) =>
+      Object.fromEntries(
+        (field ?? '').split(/,\s*/).map((member) => {
+          const [name, ...parameters] = member.split(';');
+          return [JSON.parse(name), Object.fromEntries(parameters.map((parameter) => [parameter.split('=')[0], Number(parameter.split('=')[1])]))];
+        }),
+      ) as Record<string, Record<string, number>>;
+
+    it('names each limit that counted a request and what is left of it, down to 0 on the 429', async () => {
+      const [server] = t.servers;
+      // Before authentication (a bad token): only the address counted it.
+      const anonymous = await get(server, '/me', { Authorization: 'Bearer as_not_a_token' });
+      expect(anonymous.status).toBe(401);
+      expect(anonymous.headers.get('ratelimit-policy')).toBe('"address";q=20;w=20');
+      expect(items(anonymous.headers.get('ratelimit'))).toEqual({ address: { r: 19, t: expect.any(Number) } });
+
+      const auth = { Authorization: `Bearer ${await t.token('counted@example.com')}` };
+      const remaining: Array<Record<string, Record<string, number>>> = [];
+      for (let i = 0; i < 3; i++) {
+        const answer = await get(server, '/me', auth);
+        expect(answer.status).toBe(200);
+        expect(answer.headers.get('ratelimit-policy')).toBe('"address";q=20;w=20, "account";q=3;w=3');
+        remaining.push(items(answer.headers.get('ratelimit')));
+      }
+      expect(remaining.map((limits) => [limits.address.r, limits.account.r])).toEqual([[18, 2], [17, 1], [16, 0]]);
+      for (const limits of remaining) {
+        expect(limits.address.t).toBeGreaterThanOrEqual(0);
+        expect(limits.address.t).toBeLessThanOrEqual(20);
+        expect(limits.account.t).toBeLessThanOrEqual(3);
+      }
+
+      const refused = await get(server, '/me', auth);
+      await expectRateLimited(refused.clone());
+      const limits = items(refused.headers.get('ratelimit'));
+      expect(limits.account.r).toBe(0);
+      // The draft: "the Retry-After field value SHOULD NOT reference a point in time earlier than the reset parameter".
+      expect(Number(refused.headers.get('retry-after'))).toBeGreaterThanOrEqual(limits.account.t);
+      // Exposed to browser apps on other origins.
+      expect(refused.headers.get('access-control-expose-headers')?.split(/,\s*/)).toEqual(expect.arrayContaining(['RateLimit', 'RateLimit-Policy']));
+    });
+  });
 });
 
 describe('TRUST_PROXY', () => {

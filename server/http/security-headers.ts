@@ -69,3 +69,22 @@ export function docsPolicy(html: string): string {
     "frame-ancestors 'none'",
   ].join('; ');
 }
+
+/**
+ * The CSP of the changelog page (generated/changelog.html): static HTML with
+ * no script at all, its one inline stylesheet allowed by its SHA-256, images
+ * (the favicon) from this origin, and nothing else: no request anywhere, no
+ * form, no framing.
+ */
+export function changelogPolicy(html: string): string {
+  const hashes = [...html.matchAll(/<style>([\s\S]*?)<\/style>/gi)].map(([, body]) => `'sha256-${createHash('sha256').update(body).digest('base64')}'`);
+  return [
+    "default-src 'none'",
+    "script-src 'none'",
+    `style-src ${[...new Set(hashes)].join(' ') || "'none'"}`,
+    "img-src 'self'",
+    "base-uri 'none'",
+    "form-action 'none'",
+    "frame-ancestors 'none'",
+  ].join('; ');
+}

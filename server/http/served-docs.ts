@@ -10,7 +10,7 @@
  */
 import { readFileSync, statSync } from 'node:fs';
 import type { NextFunction, Request, Response } from 'express';
-import { docsPolicy } from './security-headers.ts';
+import { changelogPolicy, docsPolicy } from './security-headers.ts';
 
 /** The first server of the built spec, whose address the served copies replace. */
 export const BUILT_SERVER_URL = 'http://localhost:8080';
@@ -54,6 +54,9 @@ function servedCopy(file: string, config: PublicUrl, type: string, extra: (text:
 
 /** The docs page, under a CSP that allows its inline scripts (as served, rewritten) by their hashes. */
 export const servedDocsPage = (file: string, config: PublicUrl) => servedCopy(file, config, 'html', (html) => ({ 'Content-Security-Policy': docsPolicy(html) }));
+
+/** The changelog page, under a CSP that allows no script and its one stylesheet by its hash. */
+export const servedChangelog = (file: string, config: PublicUrl) => servedCopy(file, config, 'html', (html) => ({ 'Content-Security-Policy': changelogPolicy(html) }));
 
 /** The bundled spec. */
 export const servedSpec = (file: string, config: PublicUrl) => servedCopy(file, config, 'json');

@@ -19,6 +19,7 @@ import { autoStackSchema } from './auto-stack.ts';
 import { insightsSchema } from './insights.ts';
 import { notificationsSchema } from './notifications.ts';
 import { projectUploadsSchema } from './project-uploads.ts';
+import { idempotencySchema } from './idempotency.ts';
 import { oauthSchema } from './oauth.ts';
 
 export const postgresMigrations: Migration[] = [
@@ -42,5 +43,6 @@ export const postgresMigrations: Migration[] = [
   { version: 21, name: 'listener insights: plays and downloads through players', sql: insightsSchema('BIGINT') },
   { version: 22, name: 'notifications of comments, replies, portal uploads and failed analyses, and how they are mailed', sql: notificationsSchema('BIGINT') },
   { version: 23, name: 'resumable uploads of project members', sql: projectUploadsSchema('BIGINT') },
+  { version: 24, name: 'idempotency keys: the first answer to a request, replayed to its retries', sql: idempotencySchema('BIGINT') },
   { version: 25, name: 'the OAuth authorization server: apps, grants, codes and tokens', sql: oauthSchema('BIGINT') },
 ];

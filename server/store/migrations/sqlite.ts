@@ -19,6 +19,7 @@ import { autoStackSchema } from './auto-stack.ts';
 import { insightsSchema } from './insights.ts';
 import { notificationsSchema } from './notifications.ts';
 import { projectUploadsSchema } from './project-uploads.ts';
+import { idempotencySchema } from './idempotency.ts';
 import { oauthSchema } from './oauth.ts';
 
 export const sqliteMigrations: Migration[] = [
@@ -42,5 +43,6 @@ export const sqliteMigrations: Migration[] = [
   { version: 21, name: 'listener insights: plays and downloads through players', sql: insightsSchema('INTEGER') },
   { version: 22, name: 'notifications of comments, replies, portal uploads and failed analyses, and how they are mailed', sql: notificationsSchema('INTEGER') },
   { version: 23, name: 'resumable uploads of project members', sql: projectUploadsSchema('INTEGER') },
+  { version: 24, name: 'idempotency keys: the first answer to a request, replayed to its retries', sql: idempotencySchema('INTEGER') },
   { version: 25, name: 'the OAuth authorization server: apps, grants, codes and tokens', sql: oauthSchema('INTEGER') },
 ];
