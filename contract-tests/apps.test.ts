@@ -111,6 +111,17 @@ describe('apps and connected apps (extension)', () => {
     expect((await raw('/apps?limit=0')).status).toBe(400);
   });
 
+  it('getApp answers an app without its secret, and refuses a malformed id (400) and, on a real server, an app that is not yours (404)', async () => {
+    const api = client();
+    const { data: app } = await api.POST('/apps', { body: { name: 'Readable', type: 'confidential', redirectUris: ['https://desk.example.com/callback'] } });
+    const { data, response } = await api.GET('/apps/{appid}', { params: { path: { appid: app!.id } } });
+    expect(response.status).toBe(200);
+    if (!onMock) expect(data).toMatchObject({ id: app!.id, name: 'Readable', type: 'confidential' });
+    expect(data).not.toHaveProperty('secret');
+    expect((await raw(`/apps/${'x'.repeat(65)}`)).status).toBe(400);
+    if (!onMock) expect((await raw('/apps/app_000000000000000000000')).status).toBe(404);
+  });
+
   it('deleteApp deletes an app, and refuses no credential (401) and, on a real server, an app that is not yours (404)', async () => {
     const api = client();
     const { data: app } = await api.POST('/apps', { body: { name: 'Short-lived', type: 'public', redirectUris: [REDIRECT] } });

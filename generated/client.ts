@@ -78,6 +78,7 @@ export const operations = {
   listSecurityEvents: { method: 'get', path: '/me/security-events', authenticated: true, caller: 'required', summary: "List security events" },
   listApps: { method: 'get', path: '/apps', authenticated: true, caller: 'required', summary: "List your apps" },
   createApp: { method: 'post', path: '/apps', authenticated: true, caller: 'required', summary: "Register an app" },
+  getApp: { method: 'get', path: '/apps/{appid}', authenticated: true, caller: 'required', summary: "Get an app" },
   deleteApp: { method: 'delete', path: '/apps/{appid}', authenticated: true, caller: 'required', summary: "Delete an app" },
   listConnectedApps: { method: 'get', path: '/me/connected-apps', authenticated: true, caller: 'required', summary: "List connected apps" },
   revokeConnectedApp: { method: 'delete', path: '/me/connected-apps/{appid}', authenticated: true, caller: 'required', summary: "Revoke a connected app" },

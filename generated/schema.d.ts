@@ -1274,7 +1274,12 @@ export interface paths {
             };
             cookie?: never;
         };
-        get?: never;
+        /**
+         * Get an app
+         * @description **Extension.** One of this account's apps, without its secret (a
+         *     confidential app's secret is shown once, when it is made).
+         */
+        get: operations["getApp"];
         put?: never;
         post?: never;
         /**
@@ -10821,6 +10826,50 @@ export interface operations {
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
             422: components["responses"]["IdempotencyKeyReused"];
+            429: components["responses"]["TooManyRequests"];
+            default: components["responses"]["DefaultProblem"];
+        };
+    };
+    getApp: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The app's id (its `client_id`).
+                 * @example app_8c4v7n2k5q1w3e6r9t0y
+                 */
+                appid: components["schemas"]["Id"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The app. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "id": "app_8c4v7n2k5q1w3e6r9t0y",
+                     *       "object": "app",
+                     *       "name": "Mix Notes for Reaper",
+                     *       "type": "public",
+                     *       "redirectUris": [
+                     *         "http://127.0.0.1/callback"
+                     *       ],
+                     *       "timeCreated": 1795315200000
+                     *     }
+                     */
+                    "application/json": components["schemas"]["App"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["InsufficientScope"];
+            404: components["responses"]["NotFound"];
             429: components["responses"]["TooManyRequests"];
             default: components["responses"]["DefaultProblem"];
         };

@@ -108,6 +108,13 @@ export async function listApps(ctx: Ports, caller: Caller): Promise<Schemas['App
   return (await repository(ctx).listAppsOf(caller.id)).map(appOf);
 }
 
+/** One of the caller's apps; another's is as unknown as a missing one (404), so ids cannot be probed. */
+export async function getApp(ctx: Ports, caller: Caller, appId: string): Promise<Schemas['App']> {
+  const app = await repository(ctx).findApp(appId);
+  if (!app || app.ownerId !== caller.id) throw notFound(`You have no app ${appId}. GET /apps lists yours.`);
+  return appOf(app);
+}
+
 export async function createApp(ctx: Ports, caller: Caller, body: Schemas['CreateAppRequest']): Promise<Schemas['AppWithSecret']> {
   const errors = body.redirectUris.flatMap((uri, index) => {
     const problem = redirectUriProblem(uri, body.type);

@@ -16,6 +16,9 @@ export function oauthHandlers(ctx: Context): OperationHandlers {
     createApp: async (req, res) => {
       res.json(await apps.createApp(ctx, req.user, req.body));
     },
+    getApp: async (req, res) => {
+      res.json(await apps.getApp(ctx, req.user, req.params.appid));
+    },
     deleteApp: async (req, res) => {
       await apps.deleteApp(ctx, req.user, req.params.appid);
       res.json({});
