@@ -47,7 +47,7 @@ export async function respect(file: string, inputs: Record<string, string>, apiR
   try {
     const child = spawn(
       process.execPath,
-      [cli, 'respect', file, '--input', JSON.stringify(inputs), '--server', `api=${apiRoot}`, '--json-output', logFile, '--execution-timeout', '120000'],
+      [cli, 'respect', file, '--input', JSON.stringify(inputs), '--server', `api=${apiRoot}`, '--json-output', logFile, '--execution-timeout', '170000'],
       {
         cwd: root,
         // No telemetry, no update check (each a request to a third party), and no colours in what a failed test prints.
