@@ -25,6 +25,7 @@ import type { BrowserContext, Page } from 'playwright-core';
 import { docsPath } from '../server/app.ts';
 import { useTestServer } from '../server/testing/harness.ts';
 import { useBrowser } from '../server/testing/browser.ts';
+import { workflowFiles } from '../scripts/workflows-docs.ts';
 
 /** Reading every part of the page takes about 15 s; more on a busy 2-core machine. */
 const READ_ALL_TIMEOUT_MS = 120_000;
@@ -253,6 +254,30 @@ describe('docs page', () => {
       expect(text).not.toContain('localhost:8080');
       expect(text).toContain('http://127.0.0.1:4010/api/v1');
       expect(text).not.toContain('`');
+    } finally {
+      await page.close();
+    }
+  });
+
+  it('shows the runnable workflows with the commands that run them against this server, and a step links to its operation', async () => {
+    const page = await chromium.browser.newPage({ viewport: { width: 1280, height: 900 } });
+    try {
+      await page.goto(`${t.server.address}/docs#/section/runnable-workflows`);
+      await page.locator('[id="section/runnable-workflows"]').waitFor();
+      for (const path of workflowFiles(resolve(import.meta.dirname, '..'))) {
+        // The command, as served: naming this server, not the default address the build wrote.
+        const command = page.locator('pre, code').filter({ hasText: `npx redocly respect ${path}` });
+        await expect(command.first().textContent()).resolves.toContain(`--server api=${t.server.address}/api/v1`);
+      }
+      // A step's link (written as workflows-docs.ts guesses Redoc's anchors) opens that operation.
+      await page.locator('a[href="#/webhooks/redeliverwebhook"]').first().click();
+      const operation = page.locator('[id="webhooks/redeliverwebhook"]');
+      await operation.locator('h2').first().waitFor();
+      await expect(operation.locator('h2').first().textContent()).resolves.toBe('Redeliver an event');
+      await page.waitForFunction(() => {
+        const top = document.getElementById('webhooks/redeliverwebhook')?.getBoundingClientRect().top;
+        return top !== undefined && top >= 0 && top < window.innerHeight;
+      });
     } finally {
       await page.close();
     }

@@ -20,6 +20,11 @@ declare module 'vitest' {
      * tests' account starts from; the same token where the suite has only one.
      */
     propertiesToken: string;
+    /**
+     * The token of an account of its own for the Arazzo workflows (workflows.test.ts), which a partner
+     * would hold: what they make (projects, a webhook on project.created) must not reach the other tests.
+     */
+    workflowsToken: string;
     /** The signing secret of the real servers' Stripe webhook endpoint, to sign the events the tests send. */
     stripeWebhookSecret: string;
     /** An account that signs in with a password (the session tests'). */

@@ -116,6 +116,7 @@ export default async function setup(project: TestProject) {
     project.provide('baseUrl', process.env.CONTRACT_BASE_URL.replace(/\/$/, ''));
     project.provide('token', process.env.CONTRACT_TOKEN ?? '');
     project.provide('propertiesToken', process.env.CONTRACT_TOKEN ?? '');
+    project.provide('workflowsToken', process.env.CONTRACT_TOKEN ?? '');
     project.provide('adminToken', process.env.CONTRACT_ADMIN_TOKEN ?? process.env.CONTRACT_TOKEN ?? '');
   } else if (target === 'mock') {
     const mock = await startContractMock();
@@ -123,6 +124,7 @@ export default async function setup(project: TestProject) {
     // The mock checks that a bearer token is present and well-formed, not what it is.
     project.provide('token', 'mock-token');
     project.provide('propertiesToken', 'mock-token');
+    project.provide('workflowsToken', 'mock-token');
     project.provide('adminToken', 'mock-token');
     stop = mock.stop;
   } else if (target === 'sqlite' || target === 'postgres') {
@@ -140,6 +142,8 @@ export default async function setup(project: TestProject) {
     project.provide('mailed', await mailLinksOf(server));
     project.provide('token', await server.token('contract@example.com'));
     project.provide('propertiesToken', await server.token('contract-properties@example.com'));
+    // The Arazzo workflows' account (workflows.test.ts): their projects and webhooks must not reach the other tests' receivers and lists.
+    project.provide('workflowsToken', await server.token('contract-workflows@example.com'));
     // The first account is an administrator.
     project.provide('adminToken', await server.token(ACCOUNT.email));
     stop = async () => {
@@ -160,6 +164,7 @@ export default async function setup(project: TestProject) {
     project.provide('token', `contract-partner-${Date.now()}`);
     // A token the sandbox has not seen is an account of its own.
     project.provide('propertiesToken', `contract-properties-${Date.now()}`);
+    project.provide('workflowsToken', `contract-workflows-${Date.now()}`);
     // The sandbox's operator made its first account, an administrator, as on any server; partners' accounts are not.
     project.provide('adminToken', await server.token(ACCOUNT.email));
     stop = async () => {
