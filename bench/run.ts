@@ -6,6 +6,9 @@
  *   reads    GET /players/:id and GET /projects/:id/all (1,000 boxes), 50
  *            connections, 10 s each, against bare Express answering the
  *            same bodies with res.json; with response validation off and on.
+ *   accounts a password sign-in's server time; GET /players/:id with a
+ *            personal token, an OAuth access token and a session cookie,
+ *            alternating, as ratios to the personal token.
  *   upload   one 1 GiB PUT to a signed URL, against bare node:http writing
  *            the body to disk; plus the server's RSS growth during it.
  *   s3-upload  one 1 GiB PUT through the API into S3 (radosgw), against
@@ -81,6 +84,7 @@ import { randomBytes } from 'node:crypto';
 import { startReceiver } from '../server/testing/webhook-receiver.ts';
 import { Readable } from 'node:stream';
 import { ARGON2_OPTIONS, hashPassword } from '../server/auth/passwords.ts';
+import { oauthAccessToken } from './oauth-token.ts';
 
 const root = resolve(import.meta.dirname, '..');
 const seconds = Number(process.env.BENCH_SECONDS ?? 10);
@@ -311,18 +315,25 @@ if (parts.has('accounts')) {
     `password sign-in (argon2id m=${ARGON2_OPTIONS.memoryCost / 1024} MiB, t=${ARGON2_OPTIONS.timeCost}, p=${ARGON2_OPTIONS.parallelism}), one at a time: ` +
       `median ${timings[30].toFixed(1)} ms, p90 ${timings[54].toFixed(1)} ms`,
   );
+  // OAuth's rules (issue 22): "the token check's cost on GET /players/:id against today's bearer token". The same
+  // read with an OAuth access token (from a real grant, players:read only), in the same run, alternating.
+  const oauthToken = await oauthAccessToken(server.url, token, cookie, 'players:read');
   const url = `${server.url}/api/v1/players/${playerid}`;
   const byToken: Array<{ rps: number; p99: number }> = [];
+  const byOAuth: Array<{ rps: number; p99: number }> = [];
   const bySession: Array<{ rps: number; p99: number }> = [];
   for (let round = 0; round < rounds; round++) {
     byToken.push(await load(url, { Authorization: `Bearer ${token}` }));
+    byOAuth.push(await load(url, { Authorization: `Bearer ${oauthToken}` }));
     bySession.push(await load(url, { Cookie: cookie }));
   }
   await server.stop();
   const medianOf = (runs: Array<{ rps: number; p99: number }>, key: 'rps' | 'p99') => runs.map((run) => run[key]).sort((a, b) => a - b)[Math.floor(runs.length / 2)];
+  const tokenRps = medianOf(byToken, 'rps');
   say(
-    `GET /players/:id with a session cookie ${medianOf(bySession, 'rps').toFixed(0)} req/s, p99 ${medianOf(bySession, 'p99')} ms; ` +
-      `with a token ${medianOf(byToken, 'rps').toFixed(0)} req/s, p99 ${medianOf(byToken, 'p99')} ms (session/token ${ratio(medianOf(bySession, 'rps'), medianOf(byToken, 'rps'))}×)`,
+    `GET /players/:id with a personal token ${tokenRps.toFixed(0)} req/s, p99 ${medianOf(byToken, 'p99')} ms; ` +
+      `with an OAuth access token ${medianOf(byOAuth, 'rps').toFixed(0)} req/s, p99 ${medianOf(byOAuth, 'p99')} ms (OAuth/token ${ratio(medianOf(byOAuth, 'rps'), tokenRps)}×); ` +
+      `with a session cookie ${medianOf(bySession, 'rps').toFixed(0)} req/s, p99 ${medianOf(bySession, 'p99')} ms (session/token ${ratio(medianOf(bySession, 'rps'), tokenRps)}×)`,
   );
 }
 

@@ -36,6 +36,11 @@ export interface RunningServer {
   /** This process's mail sender; none without SMTP_URL. */
   mailWorker: Worker<Store> | undefined;
   http: Server;
+  /**
+   * Runs the periodic sweep now, as its timer does every ten minutes: for
+   * the tests, which move the clock past an expiry and then look.
+   */
+  sweep(): Promise<void>;
   /** The address it listens at, for example http://127.0.0.1:8080. */
   address: string;
   /**
@@ -63,7 +68,8 @@ export async function startServer(config: Config, overrides: { clock?: Clock; lo
   // Mail, like deliveries, goes out from every server process; a process without SMTP_URL sends none.
   mailWorker = startMailWorker(ctx, notificationMailJobs(ctx));
   // Every ten minutes, and once at start, remove files whose upload URL expired unused, and what the queue and the
-  // webhook log no longer need: jobs that ended a week ago, deliveries older than the log's 30 days.
+  // webhook log no longer need: jobs that ended a week ago, deliveries older than the log's 30 days; and the OAuth
+  // server's records (codes, tokens, interactions, grants) past their expiry, which nothing reads any more.
   const sweep = async () => {
     await sweepAbandonedUploads(ctx).catch((error: unknown) => ctx.logger.warn('sweeping abandoned uploads failed', { err: error }));
     await sweepAbandonedPortalUploads(ctx).catch((error: unknown) => ctx.logger.warn('sweeping abandoned portal uploads failed', { err: error }));
@@ -73,8 +79,9 @@ export async function startServer(config: Config, overrides: { clock?: Clock; lo
       ctx.store.jobs.pruneFinished(now - FINISHED_JOBS_KEPT_MS),
       ctx.store.webhooks.pruneDeliveries(now - DELIVERY_LOG_MS),
       ctx.store.sessions.sweep(now, config.sessions),
+      ctx.store.oauth.deleteExpiredRecords(now),
     ]).catch((error: unknown) =>
-      ctx.logger.warn('pruning finished jobs and old deliveries failed', { err: error }),
+      ctx.logger.warn('pruning finished jobs, old deliveries and expired OAuth records failed', { err: error }),
     );
   };
   void sweep();
@@ -125,5 +132,5 @@ export async function startServer(config: Config, overrides: { clock?: Clock; lo
       ctx.mailer?.close();
       await store.close();
     })());
-  return { ctx, worker, webhookWorker, mailWorker, http, address: `http://${host}:${port}`, close };
+  return { ctx, worker, webhookWorker, mailWorker, http, sweep, address: `http://${host}:${port}`, close };
 }

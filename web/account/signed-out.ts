@@ -7,6 +7,7 @@
 import type { AccountApi, AuthConfig } from './api.ts';
 import { showError, value, wireForm } from './forms.ts';
 import { signInWithPasskey } from './passkeys.ts';
+import { nextAfterSignIn, safeNext } from './next-path.ts';
 import { ssoErrorMessage } from './sso-errors.ts';
 
 export interface PageContext {
@@ -24,12 +25,8 @@ const goHome = ({ basePath }: PageContext) => window.location.replace(`${basePat
 
 /**
  * Where a sign-in lands: back to the page that sent the person here, when that is an app's consent page
- * (/signin?next=/oauth/interaction/…); else home. Only that one kind of path on this origin: `next` is never an open
- * redirect.
+ * (/signin?next=/oauth/interaction/…); else home (next-path.ts: `next` is never an open redirect).
  */
-export function nextAfterSignIn(basePath: string, next: string | null): string {
-  return next?.startsWith(`${basePath}/oauth/interaction/`) && /^[A-Za-z0-9/_-]+$/.test(next) ? next : `${basePath}/`;
-}
 const goNext = (ctx: PageContext) => window.location.replace(nextAfterSignIn(ctx.basePath, ctx.params.get('next')));
 
 /** Hides the form and says why, for a page whose form could not succeed (a spent setup link, sign-up by invitation only). */
@@ -128,8 +125,11 @@ export async function signinPage(ctx: PageContext): Promise<void> {
     const sso = document.getElementById('sso-signin') as HTMLButtonElement;
     sso.textContent = `Sign in with ${settings.sso.name}`;
     sso.hidden = false;
-    // A navigation, not a call: the provider's page takes over, and comes back to /auth/oidc/callback.
-    sso.addEventListener('click', () => window.location.assign(`${ctx.basePath}/auth/oidc/start`));
+    // A navigation, not a call: the provider's page takes over, and comes back to /auth/oidc/callback. The consent page
+    // that sent the person here goes along (`next`), so single sign-on returns to it as the password does.
+    const next = safeNext(ctx.basePath, ctx.params.get('next'));
+    const start = `${ctx.basePath}/auth/oidc/start${next ? `?next=${encodeURIComponent(next)}` : ''}`;
+    sso.addEventListener('click', () => window.location.assign(start));
   }
 }
 

@@ -345,6 +345,36 @@ describe.each(backends)('OAuth 2.1 for partners on %s', (backend) => {
     expect((await api(tokens.access_token, '/webhooks')).status).toBe(401);
   });
 
+  it('sweeps the records past their expiry in the periodic sweep, and keeps the grant and refresh token that live on', async () => {
+    const { config, tokens } = await connect('projects:read');
+    const appId = config.clientMetadata().client_id;
+    const db = server.ctx.store.db;
+    const modelsOfApp = async () =>
+      (await db.query<{ model: string }>('SELECT model FROM oauth_records WHERE client_id = $1 AND grant_id IS NOT NULL ORDER BY model', [appId])).map((row) => row.model);
+    const expiredLeft = async (now: number) => Number((await db.query<{ n: number }>('SELECT COUNT(*) AS n FROM oauth_records WHERE time_expires <= $1', [now]))[0].n);
+    expect(await modelsOfApp()).toEqual(['AccessToken', 'AuthorizationCode', 'Grant', 'RefreshToken']);
+
+    // A sweep now takes nothing of this grant: none of it expired.
+    await server.sweep();
+    expect(await modelsOfApp()).toEqual(['AccessToken', 'AuthorizationCode', 'Grant', 'RefreshToken']);
+
+    // Two hours on, by the server's clock: the code (a minute) and the access token (an hour) are past their expiry.
+    const later = 2 * 3600 * 1000;
+    server.clock.advance(later);
+    try {
+      expect(await expiredLeft(server.clock.now())).toBeGreaterThanOrEqual(2);
+      await server.sweep();
+      expect(await modelsOfApp()).toEqual(['Grant', 'RefreshToken']);
+      // Nothing past its expiry is left, of any app or person (interactions, consumed codes, …).
+      expect(await expiredLeft(server.clock.now())).toBe(0);
+    } finally {
+      server.clock.advance(-later);
+    }
+    // What lives on still works: the refresh token gives a new access token.
+    const renewed = await client.refreshTokenGrant(config, tokens.refresh_token!);
+    expect((await api(renewed.access_token, '/projects')).status).toBe(200);
+  });
+
   /** Screenshots at 1280 and 360 px, axe clean, no horizontal scroll at 360. */
   async function checkPage(page: Page, name: string) {
     mkdirSync(SHOTS, { recursive: true });

@@ -92,7 +92,7 @@ export function renderConsentPage(options: { basePath: string; uid: string; appN
       <ul class="items scopes">
 ${items}
       </ul>
-      <p class="lead">For your account ${escapeHtml(email)}. ${escapeHtml(appName)} acts for you until you revoke it (your connected apps).</p>
+      <p class="lead">For your account ${escapeHtml(email)}. ${escapeHtml(appName)} acts for you until you revoke it in Settings, under Connected apps.</p>
       <form method="post" action="${b}${INTERACTION_PATH}/${encodeURIComponent(uid)}" class="consent-actions">
         <button type="submit" name="decision" value="allow">Allow</button>
         <button type="submit" name="decision" value="deny" class="secondary">Deny</button>

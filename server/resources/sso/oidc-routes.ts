@@ -7,7 +7,10 @@
  *   (any process may get the callback), under the hash of the round trip's
  *   state; the state itself goes to the provider and into a short-lived
  *   cookie of this browser, so that only the browser that began a round
- *   trip can finish it. RFC 6749, section 10.12: the client "MUST implement
+ *   trip can finish it. A `next` (the consent page that sent the person to
+ *   /signin) is kept with it, only when it is a path sign-in may return to
+ *   (web/account/next-path.ts), and the way back lands there instead of /.
+ *   RFC 6749, section 10.12: the client "MUST implement
  *   CSRF protection for its redirection URI … typically accomplished by
  *   requiring any request sent to the redirection URI endpoint to include a
  *   value that binds the request to the user-agent's authenticated state".
@@ -17,8 +20,8 @@
  *   state is checked against the cookie and taken out of the database (used
  *   once), the code exchanged (openid-client checks PKCE, the ID token and
  *   its nonce), and the identity signs in (sso-service.ts) with a new
- *   session; the browser lands on /. Anything else lands on
- *   /signin?error=<code>, whose page says what happened
+ *   session; the browser lands on `next`, or /. Anything else lands on
+ *   /signin?error=<code> (with the `next`, to try again), whose page says what happened
  *   (web/account/sso-errors.ts): never a 500 page for a provider's refusal.
  */
 import { createHash, timingSafeEqual } from 'node:crypto';
@@ -30,6 +33,7 @@ import { SECURE_SESSION_COOKIE, SESSION_COOKIE } from '../../auth/session-cookie
 import type { SsoErrorCode } from '../../../web/account/sso-errors.ts';
 import { startSession } from '../sessions/session-service.ts';
 import { accountForIdentity } from './sso-service.ts';
+import { safeNext } from '../../../web/account/next-path.ts';
 
 type Ports = Pick<Context, 'store' | 'clock' | 'config' | 'logger'>;
 
@@ -57,24 +61,32 @@ export function oidcRoutes(ctx: Ports, options: { client?: OidcClient } = {}): R
   const basePath = () => new URL(publicUrl()).pathname.replace(/\/+$/, '');
   const redirectUri = () => `${publicUrl()}/auth/oidc/callback`;
 
-  const back = (res: Response, error: SsoErrorCode) => {
+  /** Back to /signin saying what happened; with the `next` the round trip carried, so that trying again still returns there. */
+  const back = (res: Response, error: SsoErrorCode, next?: string) => {
     res.setHeader('Cache-Control', 'no-store');
-    res.redirect(302, `${basePath()}/signin?error=${error}`);
+    const kept = safeNext(basePath(), next);
+    res.redirect(302, `${basePath()}/signin?error=${error}${kept ? `&next=${encodeURIComponent(kept)}` : ''}`);
   };
 
   router.get('/auth/oidc/start', async (req: Request, res: Response) => {
     const invite = typeof req.query.invite === 'string' && invitePattern.test(req.query.invite) ? req.query.invite : undefined;
+    // Only a path sign-in may return to (an app's consent page on this server); any other `next` is dropped, not refused.
+    const next = safeNext(basePath(), typeof req.query.next === 'string' ? req.query.next : undefined);
     let trip: Awaited<ReturnType<OidcClient['begin']>>;
     try {
       trip = await oidc.begin(redirectUri());
     } catch (error) {
       ctx.logger.warn('single sign-on could not begin', { err: error });
-      return back(res, 'sso-unavailable');
+      return back(res, 'sso-unavailable', next);
     }
     const now = ctx.clock.now();
     // Round trips never finished are forgotten as new ones begin: the table holds only those under way.
     await ctx.store.sso.sweepChallenges(now);
-    await ctx.store.sso.saveChallenge(challengeId(trip.state), { nonce: trip.nonce, codeVerifier: trip.codeVerifier, ...(invite ? { invite } : {}) }, now + ROUND_TRIP_MS);
+    await ctx.store.sso.saveChallenge(
+      challengeId(trip.state),
+      { nonce: trip.nonce, codeVerifier: trip.codeVerifier, ...(invite ? { invite } : {}), ...(next ? { next } : {}) },
+      now + ROUND_TRIP_MS,
+    );
     res.append(
       'Set-Cookie',
       // Lax: the provider sends the browser back with a top-level GET from its own site, which Lax cookies go with.
@@ -102,16 +114,17 @@ export function oidcRoutes(ctx: Ports, options: { client?: OidcClient } = {}): R
     } catch (error) {
       if (!(error instanceof OidcError)) throw error;
       ctx.logger.warn('single sign-on failed', { err: error, reason: error.reason, providerError: error.providerError });
-      if (error.reason === 'unavailable') return back(res, 'sso-unavailable');
-      if (error.reason === 'refused') return back(res, error.providerError === 'access_denied' ? 'sso-cancelled' : 'sso-refused');
-      return back(res, 'sso-failed');
+      if (error.reason === 'unavailable') return back(res, 'sso-unavailable', challenge.next);
+      if (error.reason === 'refused') return back(res, error.providerError === 'access_denied' ? 'sso-cancelled' : 'sso-refused', challenge.next);
+      return back(res, 'sso-failed', challenge.next);
     }
 
     const outcome = await accountForIdentity(ctx, req, identity, { invite: challenge.invite });
-    if (outcome.error !== undefined) return back(res, outcome.error);
+    if (outcome.error !== undefined) return back(res, outcome.error, challenge.next);
     await endCarriedSession(ctx, req);
     await startSession(ctx, req, res, outcome.userId, 'oidc');
-    res.redirect(302, `${basePath()}/`);
+    // Checked again on the way out, as on the way in: what the database gives back is held to the same rule.
+    res.redirect(302, safeNext(basePath(), challenge.next) ?? `${basePath()}/`);
   });
 
   return router;

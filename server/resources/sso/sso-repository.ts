@@ -12,6 +12,8 @@ export interface OidcChallenge {
   codeVerifier: string;
   /** The invitation the round trip was begun with (/signup?invite=…), if any. */
   invite?: string;
+  /** Where the sign-in returns to (an app's consent page, web/account/next-path.ts), if it was begun from one. */
+  next?: string;
 }
 
 export class SsoRepository {

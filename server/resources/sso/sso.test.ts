@@ -20,8 +20,9 @@ describe.each(backends)('single sign-on on %s', (backend) => {
   const store = () => t.server.ctx.store;
 
   /** A browser's trip from the start route to the provider, signed in there as `subject`, and back: answers the callback's request and answer. */
-  async function roundTrip(subject: string | 'cancel', options: { invite?: string; cookie?: string } = {}) {
-    const start = await fetch(`${t.server.address}/auth/oidc/start${options.invite ? `?invite=${options.invite}` : ''}`, { redirect: 'manual', headers: options.cookie ? { cookie: options.cookie } : {} });
+  async function roundTrip(subject: string | 'cancel', options: { invite?: string; cookie?: string; next?: string } = {}) {
+    const query = new URLSearchParams({ ...(options.invite ? { invite: options.invite } : {}), ...(options.next !== undefined ? { next: options.next } : {}) });
+    const start = await fetch(`${t.server.address}/auth/oidc/start${query.size ? `?${query}` : ''}`, { redirect: 'manual', headers: options.cookie ? { cookie: options.cookie } : {} });
     expect(start.status).toBe(302);
     const tripCookie = cookieNamed(start, 'as_oidc')!;
     const back = subject === 'cancel' ? await t.provider.cancel(start.headers.get('location')!) : await t.provider.signIn(start.headers.get('location')!, subject);
@@ -183,6 +184,24 @@ describe.each(backends)('single sign-on on %s', (backend) => {
     expect((await roundTrip(gus.subject)).error).toBe('account-disabled');
     for (const code of SSO_ERROR_CODES) expect(ssoErrorMessage(code, 'Test SSO')).toMatch(/\.$/);
     expect(ssoErrorMessage('constructor', 'Test SSO')).toBeUndefined();
+  });
+
+  it('returns to the consent page it was begun from (`next`), and to / for any other `next`', async () => {
+    const ivy = person();
+    const consent = '/oauth/interaction/Zk3_q-9x';
+    const trip = await roundTrip(ivy.subject, { next: consent });
+    expect(trip.location.href).toBe(`${t.server.address}${consent}`);
+    expect(trip.session).toBeDefined();
+    // Only a consent page's path on this server, as the password sign-in allows (web/account/next-path.ts): never elsewhere.
+    for (const next of ['https://evil.example/oauth/interaction/x', '//evil.example/oauth/interaction/x', '/\\evil.example', '/oauth/interaction/../../settings', '/settings', '/oauth/interaction/x?y=1', `/oauth/interaction/${'a'.repeat(600)}`]) {
+      const elsewhere = await roundTrip(ivy.subject, { next });
+      expect(elsewhere.location.href, next).toBe(`${t.server.address}/`);
+      expect(elsewhere.session).toBeDefined();
+    }
+    // A round trip that ends in a refusal keeps `next` on /signin, so that another way of signing in still returns there.
+    const cancelled = await roundTrip('cancel', { next: consent });
+    expect(cancelled.error).toBe('sso-cancelled');
+    expect(cancelled.location.searchParams.get('next')).toBe(consent);
   });
 
   it('replaces the session the browser carried', async () => {

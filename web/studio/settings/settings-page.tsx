@@ -1,7 +1,8 @@
 /**
- * /settings: Profile, Security, Access tokens, Player defaults,
- * Notifications, Webhooks, Payments, Storage, one tab each (the ARIA tabs
- * pattern: arrows move between tabs, Tab goes into the panel). The tab is
+ * /settings: Profile, Security, Access tokens, Connected apps, Developer
+ * apps, Player defaults, Notifications, Webhooks, Payments, Storage, one
+ * tab each (the ARIA tabs pattern: arrows move between tabs, Tab goes into
+ * the panel). The tab is
  * in the address (?tab=security, or #security for a link written by
  * hand), so a link opens it and a reload keeps it. Only the chosen tab's
  * panel is drawn and reads the API.
@@ -11,7 +12,9 @@ import { useMemo, useRef } from 'preact/hooks';
 import { AccountApi } from '../../account/api.ts';
 import { navigate, useLocation } from '../router.tsx';
 import { useSession } from '../session.ts';
+import { ConnectedAppsTab } from './connected-apps-tab.tsx';
 import { DefaultsTab } from './defaults-tab.tsx';
+import { DeveloperAppsTab } from './developer-apps-tab.tsx';
 import { NotificationsTab } from './notifications-tab.tsx';
 import { PaymentsTab } from './payments-tab.tsx';
 import { ProfileTab } from './profile-tab.tsx';
@@ -25,6 +28,9 @@ const TABS: Array<[string, string, ComponentType<{ account: AccountApi }>]> = [
   ['profile', 'Profile', ProfileTab],
   ['security', 'Security', SecurityTab],
   ['tokens', 'Access tokens', TokensTab],
+  // What the person let in sits by their own tokens; what they build, by the tokens too, before the rest.
+  ['connected-apps', 'Connected apps', ConnectedAppsTab],
+  ['developer-apps', 'Developer apps', DeveloperAppsTab],
   ['defaults', 'Player defaults', DefaultsTab],
   ['notifications', 'Notifications', NotificationsTab],
   ['webhooks', 'Webhooks', WebhooksTab],

@@ -9,7 +9,8 @@ import type { AccountApi, Token } from '../../account/api.ts';
 import { FormError, formatTime } from '../ui.tsx';
 import { ActionButton, checkForm, FocusedHeading, formatDate, ListState, useLoaded } from './common.tsx';
 
-const SCOPES: Array<[string, string]> = [
+/** Each scope and what it lets a holder do, in a few words (the Connected apps tab says them too). */
+export const SCOPES: Array<[string, string]> = [
   ['projects:read', 'Read projects and files'],
   ['projects:write', 'Change projects, files, uploads'],
   ['players:read', 'Read players'],
