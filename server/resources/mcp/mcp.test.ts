@@ -252,3 +252,32 @@ describe.each(backends)('The MCP server on %s', (backend) => {
     }
   });
 });
+
+describe('The MCP server on the sandbox', () => {
+  let server: TestServer;
+  beforeAll(async () => {
+    // The demo's tracks are analysed before a new token's first request is answered: the audio worker runs here.
+    server = await startTestServer('sqlite', { SANDBOX: 'true', PROCESSING: 'in-process', JOB_POLL_MS: '50' });
+  });
+  afterAll(async () => {
+    await server?.stop();
+  });
+
+  // A sandbox account is made, with its demo project, at its token's first request: that takes a while.
+  it("takes any token, as the sandbox's API does, and its tools act for that token's sandbox account", { timeout: 120_000 }, async () => {
+    const token = `mcp-sandbox-${Date.now()}`;
+    const mcp = new Client({ name: 'sandbox-assistant', version: '1.0.0' });
+    await mcp.connect(new StreamableHTTPClientTransport(new URL(`${server.address}/mcp`), { requestInit: { headers: { authorization: `Bearer ${token}` } } }));
+    try {
+      const made = await mcp.callTool({ name: 'createProject', arguments: { body: { name: 'Sandbox EP' } } });
+      expect(made.isError, text(made)).toBeFalsy();
+      const project = JSON.parse(text(made));
+      const listed = await (await fetch(`${server.apiUrl}/projects`, { headers: { authorization: `Bearer ${token}` } })).json();
+      expect(listed).toEqual(expect.arrayContaining([expect.objectContaining({ id: project.id, name: 'Sandbox EP' })]));
+      const other = await (await fetch(`${server.apiUrl}/projects`, { headers: { authorization: 'Bearer someone-else' } })).json();
+      expect(other).toEqual(expect.not.arrayContaining([expect.objectContaining({ id: project.id })]));
+    } finally {
+      await mcp.close();
+    }
+  });
+});
