@@ -73,7 +73,7 @@ describe.each(backends)('The MCP server on %s', (backend) => {
     fetch(`${server.apiUrl}${path}`, { ...init, headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json', ...init.headers } });
 
   /** A token through the whole flow (registration, consent, exchange), for the MCP server unless `resource` says otherwise. */
-  async function oauthToken(scope: string, resource: string | null = mcpUrl().href): Promise<string> {
+  async function oauthGrant(scope: string, resource: string | null = mcpUrl().href): Promise<{ accessToken: string; appid: string }> {
     const config = await client.dynamicClientRegistration(
       issuer(),
       { client_name: 'An assistant', redirect_uris: ['http://127.0.0.1/callback'], token_endpoint_auth_method: 'none', application_type: 'native' },
@@ -92,8 +92,9 @@ describe.each(backends)('The MCP server on %s', (backend) => {
     });
     const back = await consentByFetch(url, person.cookie);
     const tokens = await client.authorizationCodeGrant(config, back, { pkceCodeVerifier: verifier, expectedState: state }, resource ? { resource } : undefined);
-    return tokens.access_token;
+    return { accessToken: tokens.access_token, appid: config.clientMetadata().client_id };
   }
+  const oauthToken = async (scope: string, resource: string | null = mcpUrl().href) => (await oauthGrant(scope, resource)).accessToken;
 
   /** The SDK's client, connected with a bearer token. */
   async function connect(token: string): Promise<Client> {
@@ -242,6 +243,16 @@ describe.each(backends)('The MCP server on %s', (backend) => {
     expect((await onApi.json()).detail).toContain(`issued for ${mcpUrl().href}`);
     // The person's personal token, for every resource of the server, works here too.
     expect((await (await connect(personalToken)).listTools()).tools.length).toBeGreaterThan(50);
+  });
+
+  it('lists the assistant among the connected apps, and revoking it there ends its access to /mcp', async () => {
+    const { accessToken, appid } = await oauthGrant('comments:read');
+    const mcp = await connect(accessToken);
+    expect((await mcp.listTools()).tools.map((tool) => tool.name)).toContain('listInboxComments');
+    const connected = await (await person.fetch('/me/connected-apps')).json();
+    expect(connected).toEqual(expect.arrayContaining([expect.objectContaining({ id: appid, scopes: ['comments:read'] })]));
+    expect((await person.fetch(`/me/connected-apps/${appid}`, { method: 'DELETE' })).status).toBe(200);
+    await expect(mcp.listTools()).rejects.toMatchObject({ code: 401 });
   });
 
   it('is stateless: GET and DELETE are 405', async () => {
