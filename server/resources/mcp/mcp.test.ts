@@ -241,6 +241,8 @@ describe.each(backends)('The MCP server on %s', (backend) => {
     const onApi = await api(forMcp, '/projects');
     expect(onApi.status).toBe(401);
     expect((await onApi.json()).detail).toContain(`issued for ${mcpUrl().href}`);
+    // The mark of the MCP server's own relayed calls is a secret of the process: a guess at it changes nothing.
+    expect((await api(forMcp, '/projects', { headers: { 'x-internal-relay': 'a-guess-at-the-secret-of-43-characters-long' } })).status).toBe(401);
     // The person's personal token, for every resource of the server, works here too.
     expect((await (await connect(personalToken)).listTools()).tools.length).toBeGreaterThan(50);
   });
@@ -290,5 +292,40 @@ describe('The MCP server on the sandbox', () => {
     } finally {
       await mcp.close();
     }
+  });
+});
+
+describe('The MCP server under the per-address rate limit', () => {
+  let server: TestServer;
+  const burst = 12;
+  beforeAll(async () => {
+    server = await startTestServer('sqlite', { RATE_LIMIT_IP_PER_SECOND: '1', RATE_LIMIT_IP_BURST: String(burst) });
+  });
+  afterAll(async () => {
+    await server?.stop();
+  });
+
+  it('counts a tool call once, at /mcp: the request it relays to the API is not counted again', async () => {
+    const token = await server.token('mcp-limit@example.org');
+    const call = (id: number) =>
+      fetch(`${server.address}/mcp`, {
+        method: 'POST',
+        headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json', accept: 'application/json, text/event-stream', 'mcp-protocol-version': '2025-06-18' },
+        body: JSON.stringify({ jsonrpc: '2.0', id, method: 'tools/call', params: { name: 'listProjects', arguments: {} } }),
+      });
+    // server.token() made no request; every one of the burst is a tool call, which would be two were the relay counted.
+    for (let id = 1; id <= burst; id += 1) {
+      const response = await call(id);
+      expect(response.status, `call ${id}`).toBe(200);
+      expect((await response.json()).result.isError, `call ${id}`).toBeUndefined();
+    }
+    // The limit still holds for /mcp itself: calls go on being made until one is refused (one more a second comes back).
+    let refused: Response | undefined;
+    for (let id = burst + 1; id <= burst + 20 && !refused; id += 1) {
+      const response = await call(id);
+      if (response.status === 429) refused = response;
+      else await response.body?.cancel();
+    }
+    expect(refused?.headers.get('retry-after')).toEqual(expect.any(String));
   });
 });
