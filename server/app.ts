@@ -59,7 +59,9 @@ import { notificationsHandlers } from './resources/notifications/notifications-h
 import { oidcRoutes } from './resources/sso/oidc-routes.ts';
 import { oauthRoutes } from './resources/oauth/oauth-routes.ts';
 import { oauthHandlers } from './resources/oauth/oauth-handlers.ts';
-import { apiResource } from './resources/oauth/oauth-provider.ts';
+import { apiResource, mcpResource } from './resources/oauth/oauth-provider.ts';
+import { mcpRoutes } from './resources/mcp/mcp-routes.ts';
+import { isRelayed } from './http/internal-relay.ts';
 
 const root = resolve(import.meta.dirname, '..');
 export const specPath = resolve(root, 'generated/openapi.json');
@@ -107,7 +109,9 @@ export function createApp(ctx: Context, lifecycle: Lifecycle = { isDraining: () 
       onFailure: (check, error) => ctx.logger.warn(`readiness check failed: ${check}`, { err: error }),
     }),
   );
-  app.use(rateLimitByAddress(ctx.store.db, ctx.config.addressRateLimit));
+  const byAddress = rateLimitByAddress(ctx.store.db, ctx.config.addressRateLimit);
+  // The MCP server's tool calls, relayed to the API by this process, were counted when they reached /mcp.
+  app.use((req, res, next) => (isRelayed(req) ? next() : byAddress(req, res, next)));
   const docsPage = servedDocsPage(docsPath, ctx.config);
   app.get(['/docs', '/docs/'], (req, res, next) => {
     if (!existsSync(docsPath)) return next(notFound('The docs site has not been built. Run npm run generate.'));
@@ -133,6 +137,8 @@ export function createApp(ctx: Context, lifecycle: Lifecycle = { isDraining: () 
   app.use(oauthRoutes(ctx));
   // The upload portals' tus endpoints: before the API's token check (a portal's uploader has none) and its validator (PATCH bodies stream unparsed).
   app.use(portalRoutes(ctx));
+  // The MCP server for AI assistants (not an OpenAPI operation: JSON-RPC over Streamable HTTP), and its RFC 9728 metadata.
+  app.use(mcpRoutes(ctx));
 
   const api = express.Router();
   api.use(
@@ -151,8 +157,9 @@ export function createApp(ctx: Context, lifecycle: Lifecycle = { isDraining: () 
         publicOrigin: () => new URL(ctx.config.publicUrl).origin,
         now: () => ctx.clock.now(),
         onBookkeepingError: (error) => ctx.logger.warn('recording a credential\'s last use failed', { err: error }),
-        // OAuth access tokens issued for another resource of this server are not taken by the API.
-        resource: () => apiResource(ctx.config.publicUrl),
+        // OAuth access tokens issued for another resource of this server are not taken by the API; the MCP server's are,
+        // on the tool calls it relays here (http/internal-relay.ts).
+        resource: (req) => (isRelayed(req) ? mcpResource(ctx.config.publicUrl) : apiResource(ctx.config.publicUrl)),
       },
     ),
   );

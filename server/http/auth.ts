@@ -122,7 +122,12 @@ export interface AuthOptions {
    * This resource's identifier (RFC 8707), read per request: an OAuth access token issued for another resource is
    * refused here. Unset: every token is taken whatever its audience.
    */
-  resource?: () => string;
+  resource?: (req: Request) => string;
+  /**
+   * The URL of this resource's metadata (RFC 9728), named in every challenge: §5.1, "the resource_metadata parameter
+   * ... indicates the URL of the protected resource metadata", which is how an MCP client finds the authorization server.
+   */
+  resourceMetadata?: () => string;
 }
 
 /** How often a credential's last use is written: once a minute is precise enough for "last used", and spares a write per request. */
@@ -131,7 +136,9 @@ const TOUCH_EVERY_MS = 60_000;
 const SAFE_METHODS = new Set(['GET', 'HEAD', 'OPTIONS']);
 
 export function authenticate(store: Credentials, isPublicPath: (path: string) => boolean, options: AuthOptions = {}) {
-  const { accountOfUnknownToken = async () => undefined, howToGetOne = MINT_A_TOKEN, publicOrigin, now = Date.now, onBookkeepingError = () => {}, resource } = options;
+  const { accountOfUnknownToken = async () => undefined, howToGetOne = MINT_A_TOKEN, publicOrigin, now = Date.now, onBookkeepingError = () => {}, resource, resourceMetadata } = options;
+  const unauthorized = (detail: string, tokenSent: boolean) => unauthorizedProblem(detail, tokenSent, resourceMetadata?.());
+  const insufficientScope = (scope: string, held: string[]) => insufficientScopeProblem(scope, held, resourceMetadata?.());
   const touchLater = (touch: Promise<void> | undefined) => touch?.catch(onBookkeepingError);
   return async (req: Request, _res: Response, next: NextFunction) => {
     if (req.method === 'OPTIONS' || isPublicPath(req.path)) return next();
@@ -155,8 +162,9 @@ export function authenticate(store: Credentials, isPublicPath: (path: string) =>
         if (holder.disabled) throw unauthorized('The account this token belongs to is disabled. Ask the server\'s administrator.', true);
         // An OAuth access token is issued for one resource (RFC 8707, its audience): a token meant for another resource
         // of this server (the MCP server) is not taken here, nor one meant for here there.
-        if (holder.audience && resource && holder.audience !== resource()) {
-          throw unauthorized(`This access token was issued for ${holder.audience}, not for ${resource()}. Ask the authorization server for a token with resource=${resource()}.`, true);
+        const here = resource?.(req);
+        if (holder.audience && here !== undefined && holder.audience !== here) {
+          throw unauthorized(`This access token was issued for ${holder.audience}, not for ${here}. Ask the authorization server for a token with resource=${here}.`, true);
         }
         if (auth.scope !== undefined && holder.scopes !== null && !holder.scopes.includes(auth.scope)) throw insufficientScope(auth.scope, holder.scopes);
         if (holder.timeLastUsed === null || at - holder.timeLastUsed >= TOUCH_EVERY_MS) touchLater(store.tokens.touch?.(holder.tokenId, at));
@@ -205,19 +213,21 @@ function sessionCookieOf(req: Request): string | undefined {
   return cookies[SECURE_SESSION_COOKIE] ?? cookies[SESSION_COOKIE];
 }
 
-function unauthorized(detail: string, tokenSent: boolean) {
+const metadataParam = (url: string | undefined) => (url ? `, resource_metadata="${url}"` : '');
+
+function unauthorizedProblem(detail: string, tokenSent: boolean, resourceMetadata: string | undefined) {
   // RFC 6750 section 3: a 401 carries WWW-Authenticate, with error="invalid_token" when a token was sent.
   return new HttpProblem('unauthorized', detail, {
-    headers: { 'WWW-Authenticate': tokenSent ? 'Bearer realm="api", error="invalid_token"' : 'Bearer realm="api"' },
+    headers: { 'WWW-Authenticate': `${tokenSent ? 'Bearer realm="api", error="invalid_token"' : 'Bearer realm="api"'}${metadataParam(resourceMetadata)}` },
   });
 }
 
-function insufficientScope(scope: string, held: string[]) {
+function insufficientScopeProblem(scope: string, held: string[], resourceMetadata: string | undefined) {
   // RFC 6750 section 3.1: insufficient_scope: "The request requires higher privileges than provided by the access token.
   // The resource server SHOULD respond with the HTTP 403 (Forbidden) status code and MAY include the "scope" attribute
   // with the scope necessary to access the protected resource."
   return new HttpProblem('insufficient-scope', `This token lacks the scope ${scope}, which this operation needs. It holds: ${held.join(', ') || 'no scope'}. Create a token with ${scope}.`, {
-    headers: { 'WWW-Authenticate': `Bearer realm="api", error="insufficient_scope", scope="${scope}"` },
+    headers: { 'WWW-Authenticate': `Bearer realm="api", error="insufficient_scope", scope="${scope}"${metadataParam(resourceMetadata)}` },
     members: { scope },
   });
 }

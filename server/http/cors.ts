@@ -32,6 +32,9 @@ const allowedHeaders = [
   'Upload-Length',
   'Upload-Metadata',
   'Upload-Offset',
+  // MCP's Streamable HTTP transport (/mcp), for assistants that run in a browser.
+  'Mcp-Protocol-Version',
+  'Mcp-Session-Id',
 ].join(', ');
 const exposedHeaders = ['ETag', 'Content-Range', 'Content-Disposition', 'Content-Length', 'Accept-Ranges', 'Retry-After', 'WWW-Authenticate', 'X-Request-Id', 'Location',
   // tus 1.0.0's answers, and the file a resumable upload fills.

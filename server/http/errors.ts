@@ -129,7 +129,8 @@ export function problemHandler() {
     }
     for (const [name, value] of Object.entries(problem.extra.headers ?? {})) res.setHeader(name, value);
     // RFC 9110 §15.5.6: "The origin server MUST generate an Allow header field in a 405 response containing a list of the target resource's currently supported methods."
-    if (problem.status === 405) res.setHeader('Allow', allowedMethods(req.path).join(', '));
+    // A route outside the spec (the MCP server's) names its own.
+    if (problem.status === 405 && !problem.extra.headers?.Allow) res.setHeader('Allow', allowedMethods(req.path).join(', '));
     res.status(problem.status).type('application/problem+json').send(JSON.stringify(problem.body(String(req.id))));
   };
 }

@@ -6,8 +6,9 @@
  *   no implicit grant (response type `code` only), no password grant (which
  *   oidc-provider does not implement), no `plain` (which it does not take).
  * - Access tokens are opaque, live an hour, and are issued for one resource
- *   (RFC 8707): the API, `<PUBLIC_URL>/api/v1`. The resource list is where
- *   the MCP server's own resource will be added.
+ *   (RFC 8707): the API, `<PUBLIC_URL>/api/v1` (the default), or the MCP
+ *   server, `<PUBLIC_URL>/mcp`, for a client that asks for it with the
+ *   `resource` parameter, as the MCP authorization spec has its clients do.
  * - Every code exchange gives a refresh token, without `offline_access`;
  *   refresh tokens rotate on every use, and a used one presented again
  *   revokes the whole grant (oidc-provider's rotateRefreshToken: true, RFC
@@ -47,6 +48,12 @@ export const TTL = {
 
 /** The API's resource identifier (RFC 8707, RFC 9728 `resource`): its URL. */
 export const apiResource = (publicUrl: string) => `${publicUrl.replace(/\/+$/, '')}/api/v1`;
+
+/** The MCP server's resource identifier: its URL, which MCP clients name as `resource` (RFC 8707) when they ask for a token. */
+export const mcpResource = (publicUrl: string) => `${publicUrl.replace(/\/+$/, '')}/mcp`;
+
+/** The resources this server issues tokens for. */
+export const resourcesOf = (publicUrl: string) => [apiResource(publicUrl), mcpResource(publicUrl)];
 
 /** The issuer: PUBLIC_URL's origin (RFC 8414 §2: "a URL that uses the "https" scheme and has no query or fragment components"). */
 export const issuerOf = (publicUrl: string) => new URL(publicUrl).origin;
@@ -112,6 +119,19 @@ export function createProvider(ctx: Ports): Provider {
     },
     claims: { openid: ['sub'] },
     scopes: ['openid'],
+    // RFC 7591 §2's `scope`, which MCP clients send when they register (the resource metadata's scopes_supported):
+    // oidc-provider would check it against its OpenID scopes only, and refuse the API's. Those of this server are taken,
+    // and the value is then dropped, as §3.2.1 lets a server do ("The authorization server MAY reject or replace any of
+    // the client's requested metadata values"): what an app gets is what the person allows on the consent page.
+    extraClientMetadata: {
+      properties: ['scope'],
+      validator(_koa: unknown, key: string, value: unknown, metadata: Record<string, unknown>) {
+        if (key !== 'scope' || value === undefined) return;
+        const unknown = String(value).split(' ').filter((scope) => scope !== '' && scope !== 'openid' && !(SCOPES as readonly string[]).includes(scope));
+        if (unknown.length) throw new errors.InvalidClientMetadata(`scope names what this server does not have: ${unknown.join(', ')}. Its scopes: ${SCOPES.join(' ')}.`);
+        delete metadata.scope;
+      },
+    },
     responseTypes: ['code'],
     // PKCE (RFC 7636) for every client, public or confidential, as OAuth 2.1 requires of the authorization code grant.
     pkce: { required: () => true },
@@ -142,8 +162,11 @@ export function createProvider(ctx: Ports): Provider {
         // The one resource granted is the one tokens are for, without the client naming it at the token endpoint.
         useGrantedResource: async () => true,
         async getResourceServerInfo(_koa: unknown, indicator: string) {
-          if (indicator !== resource) throw new errors.InvalidTarget(`This server issues tokens for one resource, ${resource}; not for ${indicator}.`);
-          return { scope: SCOPES.join(' '), audience: resource, accessTokenTTL: TTL.AccessToken, accessTokenFormat: 'opaque' };
+          // The MCP authorization spec: "MCP clients MUST include the resource parameter in both authorization requests
+          // and token requests", naming the MCP server; its tokens have that audience, and the API refuses them.
+          const known = resourcesOf(publicUrl);
+          if (!known.includes(indicator)) throw new errors.InvalidTarget(`This server issues tokens for ${known.join(' and ')}; not for ${indicator}.`);
+          return { scope: SCOPES.join(' '), audience: indicator, accessTokenTTL: TTL.AccessToken, accessTokenFormat: 'opaque' };
         },
       },
     },

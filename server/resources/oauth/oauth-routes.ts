@@ -28,7 +28,7 @@ type Ports = Pick<Context, 'config' | 'store' | 'secrets' | 'clock' | 'logger' |
 
 /**
  * RFC 9728 §2: the protected resource's metadata. `resourcePath` is where
- * the resource lives under PUBLIC_URL (/api/v1; the MCP server's own, later).
+ * the resource lives under PUBLIC_URL (/api/v1, or the MCP server's /mcp).
  */
 export function protectedResourceMetadata(publicUrl: string, resourcePath: string, name: string) {
   return {
@@ -42,6 +42,16 @@ export function protectedResourceMetadata(publicUrl: string, resourcePath: strin
 }
 
 const escapeHtml = (text: string) => text.replace(/[&<>"']/g, (char) => ({ '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&#39;' })[char]!);
+
+/**
+ * The resources the request names (RFC 8707 `resource`, which oidc-provider has checked against those this server
+ * knows), else the API: an MCP client names the MCP server, every other app gets the API by default.
+ */
+function requestedResources(details: InteractionDetails, publicUrl: string): string[] {
+  const named = details.params.resource;
+  const list = (Array.isArray(named) ? named : [named]).filter((value): value is string => typeof value === 'string' && value !== '');
+  return list.length ? list : [apiResource(publicUrl)];
+}
 
 /** The scopes the request asks for, of those this server has, in the spec's order. */
 function requestedScopes(details: InteractionDetails): string[] {
@@ -173,7 +183,7 @@ export function oauthRoutes(ctx: Ports): Router {
     const existing = details.grantId ? await p.Grant.find(details.grantId) : undefined;
     const grant = existing && existing.accountId === accountId ? existing : new p.Grant({ accountId, clientId: details.params.client_id });
     const scopes = requestedScopes(details);
-    if (scopes.length) grant.addResourceScope(apiResource(ctx.config.publicUrl), scopes.join(' '));
+    if (scopes.length) for (const resource of requestedResources(details, ctx.config.publicUrl)) grant.addResourceScope(resource, scopes.join(' '));
     if (String(details.params.scope ?? '').split(' ').includes('openid')) grant.addOIDCScope('openid');
     const grantId = await grant.save();
     await p.interactionFinished(req, res, { login: { accountId }, consent: { grantId } }, { mergeWithLastSubmission: false });

@@ -154,6 +154,7 @@ declare module 'oidc-provider' {
 
   export const errors: {
     InvalidTarget: new (description?: string) => Error;
+    InvalidClientMetadata: new (description?: string) => Error;
     SessionNotFound: new (description?: string) => Error;
   };
 

@@ -1,0 +1,178 @@
+/**
+ * The MCP server at /mcp: a door for AI assistants. Streamable HTTP
+ * (@modelcontextprotocol/sdk's transport), stateless: every POST is answered
+ * on its own, by a server made for that request, so any process behind a
+ * load balancer answers any of them and nothing is kept between them.
+ *
+ * Authorization is the MCP authorization spec's (2025-06-18 and later):
+ * - this server is an OAuth protected resource, `<PUBLIC_URL>/mcp`, whose
+ *   metadata (RFC 9728) is at /.well-known/oauth-protected-resource/mcp;
+ * - a request without a token gets 401 with `WWW-Authenticate: Bearer …,
+ *   resource_metadata="<that URL>"` (RFC 9728 §5.1), from which a client
+ *   finds the authorization server and asks the person's consent;
+ * - the token must have been issued for this resource (RFC 8707 audience):
+ *   "MCP servers MUST validate that access tokens were issued specifically
+ *   for them". An app's token for the API is refused here, as this one is
+ *   on the API. A personal token (Settings) works here as on the API.
+ *
+ * The tools are the API's operations (mcp-tools.ts), listed as far as the
+ * token's scopes reach. A tool is performed by the API itself: a request to
+ * this process's own listener with the caller's token, so every check,
+ * validation, scope and limit of the API applies unchanged, and its answer
+ * (a problem document as a tool error) is the tool's.
+ */
+import type { IncomingMessage } from 'node:http';
+import { isIPv6 } from 'node:net';
+import { Router, type Request, type Response } from 'express';
+import { Server } from '@modelcontextprotocol/sdk/server/index.js';
+import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
+import { CallToolRequestSchema, ErrorCode, ListToolsRequestSchema, McpError, type CallToolResult } from '@modelcontextprotocol/sdk/types.js';
+import type { Context } from '../../context.ts';
+import { authenticate } from '../../http/auth.ts';
+import { jsonBody } from '../../http/json-body.ts';
+import { HttpProblem } from '../../http/problem.ts';
+import { relayHeaders } from '../../http/internal-relay.ts';
+import { protectedResourceMetadata } from '../oauth/oauth-routes.ts';
+import { mcpResource } from '../oauth/oauth-provider.ts';
+import { provisionSandboxAccount } from '../sandbox/sandbox-service.ts';
+import { apiTools, toolAllowed, type ApiTool } from './mcp-tools.ts';
+
+type Ports = Pick<Context, 'config' | 'store' | 'clock' | 'logger' | 'secrets' | 'media'>;
+
+export const MCP_PATH = '/mcp';
+export const MCP_METADATA_PATH = '/.well-known/oauth-protected-resource/mcp';
+
+const INSTRUCTIONS =
+  "Audio Share's API as tools, one per operation (named by its operationId), acting for the person who authorized you, within the scopes they granted. " +
+  'Path and query parameters are arguments of their own; a request body goes under `body`. An answer is the API\'s JSON; an error is its problem document (RFC 9457), whose `detail` says what to fix.';
+
+/** The tool as MCP lists it: what performs it stays here. */
+const listed = (tool: ApiTool) => ({ name: tool.name, ...(tool.title ? { title: tool.title } : {}), description: tool.description, inputSchema: tool.inputSchema, annotations: tool.annotations });
+
+const toolError = (text: string): CallToolResult => ({ content: [{ type: 'text', text }], isError: true });
+
+export function mcpRoutes(ctx: Ports): Router {
+  const router = Router();
+  const publicUrl = () => ctx.config.publicUrl.replace(/\/+$/, '');
+  const metadataUrl = () => `${publicUrl()}${MCP_METADATA_PATH}`;
+
+  // RFC 9728 §3.1: the metadata of https://host/mcp is at https://host/.well-known/oauth-protected-resource/mcp.
+  router.get(MCP_METADATA_PATH, (_req, res) => {
+    res.setHeader('Access-Control-Allow-Origin', '*');
+    res.json(protectedResourceMetadata(ctx.config.publicUrl, MCP_PATH, 'Audio Share MCP server'));
+  });
+
+  router.all(
+    MCP_PATH,
+    authenticate({ tokens: ctx.store.tokens }, () => false, {
+      accountOfUnknownToken: ctx.config.sandbox ? (token) => provisionSandboxAccount(ctx, token) : undefined,
+      howToGetOne: ctx.config.sandbox
+        ? 'This is a sandbox: any token works, such as "Bearer my-sandbox-token".'
+        : `Get one from this server's OAuth authorization server with resource=${mcpResource(ctx.config.publicUrl)} (its metadata: ${metadataUrl()}), or use a personal token from Settings.`,
+      now: () => ctx.clock.now(),
+      onBookkeepingError: (error) => ctx.logger.warn("recording a credential's last use failed", { err: error }),
+      resource: () => mcpResource(ctx.config.publicUrl),
+      resourceMetadata: metadataUrl,
+    }),
+    jsonBody(),
+    (req, res, next) => answer(req, res).catch(next),
+  );
+
+  async function answer(req: Request, res: Response): Promise<void> {
+    // MCP, Streamable HTTP: "The server MUST either return Content-Type: text/event-stream in response to this HTTP
+    // GET, or else return HTTP 405 Method Not Allowed"; a stateless server has no stream to offer, nor a session to DELETE.
+    if (req.method !== 'POST') {
+      throw new HttpProblem('method-not-allowed', `${MCP_PATH} takes POST only: this MCP server is stateless (Streamable HTTP without sessions), so it offers no event stream to GET and no session to DELETE.`, { headers: { Allow: 'POST' } });
+    }
+    const token = /^Bearer\s+(\S+)\s*$/i.exec(req.get('authorization') ?? '')![1];
+    const scopes = req.auth?.scopes ?? [];
+    const tools = apiTools().filter((tool) => toolAllowed(tool, scopes));
+    refuseBeyondScope(req.body, scopes, metadataUrl());
+
+    const server = new Server({ name: 'audio-share', title: 'Audio Share', version: '1.0.0' }, { capabilities: { tools: { listChanged: false } }, instructions: INSTRUCTIONS });
+    server.setRequestHandler(ListToolsRequestSchema, async () => ({ tools: tools.map(listed) }));
+    server.setRequestHandler(CallToolRequestSchema, async (request) => {
+      const tool = tools.find((candidate) => candidate.name === request.params.name);
+      // MCP, Tools, Error Handling: "Protocol Errors: Standard JSON-RPC errors for issues like: Unknown tools".
+      if (!tool) throw new McpError(ErrorCode.InvalidParams, `There is no tool ${request.params.name} for this token. tools/list names those it may call.`);
+      return perform(req, tool, (request.params.arguments ?? {}) as Record<string, unknown>, token);
+    });
+    // enableJsonResponse: each answer is one JSON document, not an event stream: nothing here streams.
+    const transport = new StreamableHTTPServerTransport({ sessionIdGenerator: undefined, enableJsonResponse: true });
+    res.on('close', () => {
+      void transport.close();
+      void server.close();
+    });
+    await server.connect(transport);
+    // The caller's credential is closed over above; the transport's own `auth` (the SDK's AuthInfo) is not used.
+    await transport.handleRequest(req as IncomingMessage, res, req.body);
+  }
+
+  /** Performs the tool's operation through this process's own API, with the caller's token, and answers with what the API answered. */
+  async function perform(req: Request, tool: ApiTool, args: Record<string, unknown>, token: string): Promise<CallToolResult> {
+    const known = new Set([...tool.parameters.map((parameter) => parameter.name), ...(tool.hasBody ? ['body'] : [])]);
+    const unknown = Object.keys(args).filter((name) => !known.has(name));
+    if (unknown.length) return toolError(`${tool.name} takes no argument ${unknown.join(', ')}. It takes: ${[...known].join(', ') || 'nothing'}.`);
+    let path = tool.path;
+    const query = new URLSearchParams();
+    const headers: Record<string, string> = { authorization: `Bearer ${token}`, accept: 'application/json', ...relayHeaders() };
+    if (req.id) headers['x-request-id'] = String(req.id);
+    for (const parameter of tool.parameters) {
+      const value = args[parameter.name];
+      if (parameter.in === 'path') {
+        if (typeof value !== 'string' || value === '') return toolError(`${tool.name} needs ${parameter.name}, a non-empty string (the path's {${parameter.name}}).`);
+        path = path.replace(`{${parameter.name}}`, encodeURIComponent(value));
+      } else if (value !== undefined && value !== null) {
+        const values = (Array.isArray(value) ? value : [value]).map((item) => (typeof item === 'object' ? JSON.stringify(item) : String(item)));
+        if (parameter.in === 'query') for (const item of values) query.append(parameter.name, item);
+        else headers[parameter.name.toLowerCase()] = values.join(', ');
+      }
+    }
+    let body: string | undefined;
+    if (tool.hasBody && args.body !== undefined) {
+      body = JSON.stringify(args.body);
+      headers['content-type'] = 'application/json';
+    }
+    const socket = req.socket;
+    const host = isIPv6(socket.localAddress ?? '') ? `[${socket.localAddress}]` : socket.localAddress;
+    const url = `http://${host}:${socket.localPort}/api/v1${path}${query.size ? `?${query}` : ''}`;
+    let response: globalThis.Response;
+    try {
+      response = await fetch(url, { method: tool.method, headers, body, redirect: 'manual' });
+    } catch (error) {
+      ctx.logger.error('an MCP tool call could not reach the API', { err: error, tool: tool.name });
+      return toolError(`${tool.name} could not be performed: the API did not answer. Try again.`);
+    }
+    const text = await response.text();
+    const content: CallToolResult['content'] = [{ type: 'text', text: text || `${response.status} ${response.statusText}` }];
+    // An update takes If-Match with the ETag its resource was read with (RFC 9110 §13.1.1): the tool says it.
+    const etag = response.headers.get('etag');
+    if (etag) content.push({ type: 'text', text: `ETag: ${etag}` });
+    return { content, ...(response.status >= 400 ? { isError: true } : {}) };
+  }
+
+  return router;
+}
+
+/**
+ * A tools/call of a tool beyond the token's scopes is refused before it
+ * runs, as the MCP authorization spec asks ("Runtime Insufficient Scope
+ * Errors": HTTP 403 with `WWW-Authenticate: Bearer error="insufficient_scope",
+ * scope=…, resource_metadata=…`), so that a client may ask the person for
+ * more. RFC 6750 §3.1 too: "The resource server SHOULD respond with the HTTP
+ * 403 (Forbidden) status code and MAY include the "scope" attribute".
+ */
+function refuseBeyondScope(body: unknown, scopes: readonly string[] | 'all', metadataUrl: string): void {
+  const messages = Array.isArray(body) ? body : [body];
+  for (const message of messages) {
+    const call = message as { method?: unknown; params?: { name?: unknown } } | null;
+    if (call?.method !== 'tools/call' || typeof call.params?.name !== 'string') continue;
+    const tool = apiTools().find((candidate) => candidate.name === call.params!.name);
+    if (!tool?.scope || toolAllowed(tool, scopes)) continue;
+    const held = scopes === 'all' ? 'every scope' : scopes.join(', ') || 'no scope';
+    throw new HttpProblem('insufficient-scope', `The tool ${tool.name} needs the scope ${tool.scope}, which this token was not granted (it holds: ${held}). Ask the person to authorize ${tool.scope}.`, {
+      headers: { 'WWW-Authenticate': `Bearer realm="mcp", error="insufficient_scope", scope="${tool.scope}", resource_metadata="${metadataUrl}"` },
+      members: { scope: tool.scope },
+    });
+  }
+}
