@@ -12,7 +12,6 @@
  * §7.3). Consents after the Chromium one are given by fetch with the
  * person's session cookie, through the same page and the same form post.
  */
-import { createServer, type Server } from 'node:http';
 import { mkdirSync } from 'node:fs';
 import * as client from 'openid-client';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
@@ -23,42 +22,14 @@ import { signIn, TEST_PASSWORD, type SignedIn } from '../../testing/sessions.ts'
 import { useBrowser } from '../../testing/browser.ts';
 import { seriousAxeViolations } from '../../../web/testing/player-browser.ts';
 import { SCOPES } from './oauth-scopes.ts';
+import { consentByFetch, startCallback } from '../../testing/oauth-partner.ts';
 
 const SHOTS = '/tmp/shots-oauth';
 const BROWSER_TEST_MS = 120_000;
 
-/** The partner app's callback: a loopback server that answers every request and remembers its URL. */
-async function startCallback(): Promise<{ port: number; server: Server }> {
-  const server = createServer((_req, res) => res.end('The app got its answer.'));
-  await new Promise<void>((listening) => server.listen(0, '127.0.0.1', listening));
-  return { port: (server.address() as { port: number }).port, server };
-}
-
-/** A cookie jar for fetch, enough for the consent round trip. */
-class Jar {
-  private cookies = new Map<string, string>();
-  constructor(initial?: string) {
-    if (initial) this.set(initial);
-  }
-  set(pair: string) {
-    const at = pair.indexOf('=');
-    this.cookies.set(pair.slice(0, at), pair.slice(at + 1));
-  }
-  take(response: Response) {
-    for (const line of response.headers.getSetCookie()) {
-      const [pair] = line.split(';');
-      if (/expires=Thu, 01 Jan 1970/i.test(line) || pair.endsWith('=')) this.cookies.delete(pair.slice(0, pair.indexOf('=')));
-      else this.set(pair);
-    }
-  }
-  header() {
-    return [...this.cookies].map(([name, value]) => `${name}=${value}`).join('; ');
-  }
-}
-
 describe.each(backends)('OAuth 2.1 for partners on %s', (backend) => {
   let server: TestServer;
-  let callback: { port: number; server: Server };
+  let callback: Awaited<ReturnType<typeof startCallback>>;
   let person: SignedIn;
   const email = `oauth-${backend}@example.org`;
   const chromium = useBrowser();
@@ -104,38 +75,11 @@ describe.each(backends)('OAuth 2.1 for partners on %s', (backend) => {
     return { url, verifier, state };
   }
 
-  /** Follows the authorization as the person's browser would, answering the consent page; answers where the app is sent back to. */
-  async function consentByFetch(url: URL, decision: 'allow' | 'deny' = 'allow', cookie = person.cookie): Promise<URL> {
-    const jar = new Jar(cookie);
-    let at = url;
-    for (let step = 0; step < 10; step += 1) {
-      if (at.origin !== issuer().origin) return at;
-      const response = await fetch(at, { redirect: 'manual', headers: { cookie: jar.header() } });
-      jar.take(response);
-      if (response.status === 303 || response.status === 302) {
-        at = new URL(response.headers.get('location')!, at);
-        continue;
-      }
-      expect(response.status, await response.clone().text()).toBe(200);
-      expect(await response.text()).toContain('Allow');
-      const answer = await fetch(at, {
-        method: 'POST',
-        redirect: 'manual',
-        headers: { cookie: jar.header(), origin: issuer().origin, 'content-type': 'application/x-www-form-urlencoded' },
-        body: new URLSearchParams({ decision }),
-      });
-      jar.take(answer);
-      expect(answer.status).toBe(303);
-      at = new URL(answer.headers.get('location')!, at);
-    }
-    throw new Error(`Too many steps from ${url}`);
-  }
-
   /** A whole flow, without the browser: registration, consent, exchange. */
   async function connect(scope: string) {
     const config = await registerPublicApp();
     const request = await authorizationRequest(config, scope);
-    const back = await consentByFetch(request.url);
+    const back = await consentByFetch(request.url, person.cookie);
     const tokens = await client.authorizationCodeGrant(config, back, { pkceCodeVerifier: request.verifier, expectedState: request.state });
     return { config, tokens, back, request };
   }
@@ -278,7 +222,7 @@ describe.each(backends)('OAuth 2.1 for partners on %s', (backend) => {
   it('refuses an authorization request without PKCE, and sends the refusal back to the app', async () => {
     const config = await registerPublicApp();
     const url = client.buildAuthorizationUrl(config, { redirect_uri: redirectUri(), scope: 'projects:read', state: 'no-pkce' });
-    const back = await consentByFetch(url);
+    const back = await consentByFetch(url, person.cookie);
     expect(back.searchParams.get('error')).toBe('invalid_request');
     expect(back.searchParams.get('error_description')).toMatch(/PKCE/);
     expect(back.searchParams.get('state')).toBe('no-pkce');
@@ -288,7 +232,7 @@ describe.each(backends)('OAuth 2.1 for partners on %s', (backend) => {
     const config = await registerPublicApp();
     const verifier = client.randomPKCECodeVerifier();
     const url = client.buildAuthorizationUrl(config, { redirect_uri: redirectUri(), scope: 'projects:read', state: 'plain', code_challenge: verifier, code_challenge_method: 'plain' });
-    const back = await consentByFetch(url);
+    const back = await consentByFetch(url, person.cookie);
     expect(back.searchParams.get('error')).toBe('invalid_request');
     expect(back.searchParams.get('code')).toBeNull();
   });
@@ -305,7 +249,7 @@ describe.each(backends)('OAuth 2.1 for partners on %s', (backend) => {
   it('refuses a code used twice, and ends the tokens the first use gave', async () => {
     const config = await registerPublicApp();
     const request = await authorizationRequest(config, 'projects:read');
-    const back = await consentByFetch(request.url);
+    const back = await consentByFetch(request.url, person.cookie);
     const tokens = await client.authorizationCodeGrant(config, back, { pkceCodeVerifier: request.verifier, expectedState: request.state });
     await expect(client.authorizationCodeGrant(config, back, { pkceCodeVerifier: request.verifier, expectedState: request.state })).rejects.toMatchObject({ error: 'invalid_grant' });
     expect((await api(tokens.access_token, '/projects')).status).toBe(401);
@@ -334,7 +278,7 @@ describe.each(backends)('OAuth 2.1 for partners on %s', (backend) => {
 
     const config = await client.discovery(issuer(), app.id, undefined, client.ClientSecretBasic(app.secret), insecure);
     const request = await authorizationRequest(config, 'webhooks:read');
-    const back = await consentByFetch(request.url);
+    const back = await consentByFetch(request.url, person.cookie);
     const tokens = await client.authorizationCodeGrant(config, back, { pkceCodeVerifier: request.verifier, expectedState: request.state });
     expect((await api(tokens.access_token, '/webhooks')).status).toBe(200);
     const wrong = await client.discovery(issuer(), app.id, undefined, client.ClientSecretBasic('not-the-secret'), insecure);
