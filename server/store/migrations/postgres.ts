@@ -19,6 +19,7 @@ import { autoStackSchema } from './auto-stack.ts';
 import { insightsSchema } from './insights.ts';
 import { notificationsSchema } from './notifications.ts';
 import { projectUploadsSchema } from './project-uploads.ts';
+import { projectContentSchema } from './project-content.ts';
 
 export const postgresMigrations: Migration[] = [
   { version: 1, name: 'initial schema', sql: initialSchema('BIGINT') },
@@ -41,4 +42,5 @@ export const postgresMigrations: Migration[] = [
   { version: 21, name: 'listener insights: plays and downloads through players', sql: insightsSchema('BIGINT') },
   { version: 22, name: 'notifications of comments, replies, portal uploads and failed analyses, and how they are mailed', sql: notificationsSchema('BIGINT') },
   { version: 23, name: 'resumable uploads of project members', sql: projectUploadsSchema('BIGINT') },
+  { version: 27, name: 'the size and last change of projects read from indexes', sql: projectContentSchema() },
 ];
