@@ -21,10 +21,23 @@ export interface Studio {
   /** The path PUBLIC_URL may carry ('' at the root), before every page's path. */
   basePath: string;
   apiBase: string;
+  /** Reads started as the studio booted, for the page it opened on (main.tsx); each is taken once (`early`). */
+  early: Map<string, Promise<unknown>>;
 }
 
 export function studioOf(apiBase: string, basePath: string): Studio {
-  return { client: createApiClient({ baseUrl: apiBase }), basePath, apiBase };
+  return { client: createApiClient({ baseUrl: apiBase }), basePath, apiBase, early: new Map() };
+}
+
+/**
+ * The answer of the read `key` if the studio started it as it booted (main.tsx: side by side with GET /me, so
+ * the page's first screen does not wait for one answer and then another), else of `read`, started now. Taken
+ * once: the page opened again, or read again, reads anew.
+ */
+export function early<T>(studio: Studio, key: string, read: () => Promise<T>): Promise<T> {
+  const started = studio.early.get(key) as Promise<T> | undefined;
+  studio.early.delete(key);
+  return started ?? read();
 }
 
 /**
