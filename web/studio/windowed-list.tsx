@@ -36,6 +36,15 @@ const OVERSCAN_PX = 900;
 /** What an item's element must carry when the list is windowed (spread on its <li>). */
 export type Position = { 'aria-posinset': number; 'aria-setsize': number } | Record<string, never>;
 
+/** An item's element as last drawn, and what it was drawn from. */
+interface Drawn<T> {
+  item: T;
+  index: number;
+  setsize: number;
+  render: (item: T, index: number, position: Position) => JSX.Element;
+  element: JSX.Element;
+}
+
 export interface WindowHandle {
   /** Scrolls the item at `index` to the middle of the screen, drawing it first if it is not. */
   reveal(index: number): void;
@@ -95,6 +104,7 @@ export function WindowedList<T>({ items, keyOf, render, estimate, handle, class:
   };
   const [range, setRange] = useState<[number, number]>(() => [0, Math.min(rows, Math.ceil((window.innerHeight + OVERSCAN_PX) / estimate))]);
   const pendingReveal = useRef<number>();
+  const elements = useRef(new Map<string, Drawn<T>>());
 
   // The latest of what the window depends on, for the listeners (which are set once).
   const state = useRef({ rows, columns, count: items.length });
@@ -221,14 +231,25 @@ export function WindowedList<T>({ items, keyOf, render, estimate, handle, class:
     const at = offsets();
     style = { paddingTop: `${at[startRow]}px`, paddingBottom: `${at[rows] - at[endRow]}px` };
   }
-  const shown = items.slice(first, last);
+  // An item drawn again as it was (the same item at the same place, drawn by the same `render`: the page did not
+  // redraw meanwhile, only the window moved) is the very element drawn before, which Preact leaves alone; so a
+  // scroll costs the items that come and go, not all of those drawn.
+  const drawn = new Map<string, Drawn<T>>();
+  const children = items.slice(first, last).map((item, i) => {
+    const index = first + i;
+    const key = keyOf(item);
+    const before = elements.current.get(key);
+    const element =
+      before && before.item === item && before.index === index && before.setsize === items.length && before.render === render
+        ? before.element
+        : render(item, index, windowed ? { 'aria-posinset': index + 1, 'aria-setsize': items.length } : {});
+    drawn.set(key, { item, index, setsize: items.length, render, element });
+    return <Fragment key={key}>{element}</Fragment>;
+  });
+  elements.current = drawn;
   return (
     <ul ref={list} class={className} aria-label={label} aria-busy={busy ? 'true' : undefined} style={style}>
-      {shown.map((item, i) => {
-        const index = first + i;
-        const position: Position = windowed ? { 'aria-posinset': index + 1, 'aria-setsize': items.length } : {};
-        return <Fragment key={keyOf(item)}>{render(item, index, position)}</Fragment>;
-      })}
+      {children}
     </ul>
   );
 }
