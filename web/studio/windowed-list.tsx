@@ -15,10 +15,10 @@
  * - What is not drawn is still there for everything that does not need the
  *   DOM: the page's search filters the items, not the document. Each drawn
  *   item says where it stands in the whole list (aria-posinset of
- *   aria-setsize), as ARIA 1.2 asks of a list whose items are not all in
- *   the DOM: "If all items in a set are present in the DOM, authors do not
- *   need to specify aria-setsize […] authors MUST set the value of
- *   aria-setsize on all members of the set" when only some are.
+ *   aria-setsize), as WAI-ARIA says of aria-setsize: "if only a portion of
+ *   the set is present in the document structure at a given moment (in
+ *   order to reduce document size), this property is needed to provide an
+ *   explicit indication of set size".
  * - Moving the focus with Tab scrolls the focused item into view (the
  *   browser does), which draws the next ones before the next Tab.
  *
