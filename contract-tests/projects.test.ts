@@ -87,6 +87,30 @@ describe('projects (extension)', () => {
     expect((await raw('/projects?filter=everything')).status).toBe(400);
   });
 
+  it('listProjects takes sort created or modified, and refuses any other', async () => {
+    for (const sort of ['created', 'modified'] as const) {
+      const listed = await api.GET('/projects', { params: { query: { sort, limit: 10 } } });
+      expect(listed.response.status, sort).toBe(200);
+    }
+    const refused = await raw('/projects?sort=newest');
+    expect(refused.status).toBe(400);
+    expect(((await refused.json()) as { detail: string }).detail).toMatch(/sort/);
+  });
+
+  it.skipIf(onMock)('listProjects sort=modified puts the project changed last first (needs stored state: skipped on the mock)', async () => {
+    const { data: older } = await api.POST('/projects', { body: { name: 'Contract: changed last' } });
+    const { data: newer } = await api.POST('/projects', { body: { name: 'Contract: made last' } });
+    await api.POST('/projects/{projectid}', { params: { path: { projectid: older!.id } }, body: { name: 'Contract: changed last, renamed' } });
+    const { data: listed } = await api.GET('/projects', { params: { query: { sort: 'modified', filter: 'mine' } } });
+    const times = listed!.map((project) => project.timeModified);
+    expect(times).toEqual([...times].sort((a, b) => b - a));
+    const ids = listed!.map((project) => project.id);
+    const renamed = listed!.find((project) => project.id === older!.id)!;
+    expect(renamed.timeModified).toBeGreaterThanOrEqual(newer!.timeModified);
+    // In the same millisecond the two tie, and go by id.
+    if (renamed.timeModified > newer!.timeModified) expect(ids.indexOf(older!.id)).toBeLessThan(ids.indexOf(newer!.id));
+  });
+
   it.skipIf(onMock)('listProjects filter mine holds a new project, with no bytes yet; shared does not (needs stored state: skipped on the mock)', async () => {
     const { data: created } = await api.POST('/projects', { body: { name: 'Contract: filtered' } });
     const mine = (await api.GET('/projects', { params: { query: { filter: 'mine' } } })).data!;

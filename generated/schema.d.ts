@@ -659,6 +659,14 @@ export interface paths {
          *     `shared` only those owned by someone else, where the caller holds a
          *     role (`admin`, `editor` or `viewer`) through a player's invitation to
          *     the caller's verified email address.
+         *
+         *     `sort` orders it: `created` (the default), newest first; `modified`,
+         *     the most recently changed first, by `timeModified`, as a library
+         *     shows them. A project's `timeModified` moves forward whenever it or
+         *     any of its boxes changes, so with `modified` a project that changes
+         *     while a client pages through the list moves to the front: that pass
+         *     may miss it (it is never listed twice). A client that needs every
+         *     project pages with `created`.
          */
         get: operations["listProjects"];
         put?: never;
@@ -9330,6 +9338,13 @@ export interface operations {
                  * @example shared
                  */
                 filter?: "all" | "mine" | "shared";
+                /**
+                 * @description **Extension.** The order of the list: `created` (default), newest
+                 *     first; `modified`, the most recently changed first. Ties go by
+                 *     `id`.
+                 * @example modified
+                 */
+                sort?: "created" | "modified";
                 /**
                  * @description **Extension.** At most this many items. Without `limit` and `cursor`
                  *     the whole list is answered, as always. With it, the list is cut into

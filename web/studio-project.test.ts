@@ -7,7 +7,9 @@
  * organising action lands in the API (New folder, Rename, Move to…, Stack
  * versions, Version name, reordering, Hide, Move to trash, Restore, Sort
  * by); a file plays with its waveform, A/B between versions, from a deep
- * link's moment. Screenshots at 1280 and 360 px in /tmp/shots-studio/.
+ * link's moment; a project of 700 boxes drawn a window at a time, which a
+ * deep link and scrolling reach whole. Screenshots at 1280 and 360 px in
+ * /tmp/shots-studio/.
  */
 import { createHash } from 'node:crypto';
 import { readFileSync } from 'node:fs';
@@ -19,6 +21,7 @@ import { useBrowser } from '../server/testing/browser.ts';
 import { backends } from '../server/testing/databases.ts';
 import { useTestServer } from '../server/testing/harness.ts';
 import { audioState, playingPast, waitForAudio } from './testing/player-browser.ts';
+import { analysedTake, makeBigProject } from '../server/testing/studio-data.ts';
 import { checkLayout, studioPage } from './testing/studio-browser.ts';
 
 /** Generous: analysis shares two cores with everything else running on the machine. */
@@ -403,6 +406,71 @@ describe.each(backends)('the studio project page (%s)', (backend) => {
 
         // The refusal made on purpose is the one failed load the browser reports.
         expect((await studio.problems()).filter((problem) => !/status of 413\b/.test(problem))).toEqual([]);
+        expect(studio.foreign).toEqual([]);
+      } finally {
+        await studio.close();
+      }
+    },
+    BROWSER_TEST_MS,
+  );
+
+  it(
+    'draws a project of 700 boxes a window at a time: a deep link far down finds its row, a row opening its actions pushes the next down, the end is reached',
+    async () => {
+      const studio = await studioPage(chromium.browser, t.server, 'archivist@example.com');
+      const { page } = studio;
+      try {
+        const { store } = t.server.ctx;
+        const user = (await store.users.findByEmail('archivist@example.com'))!;
+        // 5 folders, 10 stacks of three versions, 277 tracks and one loose file: 293 rows at the top level.
+        const { projectId, rows } = await makeBigProject(store, user.id, 700, await analysedTake(), { folders: 5, stacks: 10 });
+        expect(rows).toBe(293);
+        await studio.open(`/projects/${projectId}`);
+        const list = page.getByRole('list', { name: 'Files' });
+        const items = list.getByRole('listitem');
+        await items.first().waitFor();
+        const drawn = await items.count();
+        expect(drawn).toBeGreaterThan(5);
+        expect(drawn).toBeLessThan(100);
+        expect(await items.first().getAttribute('aria-setsize')).toBe('293');
+        expect(await page.getByRole('checkbox', { name: 'Select Track 00200.wav', exact: true }).count()).toBe(0);
+        if (backend === 'sqlite') await checkLayout(page, 'project-windowed');
+
+        // A row that opens its actions grows in place: the window measures it, and the next row moves down with it.
+        expect(await list.getByRole('checkbox').first().getAttribute('aria-label')).toBe('Select Session 1');
+        const first = rowOf(page, 'Session 1');
+        const before = (await first.boundingBox())!;
+        await first.getByRole('button', { name: 'Actions for Session 1', exact: true }).click();
+        await first.getByRole('button', { name: 'Rename', exact: true }).waitFor();
+        const [opened, next] = await Promise.all([first.boundingBox(), rowOf(page, 'Session 2').boundingBox()]);
+        expect(opened!.height).toBeGreaterThan(before.height + 20);
+        expect(Math.abs(next!.y - (opened!.y + opened!.height))).toBeLessThan(2);
+        await page.keyboard.press('Escape');
+
+        // A deep link to a row far below the window draws it, in view, highlighted.
+        const file = (await store.boxes.listProject(projectId, 'file')).find((box) => box.name === 'Track 00200.wav')!;
+        await studio.open(`/projects/${projectId}?file=${file.id}&t=0`);
+        const target = rowOf(page, 'Track 00200.wav');
+        await target.waitFor();
+        await expect.poll(() => target.getAttribute('class')).toContain('highlighted');
+        const box = (await target.boundingBox())!;
+        const height = page.viewportSize()!.height;
+        expect(box.y).toBeGreaterThanOrEqual(0);
+        expect(box.y + box.height).toBeLessThanOrEqual(height);
+
+        // Scrolled to the end, the last row is drawn, where the list ends.
+        await page.evaluate(() => window.scrollTo(0, document.documentElement.scrollHeight));
+        await rowOf(page, 'Loose file.wav').waitFor();
+        expect(await items.last().getAttribute('aria-posinset')).toBe('293');
+        const gap = await page.evaluate(() => {
+          const list = document.querySelector('ul[aria-label="Files"]')!;
+          return list.getBoundingClientRect().bottom - list.lastElementChild!.getBoundingClientRect().bottom;
+        });
+        expect(Math.abs(gap)).toBeLessThan(2);
+
+        // The deep link readies the file to play: its bytes and peaks were never stored (the boxes were made through
+        // the store), so those two reads fail, and only those.
+        expect((await studio.problems()).filter((problem) => !problem.includes(`/download/${file.id}?`))).toEqual([]);
         expect(studio.foreign).toEqual([]);
       } finally {
         await studio.close();

@@ -21,12 +21,25 @@ export interface Studio {
   /** The path PUBLIC_URL may carry ('' at the root), before every page's path. */
   basePath: string;
   apiBase: string;
+  /** Reads started as the studio booted, for the page it opened on (main.tsx); each is taken once (`early`). */
+  early: Map<string, Promise<unknown>>;
 }
 
 export function studioOf(apiBase: string, basePath: string): Studio {
-  // Never from the browser's HTTP cache: a project's ETag is its own version, which a new file does not change, while
-  // its size and last change do; the browser's If-None-Match then had a 304 answered and the page showed the old body.
-  return { client: createApiClient({ baseUrl: apiBase, cache: 'no-store' }), basePath, apiBase };
+  // Never from the browser's HTTP cache: what the studio shows must be what the server has now, not a copy a revalidation
+  // kept (a project's ETag did not count its files once, and the page showed the size before the uploads).
+  return { client: createApiClient({ baseUrl: apiBase, cache: 'no-store' }), basePath, apiBase, early: new Map() };
+}
+
+/**
+ * The answer of the read `key` if the studio started it as it booted (main.tsx: side by side with GET /me, so
+ * the page's first screen does not wait for one answer and then another), else of `read`, started now. Taken
+ * once: the page opened again, or read again, reads anew.
+ */
+export function early<T>(studio: Studio, key: string, read: () => Promise<T>): Promise<T> {
+  const started = studio.early.get(key) as Promise<T> | undefined;
+  studio.early.delete(key);
+  return started ?? read();
 }
 
 /**

@@ -3,12 +3,11 @@ import type { Context } from '../../context.ts';
 import { createProject, deleteProject, getProject, listProjects, updateProject } from './projects-service.ts';
 import { ifMatchOf, sendVersioned } from '../../http/preconditions.ts';
 import { pageOf } from '../../http/paging.ts';
-import { newestFirst } from '../../lib/sort-keys.ts';
 
 export function projectsHandlers(ctx: Context): OperationHandlers {
   return {
     listProjects: async (req, res) => {
-      res.json(pageOf(ctx, req, res, await listProjects(ctx, req.user, req.query.filter), newestFirst));
+      res.json(await listProjects(ctx, req.user, req.query, (items, keyOf) => pageOf(ctx, req, res, items, keyOf)));
     },
     createProject: async (req, res) => {
       sendVersioned(res, await createProject(ctx, req.user, req.body));

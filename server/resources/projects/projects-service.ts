@@ -4,7 +4,8 @@ import { newId } from '../../lib/ids.ts';
 import { accessProject, type Caller } from '../../auth/access.ts';
 import { notFound } from '../../http/problem.ts';
 import { signDownload } from '../../signing/signed-downloads.ts';
-import type { ProjectFilter, ProjectRecord } from './project-repository.ts';
+import type { ProjectContent, ProjectFilter, ProjectRecord } from './project-repository.ts';
+import { compareKeys, newestFirst, type SortKey } from '../../lib/sort-keys.ts';
 import { projectBlobPrefix } from '../../blobs/keys.ts';
 import { portalUploadDir, removePartialUpload } from '../../blobs/partial-uploads.ts';
 import { requireIfMatch, type IfMatch, type Versioned } from '../../http/preconditions.ts';
@@ -51,10 +52,33 @@ export async function getProject(ctx: Ports, caller: Caller, projectId: string):
   return { body: await projectJson(ctx, project, role), version: representationVersion(project) };
 }
 
-/** Every project the caller may see, or with `filter` only those they own (`mine`) or those shared with them (`shared`). */
-export async function listProjects(ctx: Ports, caller: Caller, filter: ProjectFilter = 'all'): Promise<Schemas['Project'][]> {
-  const projects = await ctx.store.projects.listForUser(caller, filter);
-  return Promise.all(projects.map((project) => projectJson(ctx, project, project.role)));
+/** The orders of listProjects' `sort`. */
+export type ProjectOrder = 'created' | 'modified';
+
+/** Cuts a sorted list to the page a request asks for (http/paging.ts pageOf, bound to the request). */
+export type Pager = <T>(items: T[], keyOf: (item: T) => SortKey) => T[];
+
+/** The last change of the project or of any of its boxes: what a library sorts and shows by. */
+const lastChange = (project: ProjectRecord, content: ProjectContent) => Math.max(project.timeModified, content.boxesModified ?? 0);
+
+/** Most recently changed first, then by id (projects.yaml, listProjects `sort=modified`). */
+const changedFirst = (project: ProjectRecord): SortKey => [-lastChange(project, project.content!), project.id];
+
+/**
+ * Every project the caller may see, or with `filter` only those they own
+ * (`mine`) or those shared with them (`shared`), in the order `sort` names,
+ * cut to the page `page` asks for. The list is one query (each project's
+ * role, content and artwork with it), and only the page's projects are
+ * made into JSON: a first page of 50 signs at most 50 artwork URLs, not
+ * one per project.
+ */
+export async function listProjects(ctx: Ports, caller: Caller, query: { filter?: ProjectFilter; sort?: ProjectOrder }, page: Pager): Promise<Schemas['Project'][]> {
+  const projects = await ctx.store.projects.listForUser(caller, query.filter ?? 'all');
+  const keyOf = query.sort === 'modified' ? changedFirst : newestFirst;
+  // Whole (no limit, no cursor) as paged: in the order asked for. The store reads them newest first.
+  if (query.sort === 'modified') projects.sort((a, b) => compareKeys(keyOf(a), keyOf(b)));
+  const shown = page(projects, keyOf);
+  return Promise.all(shown.map((project) => projectJson(ctx, project, project.role)));
 }
 
 /**
@@ -117,7 +141,14 @@ export async function deleteProject(ctx: Ports & Pick<Context, 'blobs' | 'logger
 }
 
 export async function projectJson(ctx: Ports, project: ProjectRecord, role: Role): Promise<Schemas['Project']> {
-  const artwork = project.artworkId ? await ctx.store.projects.getArtwork(project.artworkId) : undefined;
+  // A listing joined the artwork's content type (artworkContentType); a project read alone reads its artwork here.
+  const artwork = !project.artworkId
+    ? undefined
+    : project.artworkContentType !== undefined
+      ? project.artworkContentType === null
+        ? undefined
+        : { id: project.artworkId, contentType: project.artworkContentType }
+      : await ctx.store.projects.getArtwork(project.artworkId);
   const content = project.content ?? (await ctx.store.projects.content(project.id));
   return {
     id: project.id,
@@ -129,7 +160,6 @@ export async function projectJson(ctx: Ports, project: ProjectRecord, role: Role
     ...(artwork ? { artwork: { ...signDownload(ctx, artwork.id, 'inline'), contentType: artwork.contentType } } : {}),
     size: content.size,
     timeCreated: project.timeCreated,
-    // The last change of the project or of any of its boxes: what a library sorts and shows by.
-    timeModified: Math.max(project.timeModified, content.boxesModified ?? 0),
+    timeModified: lastChange(project, content),
   };
 }

@@ -121,6 +121,46 @@ describe.each(backends)('projects for the studio on %s', (backend) => {
     expect(got).toMatchObject({ size: 3, timeModified: after.timeModified });
   });
 
+  it('lists the most recently changed first with sort=modified, page by page, and each project with its artwork, as the project alone has it', async () => {
+    const me = await t.as(`sorter-${backend}@example.com`);
+    const made: string[] = [];
+    for (const name of ['Old', 'Middle', 'New']) {
+      made.push((await me.api.POST('/projects', { body: { name } })).data!.id);
+      t.server.clock.advance(1000);
+    }
+    // Old changes through a box, then Middle itself: the last change of each, newest first, is Middle, Old, New.
+    await me.api.uploadFile(made[0], { name: 'A.wav', mimeType: 'audio/wav' }, bytes('12'));
+    t.server.clock.advance(1000);
+    await me.api.POST('/projects/{projectid}', { params: { path: { projectid: made[1] } }, body: { name: 'Middle, renamed' } });
+    const names = async (query: { sort?: 'created' | 'modified'; limit?: number }) => (await me.api.GET('/projects', { params: { query } })).data!.map((project) => project.name);
+    expect(await names({})).toEqual(['New', 'Middle, renamed', 'Old']);
+    expect(await names({ sort: 'created' })).toEqual(['New', 'Middle, renamed', 'Old']);
+    expect(await names({ sort: 'modified' })).toEqual(['Middle, renamed', 'Old', 'New']);
+    const listed = (await me.api.GET('/projects', { params: { query: { sort: 'modified' } } })).data!;
+    expect(listed.map((project) => project.timeModified)).toEqual([...listed.map((project) => project.timeModified)].sort((a, b) => b - a));
+
+    // Its pages go on in the same order: the next link keeps sort=modified, and the cursor starts after the last sent.
+    const first = await me.api.GET('/projects', { params: { query: { sort: 'modified', limit: 2 } } });
+    expect(first.data!.map((project) => project.name)).toEqual(['Middle, renamed', 'Old']);
+    const next = new URL(/<([^>]+)>/.exec(first.response.headers.get('link') ?? '')![1]);
+    expect(next.searchParams.get('sort')).toBe('modified');
+    const second = await fetch(next, { headers: { Authorization: `Bearer ${me.token}` } });
+    expect(((await second.json()) as Array<{ name: string }>).map((project) => project.name)).toEqual(['New']);
+    expect(second.headers.get('link')).toBeNull();
+    expect((await t.fetch('/projects?sort=newest', { token: me.token })).status).toBe(400);
+
+    // Artwork: the listing (which reads it with the projects, in one query) has what the project alone has, and its URL serves the image.
+    expect((await me.api.uploadArtwork(made[2], { name: 'cover.png', mimeType: 'image/png' }, PNG)).error).toBeUndefined();
+    const withArtwork = (await me.api.GET('/projects')).data!.find((project) => project.id === made[2])!;
+    const alone = (await me.api.GET('/projects/{projectid}', { params: { path: { projectid: made[2] } } })).data!;
+    expect(withArtwork.artwork).toMatchObject({ contentType: 'image/png' });
+    expect(withArtwork.artwork!.url.split('?')[0]).toBe(alone.artwork!.url.split('?')[0]);
+    const image = await fetch(withArtwork.artwork!.url);
+    expect(image.status).toBe(200);
+    expect(Buffer.from(await image.arrayBuffer())).toEqual(PNG);
+    expect((await me.api.GET('/projects')).data!.filter((project) => project.artwork).map((project) => project.id)).toEqual([made[2]]);
+  });
+
   it('answers the storage used against the quota, counted as uploads are refused by it', async () => {
     const me = await t.as(`storage-${backend}@example.com`);
     expect((await me.api.GET('/me/storage')).data).toEqual({ used: 0, quota: QUOTA });

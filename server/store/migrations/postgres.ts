@@ -21,6 +21,7 @@ import { notificationsSchema } from './notifications.ts';
 import { projectUploadsSchema } from './project-uploads.ts';
 import { idempotencySchema } from './idempotency.ts';
 import { oauthSchema } from './oauth.ts';
+import { projectContentSchema } from './project-content.ts';
 
 export const postgresMigrations: Migration[] = [
   { version: 1, name: 'initial schema', sql: initialSchema('BIGINT') },
@@ -45,4 +46,5 @@ export const postgresMigrations: Migration[] = [
   { version: 23, name: 'resumable uploads of project members', sql: projectUploadsSchema('BIGINT') },
   { version: 24, name: 'idempotency keys: the first answer to a request, replayed to its retries', sql: idempotencySchema('BIGINT') },
   { version: 25, name: 'the OAuth authorization server: apps, grants, codes and tokens', sql: oauthSchema('BIGINT') },
+  { version: 27, name: 'the size and last change of projects read from indexes', sql: projectContentSchema() },
 ];

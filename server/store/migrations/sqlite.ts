@@ -21,6 +21,7 @@ import { notificationsSchema } from './notifications.ts';
 import { projectUploadsSchema } from './project-uploads.ts';
 import { idempotencySchema } from './idempotency.ts';
 import { oauthSchema } from './oauth.ts';
+import { projectContentSchema } from './project-content.ts';
 
 export const sqliteMigrations: Migration[] = [
   { version: 1, name: 'initial schema', sql: initialSchema('INTEGER') },
@@ -45,4 +46,5 @@ export const sqliteMigrations: Migration[] = [
   { version: 23, name: 'resumable uploads of project members', sql: projectUploadsSchema('INTEGER') },
   { version: 24, name: 'idempotency keys: the first answer to a request, replayed to its retries', sql: idempotencySchema('INTEGER') },
   { version: 25, name: 'the OAuth authorization server: apps, grants, codes and tokens', sql: oauthSchema('INTEGER') },
+  { version: 27, name: 'the size and last change of projects read from indexes', sql: projectContentSchema() },
 ];

@@ -12,7 +12,7 @@
  * makes it ready to play from t seconds; the user's click starts it.
  */
 import { useEffect, useMemo, useRef, useState } from 'preact/hooks';
-import { answer, type Answer, type Box, type FileBox, type Project } from '../api.ts';
+import { answer, type Answer, type Box, type FileBox, early, type Project, type Studio } from '../api.ts';
 import { useSession } from '../session.ts';
 import { ShareDialog, type ShareTarget } from '../share/share-dialog.tsx';
 import { Dialog, FormError, formatBytes } from '../ui.tsx';
@@ -38,13 +38,14 @@ import {
   visibleRows,
 } from './tree.ts';
 import { UploadList } from './upload-list.tsx';
+import { type WindowHandle, WindowedList } from '../windowed-list.tsx';
 import { UploadQueue } from './uploads.ts';
 import './project.css';
 
 /** How often the page reads again the files still being analysed. */
 const POLL_MS = 1500;
-/** Rows drawn at first, and added each time the end of the list scrolls into view: a project of 10,000 boxes opens at once. */
-const ROWS_PER_PAGE = 150;
+/** A row's height before one is measured (the tree measures its rows once drawn, windowed-list.tsx). */
+const ROW_ESTIMATE_PX = 56;
 /** Above this many files in analysis, the page reads the whole list again instead of each file. */
 const POLL_ONE_BY_ONE = 25;
 
@@ -58,6 +59,20 @@ type Dialogs =
 
 
 const ok = <T,>(data: T): Answer<T> => ({ ok: true, data });
+
+/**
+ * The page's reads: the project, its boxes, and its folders (hidden ones too). Each answers the one the studio
+ * started as it booted on this page (main.tsx, api.ts `early`), the first time; a new read after that.
+ */
+export function projectReads(studio: Studio, projectid: string) {
+  const path = { projectid };
+  const read = <T,>(key: string, start: () => Promise<T>) => ({ key: `${key} ${projectid}`, start, read: () => early(studio, `${key} ${projectid}`, start) });
+  return {
+    project: read('project', () => answer(studio.client.GET('/projects/{projectid}', { params: { path } }))),
+    all: read('all', () => answer(studio.client.GET('/projects/{projectid}/all', { params: { path } }))),
+    folders: read('folders', () => answer(studio.client.GET('/projects/{projectid}/folders', { params: { path } }))),
+  };
+}
 const stem = (name: string) => name.replace(/\.[^.\s]{1,8}$/, '') || name;
 
 export function ProjectPage({ projectid }: { projectid: string }) {
@@ -87,23 +102,20 @@ export function ProjectPage({ projectid }: { projectid: string }) {
   const dialogRowKey = useRef<string>();
   const [playing, setPlaying] = useState<Playing | null>(null);
   const [highlight, setHighlight] = useState<string>();
-  const [limit, setLimit] = useState(ROWS_PER_PAGE);
   const [dragging, setDragging] = useState(false);
   /** The folder or stack row the files are over while dragged: they land in it (a folder) or as its newest versions (a stack). */
   const [dropInto, setDropInto] = useState<string | null>(null);
   const [uploads, setUploads] = useState<UploadQueue['items']>([]);
   const boxesRef = useRef<Boxes | null>(null);
   boxesRef.current = boxes;
-  const sentinel = useRef<HTMLLIElement>(null);
+  const tree = useRef<WindowHandle>();
   const deepLink = useRef(new URL(window.location.href).searchParams);
   const path = { projectid };
 
   /** Reads every box again: the list, the folders (hidden ones too), and the hidden boxes the tree names. */
   const reload = async () => {
-    const [all, folders] = await Promise.all([
-      answer(studio.client.GET('/projects/{projectid}/all', { params: { path } })),
-      answer(studio.client.GET('/projects/{projectid}/folders', { params: { path } })),
-    ]);
+    const reads = projectReads(studio, projectid);
+    const [all, folders] = await Promise.all([reads.all.read(), reads.folders.read()]);
     if (!all.ok) return setError(all.refusal.detail);
     const list: Box[] = [...all.data];
     const known = new Set(list.map((box) => box.id));
@@ -121,7 +133,7 @@ export function ProjectPage({ projectid }: { projectid: string }) {
   };
 
   const reloadProject = async () => {
-    const read = await answer(studio.client.GET('/projects/{projectid}', { params: { path } }));
+    const read = await projectReads(studio, projectid).project.read();
     if (read.ok) setProject(read.data);
     else setError(read.refusal.detail);
     return read;
@@ -167,12 +179,12 @@ export function ProjectPage({ projectid }: { projectid: string }) {
     };
   }, [queue]);
 
+  // The project and its boxes are read side by side: a project of 10,000 boxes waits for one answer, not two in turn.
   useEffect(() => {
-    void (async () => {
-      const read = await reloadProject();
+    void reloadProject().then((read) => {
       if (read.ok) document.title = `${read.data.name} · Audio Share`;
-      await reload();
-    })();
+    });
+    void reload();
   }, [projectid]);
 
   // Files in analysis are read again until they are done. The uploads count only by the files they stored, so
@@ -219,25 +231,12 @@ export function ProjectPage({ projectid }: { projectid: string }) {
   // The highlighted row (a deep link's) is drawn and scrolled to, once: a poll that redraws the list leaves the scroll alone.
   const scrolledTo = useRef<string>();
   useEffect(() => {
-    if (!highlight || scrolledTo.current === highlight) return;
+    if (!highlight || scrolledTo.current === highlight || !tree.current) return;
     const index = rows.findIndex((row) => row.key === highlight);
-    if (index >= limit) return setLimit(index + ROWS_PER_PAGE);
-    const element = document.getElementById(`row-${highlight}`);
-    if (!element) return;
+    if (index < 0) return;
     scrolledTo.current = highlight;
-    element.scrollIntoView({ block: 'center' });
-  }, [highlight, rows, limit]);
-
-  // More rows as the end of the list comes into view.
-  useEffect(() => {
-    const end = sentinel.current;
-    if (!end) return;
-    const observer = new IntersectionObserver((entries) => {
-      if (entries.some((entry) => entry.isIntersecting)) setLimit((before) => before + ROWS_PER_PAGE);
-    });
-    observer.observe(end);
-    return () => observer.disconnect();
-  }, [rows.length > limit, view]);
+    tree.current.reveal(index);
+  }, [highlight, rows, view]);
 
   // The whole page is a drop zone for files.
   useEffect(() => {
@@ -425,7 +424,6 @@ export function ProjectPage({ projectid }: { projectid: string }) {
   };
 
   const sortBy = project.sortBy ?? { criterion: 'custom' as Criterion, ascending: true };
-  const shownRows = rows.slice(0, limit);
   const canWrite = project.role !== 'viewer';
   const dialogRow = dialog && 'row' in dialog ? dialog.row : undefined;
   const playingRowKey = playing?.file.id;
@@ -531,11 +529,17 @@ export function ProjectPage({ projectid }: { projectid: string }) {
         rows.length === 0 ? (
           <p class="empty">No files yet. Press Upload files, or drop audio anywhere on this page.</p>
         ) : (
-          <ul class="tree" aria-label="Files">
-            {shownRows.map((row) => (
+          <WindowedList
+            items={rows}
+            keyOf={(row) => row.key}
+            estimate={ROW_ESTIMATE_PX}
+            handle={tree}
+            class="tree"
+            aria-label="Files"
+            render={(row, _index, position) => (
               <TreeRow
-                key={row.key}
                 row={row}
+                position={position}
                 name={nameOf(row)}
                 selected={selected.has(row.key)}
                 open={open.has(row.key)}
@@ -549,13 +553,8 @@ export function ProjectPage({ projectid }: { projectid: string }) {
                 onPlay={play}
                 onAction={onAction}
               />
-            ))}
-            {rows.length > limit ? (
-              <li ref={sentinel} class="more meta">
-                {`${rows.length - limit} more…`}
-              </li>
-            ) : null}
-          </ul>
+            )}
+          />
         )
       ) : trash.length === 0 ? (
         <p class="empty">The trash is empty.</p>

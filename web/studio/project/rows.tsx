@@ -10,6 +10,7 @@ import { useEffect, useRef, useState } from 'preact/hooks';
 import type { FileBox } from '../api.ts';
 import { formatBytes, formatDuration } from '../ui.tsx';
 import type { Row } from './tree.ts';
+import type { Position } from '../windowed-list.tsx';
 
 export type Action = 'rename' | 'move' | 'version-name' | 'hide' | 'show' | 'trash' | 'restore' | 'share' | 'up' | 'down';
 
@@ -133,6 +134,8 @@ function Actions({ row, name, exportBase, onAction }: { row: Row; name: string; 
 
 export interface RowProps {
   row: Row;
+  /** Where the row stands in the whole list, when only some rows are drawn. */
+  position: Position;
   name: string;
   selected: boolean;
   open: boolean;
@@ -148,7 +151,7 @@ export interface RowProps {
   onAction: (action: Action, row: Row) => void;
 }
 
-export function TreeRow({ row, name, selected, open, highlighted, dropTarget, playing, apiBase, projectid, onSelect, onToggle, onPlay, onAction }: RowProps) {
+export function TreeRow({ row, position, name, selected, open, highlighted, dropTarget, playing, apiBase, projectid, onSelect, onToggle, onPlay, onAction }: RowProps) {
   const file = row.file;
   const hidden = row.box.object !== 'file' && row.box.hidden;
   const playable = file?.status === 'ready' && !!file.audio;
@@ -160,6 +163,7 @@ export function TreeRow({ row, name, selected, open, highlighted, dropTarget, pl
       style={{ '--depth': String(row.depth) }}
       data-boxid={row.box.id}
       data-fileid={file?.id}
+      {...position}
     >
       <input type="checkbox" class="select" aria-label={`Select ${name}`} checked={selected} onChange={(event) => onSelect(row, event.currentTarget.checked)} />
       {row.kind === 'file' ? (
