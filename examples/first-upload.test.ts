@@ -50,7 +50,8 @@ describe('the README first call (examples/first-upload.ts)', () => {
       expect(response?.status()).toBe(200);
       // The page draws itself from the API once its script has run.
       await page.locator('main[data-state="ready"]').waitFor();
-      await expect(page.getByText('first-mix.wav').first().isVisible()).resolves.toBe(true);
+      // The track is its stack, named after the file without its extension.
+      await expect(page.getByText('first-mix', { exact: true }).first().isVisible()).resolves.toBe(true);
       expect(await page.getByText('No tracks yet').count()).toBe(0);
     } finally {
       await page.close();
