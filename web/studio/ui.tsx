@@ -3,7 +3,8 @@
  * and the formats of sizes, durations and times.
  */
 import type { ComponentChildren } from 'preact';
-import { useEffect, useRef } from 'preact/hooks';
+import { useEffect, useRef, useState } from 'preact/hooks';
+import type { Answer } from './api.ts';
 
 /**
  * A modal dialog on the native <dialog>: showModal() gives the focus trap,
@@ -29,6 +30,44 @@ export function Dialog({ title, open, onClose, children }: { title: string; open
       </div>
       {open ? children : null}
     </dialog>
+  );
+}
+
+/**
+ * Asks before deleting something: its consequences, then Delete (off while it works) and Cancel. A refusal shows in
+ * the dialog; `onClose(true)` once `remove` succeeded, `onClose(false)` on Cancel or Escape.
+ */
+export function ConfirmDelete({
+  title,
+  open,
+  errorId,
+  remove,
+  onClose,
+  children,
+}: { title: string; open: boolean; errorId: string; remove: () => Promise<Answer<unknown>>; onClose: (deleted: boolean) => void; children: ComponentChildren }) {
+  const [error, setError] = useState<string>();
+  const [busy, setBusy] = useState(false);
+  const confirm = async () => {
+    setBusy(true);
+    const done = await remove();
+    setBusy(false);
+    if (!done.ok) return setError(done.refusal.detail);
+    setError(undefined);
+    onClose(true);
+  };
+  return (
+    <Dialog title={title} open={open} onClose={() => onClose(false)}>
+      {children}
+      <FormError id={errorId} message={error} />
+      <div class="actions">
+        <button type="button" class="danger" disabled={busy} onClick={confirm}>
+          Delete
+        </button>
+        <button type="button" class="secondary" onClick={() => onClose(false)}>
+          Cancel
+        </button>
+      </div>
+    </Dialog>
   );
 }
 

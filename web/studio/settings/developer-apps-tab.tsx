@@ -8,7 +8,7 @@
 import { useRef, useState } from 'preact/hooks';
 import { allPages, answer, type Schemas } from '../api.ts';
 import { useSession } from '../session.ts';
-import { Dialog, FormError } from '../ui.tsx';
+import { ConfirmDelete, FormError } from '../ui.tsx';
 import { checkForm, FocusedHeading, formatDate, ListState, useLoaded } from './common.tsx';
 
 type App = Schemas['App'];
@@ -69,32 +69,12 @@ function AppSecret({ app }: { app: App & { secret: string } }) {
 
 function DeleteAppDialog({ app, onClose }: { app: App | null; onClose: (deleted: boolean) => void }) {
   const { studio } = useSession();
-  const [error, setError] = useState<string>();
-  const [busy, setBusy] = useState(false);
-  const remove = async () => {
-    if (!app) return;
-    setBusy(true);
-    const done = await answer(studio.client.DELETE('/apps/{appid}', { params: { path: { appid: app.id } } }));
-    setBusy(false);
-    if (!done.ok) return setError(done.refusal.detail);
-    setError(undefined);
-    onClose(true);
-  };
   return (
-    <Dialog title="Delete app" open={!!app} onClose={() => onClose(false)}>
+    <ConfirmDelete title="Delete app" open={!!app} errorId="delete-app-error" remove={() => answer(studio.client.DELETE('/apps/{appid}', { params: { path: { appid: app!.id } } }))} onClose={onClose}>
       <p>
         Delete <strong>{app?.name}</strong>? Everyone who let it in loses it at once: its access and refresh tokens stop working, and it can no longer ask anyone.
       </p>
-      <FormError id="delete-app-error" message={error} />
-      <div class="actions">
-        <button type="button" class="danger" disabled={busy} onClick={remove}>
-          Delete
-        </button>
-        <button type="button" class="secondary" onClick={() => onClose(false)}>
-          Cancel
-        </button>
-      </div>
-    </Dialog>
+    </ConfirmDelete>
   );
 }
 

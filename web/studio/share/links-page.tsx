@@ -9,7 +9,7 @@ import { useEffect, useState } from 'preact/hooks';
 import { allPages, answer, type Box, type Player, type Project } from '../api.ts';
 import { useSession } from '../session.ts';
 import { Link } from '../router.tsx';
-import { Dialog, FormError, formatTime } from '../ui.tsx';
+import { ConfirmDelete, FormError, formatTime } from '../ui.tsx';
 import { LinkBox, ShareDialog, type ShareTarget } from './share-dialog.tsx';
 import { Insights } from './insights.tsx';
 import { PLATFORMS, QUALITIES } from './share-form.ts';
@@ -67,33 +67,13 @@ async function boxNamesOf(studio: ReturnType<typeof useSession>['studio'], playe
 
 function DeleteDialog({ player, onClose }: { player: Player | null; onClose: (deleted: boolean) => void }) {
   const { studio } = useSession();
-  const [error, setError] = useState<string>();
-  const [busy, setBusy] = useState(false);
-  const remove = async () => {
-    if (!player) return;
-    setBusy(true);
-    const done = await answer(studio.client.DELETE('/players/{playerid}', { params: { path: { playerid: player.id } } }));
-    setBusy(false);
-    if (!done.ok) return setError(done.refusal.detail);
-    setError(undefined);
-    onClose(true);
-  };
   return (
-    <Dialog title="Delete link" open={!!player} onClose={() => onClose(false)}>
+    <ConfirmDelete title="Delete link" open={!!player} errorId="delete-error" remove={() => answer(studio.client.DELETE('/players/{playerid}', { params: { path: { playerid: player!.id } } }))} onClose={onClose}>
       <p>
         Delete <strong>{player?.name}</strong>? Its link stops opening at once, for everyone, and the people it invited lose the access it gave them. The project and its files
         stay.
       </p>
-      <FormError id="delete-error" message={error} />
-      <div class="actions">
-        <button type="button" class="danger" disabled={busy} onClick={remove}>
-          Delete
-        </button>
-        <button type="button" class="secondary" onClick={() => onClose(false)}>
-          Cancel
-        </button>
-      </div>
-    </Dialog>
+    </ConfirmDelete>
   );
 }
 
