@@ -1,0 +1,50 @@
+/**
+ * `node bench/profile-top.ts <file.cpuprofile> [count]`: the top frames of a V8 CPU profile (as `--cpu-prof` writes
+ * them, see BENCH_NODE_ARGS), by self time and by total time, with their share of the samples. bench/README.md
+ * records these before and after each optimisation.
+ */
+import { readFileSync } from 'node:fs';
+import { relative, resolve } from 'node:path';
+
+interface ProfileNode {
+  id: number;
+  callFrame: { functionName: string; url: string; lineNumber: number };
+  children?: number[];
+}
+const [file, countArg] = process.argv.slice(2);
+if (!file) throw new Error('Usage: node bench/profile-top.ts <file.cpuprofile> [count]');
+const count = Number(countArg ?? 25);
+const profile = JSON.parse(readFileSync(file, 'utf8')) as { nodes: ProfileNode[]; samples: number[] };
+const root = resolve(import.meta.dirname, '..');
+const nodes = new Map(profile.nodes.map((node) => [node.id, node]));
+const parent = new Map<number, number>();
+for (const node of profile.nodes) for (const child of node.children ?? []) parent.set(child, node.id);
+const label = (node: ProfileNode) => {
+  const { functionName, url, lineNumber } = node.callFrame;
+  const where = url.startsWith('file://') ? relative(root, url.slice(7)).replace(/^node_modules\//, '') : url;
+  return `${functionName || '(anonymous)'} ${where ? `${where}:${lineNumber + 1}` : ''}`.trim();
+};
+const self = new Map<string, number>();
+const total = new Map<string, number>();
+const idle = new Set(['(idle)', '(program)', '(garbage collector)']);
+let busy = 0;
+for (const sample of profile.samples) {
+  const leaf = nodes.get(sample)!;
+  const leafLabel = label(leaf);
+  self.set(leafLabel, (self.get(leafLabel) ?? 0) + 1);
+  if (!idle.has(leaf.callFrame.functionName)) busy++;
+  // Each function counts once per sample however deep it recurses.
+  const seen = new Set<string>();
+  for (let id: number | undefined = sample; id !== undefined; id = parent.get(id)) {
+    const name = label(nodes.get(id)!);
+    if (!seen.has(name)) total.set(name, (total.get(name) ?? 0) + 1);
+    seen.add(name);
+  }
+}
+const share = (n: number) => `${((100 * n) / profile.samples.length).toFixed(1).padStart(5)} %`;
+const top = (map: Map<string, number>) => [...map].sort((a, b) => b[1] - a[1]).slice(0, count);
+console.log(`${profile.samples.length} samples, ${share(busy)} not idle`);
+console.log('\nby self time');
+for (const [name, n] of top(self)) console.log(`${share(n)}  ${name}`);
+console.log('\nby total time');
+for (const [name, n] of top(total).filter(([name]) => !name.startsWith('(root)'))) console.log(`${share(n)}  ${name}`);
