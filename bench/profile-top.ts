@@ -1,7 +1,8 @@
 /**
- * `node bench/profile-top.ts <file.cpuprofile> [count]`: the top frames of a V8 CPU profile (as `--cpu-prof` writes
- * them, see BENCH_NODE_ARGS), by self time and by total time, with their share of the samples. bench/README.md
- * records these before and after each optimisation.
+ * `node bench/profile-top.ts <file.cpuprofile> [count] [skip-seconds]`: the top frames of a V8 CPU profile (as
+ * `--cpu-prof` writes them, see BENCH_NODE_ARGS), by self time and by total time, with their share of the samples.
+ * `skip-seconds` leaves out the profile's first seconds (the server's start and the bench's seeding), so that what is
+ * left is the steady state under load. bench/README.md records these before and after each optimisation.
  */
 import { readFileSync } from 'node:fs';
 import { relative, resolve } from 'node:path';
@@ -11,10 +12,14 @@ interface ProfileNode {
   callFrame: { functionName: string; url: string; lineNumber: number };
   children?: number[];
 }
-const [file, countArg] = process.argv.slice(2);
-if (!file) throw new Error('Usage: node bench/profile-top.ts <file.cpuprofile> [count]');
+const [file, countArg, skipArg] = process.argv.slice(2);
+if (!file) throw new Error('Usage: node bench/profile-top.ts <file.cpuprofile> [count] [skip-seconds]');
 const count = Number(countArg ?? 25);
-const profile = JSON.parse(readFileSync(file, 'utf8')) as { nodes: ProfileNode[]; samples: number[] };
+const whole = JSON.parse(readFileSync(file, 'utf8')) as { nodes: ProfileNode[]; samples: number[]; timeDeltas: number[] };
+// timeDeltas are in microseconds, each the time since the sample before.
+let elapsed = 0;
+const skipMicroseconds = Number(skipArg ?? 0) * 1e6;
+const profile = { nodes: whole.nodes, samples: whole.samples.filter((_, i) => (elapsed += whole.timeDeltas[i]) >= skipMicroseconds) };
 const root = resolve(import.meta.dirname, '..');
 const nodes = new Map(profile.nodes.map((node) => [node.id, node]));
 const parent = new Map<number, number>();

@@ -30,6 +30,7 @@ import { jsonBody } from './http/json-body.ts';
 import { notFound } from './http/problem.ts';
 import { problemHandler } from './http/errors.ts';
 import { memoiseRouteRegexps } from './http/route-regexp-cache.ts';
+import { indexValidatorRoutes } from './http/validator-route-index.ts';
 import { readinessHandler } from './http/readiness.ts';
 import { mailLinksHandlers } from './resources/mail-links/mail-links-handlers.ts';
 import { dispatchOperations } from './http/operations.ts';
@@ -81,6 +82,7 @@ export interface Lifecycle {
 
 export function createApp(ctx: Context, lifecycle: Lifecycle = { isDraining: () => false }): Express {
   memoiseRouteRegexps();
+  indexValidatorRoutes();
   const app = express();
   app.disable('x-powered-by');
   // JSON answers change with every write; a weak ETag over each body would cost a hash per request for nothing.

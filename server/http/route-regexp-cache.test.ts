@@ -38,10 +38,12 @@ describe('route pattern cache of the validator, on sqlite', () => {
 
   it('serves a repeated request from the cache: every route tried is a hit, none compiled again', async () => {
     const { token } = await t.as('cache@example.com');
-    // The first request may compile the patterns it tries (other tests in this process may have done it already).
-    expect((await t.fetch('/me', { token })).status).toBe(200);
+    // A documented path with a method it does not have: the route index (validator-route-index.ts) leaves it to the
+    // validator's own loop over every route, which answers 405. The first request may compile the patterns it tries
+    // (other tests in this process may have done it already).
+    expect((await t.fetch('/me', { token, method: 'PUT' })).status).toBe(405);
     const before = { ...routeRegexpCacheStats };
-    expect((await t.fetch('/me', { token })).status).toBe(200);
+    expect((await t.fetch('/me', { token, method: 'PUT' })).status).toBe(405);
     expect(routeRegexpCacheStats.misses).toBe(before.misses);
     expect(routeRegexpCacheStats.hits).toBeGreaterThan(before.hits);
   });

@@ -94,7 +94,7 @@ export class TokenRepository {
   async findHolder(secret: string): Promise<TokenHolder | undefined> {
     const [row] = await this.db.query<{
       token_id: string;
-      id: string;
+      id: string | null;
       email: string;
       scopes: string | null;
       disabled: number;
@@ -102,21 +102,27 @@ export class TokenRepository {
       time_last_used: number | null;
       audience: string | null;
     }>(
-      `SELECT tokens.id AS token_id, users.id, users.email, tokens.scopes, users.disabled, tokens.time_expires, tokens.time_last_used, tokens.audience
-       FROM tokens JOIN users ON users.id = tokens.user_id WHERE tokens.token_hash = $1 AND tokens.time_revoked IS NULL`,
+      // Every API request runs this. The account's columns come from scalar subqueries on its primary key, not a JOIN:
+      // in SQLite this is about a fifth of the join's time (10 µs against 50 µs, bench/README.md, issue 23), for the
+      // same row. A token's account always exists (tokens.user_id REFERENCES users ON DELETE CASCADE); the check of `id`
+      // below keeps the join's meaning regardless.
+      `SELECT t.id AS token_id, t.scopes, t.time_expires, t.time_last_used, t.audience,
+         (SELECT users.id FROM users WHERE users.id = t.user_id) AS id,
+         (SELECT users.email FROM users WHERE users.id = t.user_id) AS email,
+         (SELECT users.disabled FROM users WHERE users.id = t.user_id) AS disabled
+       FROM tokens t WHERE t.token_hash = $1 AND t.time_revoked IS NULL`,
       [hashToken(secret)],
     );
-    return (
-      row && {
-        tokenId: row.token_id,
-        user: { id: row.id, email: row.email },
-        scopes: row.scopes === null ? null : JSON.parse(row.scopes),
-        disabled: row.disabled === 1,
-        timeExpires: row.time_expires === null ? null : Number(row.time_expires),
-        timeLastUsed: row.time_last_used === null ? null : Number(row.time_last_used),
-        audience: row.audience,
-      }
-    );
+    if (!row || row.id === null) return undefined;
+    return {
+      tokenId: row.token_id,
+      user: { id: row.id, email: row.email },
+      scopes: row.scopes === null ? null : JSON.parse(row.scopes),
+      disabled: row.disabled === 1,
+      timeExpires: row.time_expires === null ? null : Number(row.time_expires),
+      timeLastUsed: row.time_last_used === null ? null : Number(row.time_last_used),
+      audience: row.audience,
+    };
   }
 
   /** Whether a token with this secret was ever made, revoked or not: a revoked one must stay refused, even in the sandbox. */
