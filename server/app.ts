@@ -114,34 +114,10 @@ export function createApp(ctx: Context, lifecycle: Lifecycle = { isDraining: () 
   const byAddress = rateLimitByAddress(ctx.store.db, ctx.config.addressRateLimit);
   // The MCP server's tool calls, relayed to the API by this process, were counted when they reached /mcp.
   app.use((req, res, next) => (isRelayed(req) ? next() : byAddress(req, res, next)));
-  const docsPage = servedDocsPage(docsPath, ctx.config);
-  app.get(['/docs', '/docs/'], (req, res, next) => {
-    if (!existsSync(docsPath)) return next(notFound('The docs site has not been built. Run npm run generate.'));
-    docsPage(req, res, next);
-  });
-  const changelogPage = servedChangelog(changelogPath, ctx.config);
-  app.get('/docs/changelog', (req, res, next) => {
-    if (!existsSync(changelogPath)) return next(notFound('The changelog has not been built. Run npm run generate.'));
-    changelogPage(req, res, next);
-  });
-  // Browsers ask every origin for /favicon.ico by themselves. Its URL carries no version, so it is kept
-  // for 30 days, not for ever: a changed icon reaches browsers within that.
-  app.get('/favicon.ico', (_req, res) => res.sendFile(faviconPath, { maxAge: '30d' }));
-  app.get('/openapi.json', servedSpec(specPath, ctx.config));
-  // Problem `type` URIs (/problems/<slug>) resolve to the table of problem types in the docs.
-  app.get('/problems/:slug', (_req, res) => res.redirect(302, '/docs#/section/errors'));
-  app.use(playerPageRoutes(ctx));
-  app.use(accountPageRoutes(ctx));
-  app.use(studioPageRoutes(ctx));
-  // Single sign-on's start and callback: navigations of the browser to and from the OpenID provider, not API calls.
-  app.use(oidcRoutes(ctx));
-  // The OAuth authorization server (oidc-provider) for partners' apps, its consent page, and the API's RFC 9728 metadata.
-  app.use(oauthRoutes(ctx));
   // The upload portals' tus endpoints: before the API's token check (a portal's uploader has none) and its validator (PATCH bodies stream unparsed).
   app.use(portalRoutes(ctx));
-  // The MCP server for AI assistants (not an OpenAPI operation: JSON-RPC over Streamable HTTP), and its RFC 9728 metadata.
-  app.use(mcpRoutes(ctx));
-
+  // The API before the pages, docs and OAuth routes: none of them is under /api/v1, and an API request (the most
+  // frequent kind) then passes none of their route patterns (issue 23).
   const api = express.Router();
   api.use(
     authenticate(
@@ -190,6 +166,32 @@ export function createApp(ctx: Context, lifecycle: Lifecycle = { isDraining: () 
   api.use(idempotency({ keys: new IdempotencyKeys(ctx.store.db, ctx.secrets), now: () => ctx.clock.now(), logger: ctx.logger }));
   api.use(dispatchOperations(accountHandlers(ctx), projectsHandlers(ctx), boxesHandlers(ctx), uploadsHandlers(ctx), downloadsHandlers(ctx), playersHandlers(ctx), listeningHandlers(ctx), insightsHandlers(ctx), commentsHandlers(ctx), sandboxHandlers(ctx), webhooksHandlers(ctx), paymentsHandlers(ctx), portalHandlers(), projectUploadsHandlers(), sessionsHandlers(ctx), passkeysHandlers(ctx), mailLinksHandlers(ctx), accountSecurityHandlers(ctx), adminHandlers(ctx), notificationsHandlers(ctx), oauthHandlers(ctx)));
   app.use('/api/v1', api);
+  const docsPage = servedDocsPage(docsPath, ctx.config);
+  app.get(['/docs', '/docs/'], (req, res, next) => {
+    if (!existsSync(docsPath)) return next(notFound('The docs site has not been built. Run npm run generate.'));
+    docsPage(req, res, next);
+  });
+  const changelogPage = servedChangelog(changelogPath, ctx.config);
+  app.get('/docs/changelog', (req, res, next) => {
+    if (!existsSync(changelogPath)) return next(notFound('The changelog has not been built. Run npm run generate.'));
+    changelogPage(req, res, next);
+  });
+  // Browsers ask every origin for /favicon.ico by themselves. Its URL carries no version, so it is kept
+  // for 30 days, not for ever: a changed icon reaches browsers within that.
+  app.get('/favicon.ico', (_req, res) => res.sendFile(faviconPath, { maxAge: '30d' }));
+  app.get('/openapi.json', servedSpec(specPath, ctx.config));
+  // Problem `type` URIs (/problems/<slug>) resolve to the table of problem types in the docs.
+  app.get('/problems/:slug', (_req, res) => res.redirect(302, '/docs#/section/errors'));
+  app.use(playerPageRoutes(ctx));
+  app.use(accountPageRoutes(ctx));
+  app.use(studioPageRoutes(ctx));
+  // Single sign-on's start and callback: navigations of the browser to and from the OpenID provider, not API calls.
+  app.use(oidcRoutes(ctx));
+  // The OAuth authorization server (oidc-provider) for partners' apps, its consent page, and the API's RFC 9728 metadata.
+  app.use(oauthRoutes(ctx));
+  // The MCP server for AI assistants (not an OpenAPI operation: JSON-RPC over Streamable HTTP), and its RFC 9728 metadata.
+  app.use(mcpRoutes(ctx));
+
 
   app.use((req, _res, next) => next(notFound(`There is nothing at ${req.method} ${req.path}. The API is under /api/v1; see /docs.`)));
   app.use(problemHandler());
