@@ -183,6 +183,29 @@ describe('ViewTracksCache', () => {
     expect(cache.size).toBe(0);
   });
 
+  it('makes an entry once for listeners who ask at once, and again when what it was made from without a version changed', async () => {
+    const cache = new ViewTracksCache();
+    let makes = 0;
+    let finish: (entry: TracksEntry) => void = () => {};
+    const make = () => {
+      makes++;
+      return new Promise<TracksEntry>((resolve) => (finish = resolve));
+    };
+    const asking = [1, 2, 3].map(() => cache.obtain('k', 0, 3_600_000, async () => true, make));
+    finish(entry(10));
+    const answers = await Promise.all(asking);
+    expect(makes).toBe(1);
+    expect(new Set(answers).size).toBe(1);
+    expect(await cache.obtain('k', 1, 3_600_000, async () => true, make)).toBe(answers[0]);
+    expect(makes).toBe(1);
+    const remade = cache.obtain('k', 2, 3_600_000, async () => false, make);
+    // obtain asks stillTrue first, then makes: wait for that (microtasks, no time).
+    while (makes < 2) await Promise.resolve();
+    finish(entry(20, 2));
+    expect((await remade).json.byteLength).toBe(20);
+    expect(makes).toBe(2);
+  });
+
   it('keeps within its byte budget, forgetting the least recently used first', () => {
     const cache = new ViewTracksCache(100);
     cache.set('a', entry(40));

@@ -151,26 +151,20 @@ interface TracksShape {
   downloadGrant: PlayerGrant;
 }
 
-/** Views whose tracks are being made, by cache key: listeners who ask meanwhile wait for the same tracks instead of making them again. */
-const making = new Map<string, Promise<TracksEntry>>();
-
 /** The view's tracks as JSON, from the cache when what decides them is unchanged (view-tracks-cache.ts). */
 async function viewTracks(ctx: Ports, shape: TracksShape): Promise<TracksEntry> {
   const { player, project, qualities, download, streamGrant } = shape;
   // Without its project (deleted under it), nothing versions the boxes: made every time.
   if (!project) return makeTracks(ctx, shape, ctx.clock.now());
-  const cache = viewTracksCache(ctx.config);
   // The grant's player is the player's; its kind is fixed per URL kind, so the holder and the purchase are what vary.
   const key = JSON.stringify([player.id, player.version, project.boxVersion, qualities, download, streamGrant.holder, streamGrant.purchaseId ?? null]);
-  const kept = cache.get(key, ctx.clock.now(), ctx.config.downloadUrlTtlMs);
-  if (kept && (await sameUploaderNames(ctx, kept.uploaderNames))) return kept;
-  const pending = making.get(key);
-  if (pending) return pending;
-  const made = makeTracks(ctx, shape, ctx.clock.now()).finally(() => making.delete(key));
-  making.set(key, made);
-  const entry = await made;
-  cache.set(key, entry);
-  return entry;
+  return viewTracksCache(ctx.config).obtain(
+    key,
+    ctx.clock.now(),
+    ctx.config.downloadUrlTtlMs,
+    (entry) => sameUploaderNames(ctx, entry.uploaderNames),
+    () => makeTracks(ctx, shape, ctx.clock.now()),
+  );
 }
 
 async function makeTracks(ctx: Ports, { player, qualities, download, streamGrant, downloadGrant }: TracksShape, now: number): Promise<TracksEntry> {

@@ -57,6 +57,26 @@ export class ViewTracksCache {
     this.budgetBytes = budgetBytes;
   }
 
+  /** Entries being made, by key: listeners who ask meanwhile wait for the same one instead of making it again. */
+  private making = new Map<string, Promise<TracksEntry>>();
+
+  /**
+   * The entry under `key`, when it may still serve a view at `now` and
+   * `stillTrue` says what it was made from without a version holds; else
+   * the one being made for the key, else a new one from `make`, kept.
+   */
+  async obtain(key: string, now: number, urlTtlMs: number, stillTrue: (entry: TracksEntry) => Promise<boolean>, make: () => Promise<TracksEntry>): Promise<TracksEntry> {
+    const kept = this.get(key, now, urlTtlMs);
+    if (kept && (await stillTrue(kept))) return kept;
+    const pending = this.making.get(key);
+    if (pending) return pending;
+    const made = make().finally(() => this.making.delete(key));
+    this.making.set(key, made);
+    const entry = await made;
+    this.set(key, entry);
+    return entry;
+  }
+
   /** The entry under `key` while it may still serve a view at `now`; an older one is dropped. */
   get(key: string, now: number, urlTtlMs: number): TracksEntry | undefined {
     const entry = this.entries.get(key);
