@@ -57,11 +57,12 @@ const isMember = (listener: ListenerAccess) => listener.principal.kind === 'user
 const playsAsAudio = (box: BoxRecord) => box.status === 'pending' || box.status === 'processing' || (box.status === 'ready' && box.audio !== null);
 
 /**
- * A view, as the JSON (UTF-8) it is sent as: what this listener alone gets,
- * around the tracks shared by every listener with the same grant.
+ * A view, as the JSON (UTF-8) it is sent as, in pieces: what this listener
+ * alone gets, around the tracks shared by every listener with the same grant
+ * (sent as they are kept, never copied into one buffer per answer).
  */
 export interface RenderedView {
-  json: Buffer;
+  chunks: Buffer[];
 }
 
 export async function playerView(ctx: Ports, listener: ListenerAccess): Promise<RenderedView> {
@@ -138,7 +139,7 @@ export async function playerView(ctx: Ports, listener: ListenerAccess): Promise<
     ...(defaultQuality ? { defaultQuality } : {}),
   };
   // The head's JSON object, opened again to take the tracks and urlsExpire last, in the schema's order.
-  return { json: Buffer.concat([Buffer.from(`${JSON.stringify(head).slice(0, -1)},"tracks":`), tracks.json, Buffer.from(`,"urlsExpire":${JSON.stringify(urlsExpire)}}`)]) };
+  return { chunks: [Buffer.from(`${JSON.stringify(head).slice(0, -1)},"tracks":`), tracks.json, Buffer.from(`,"urlsExpire":${JSON.stringify(urlsExpire)}}`)] };
 }
 
 /** What decides a view's tracks, besides the boxes: the player, and what the listener may do there under which grant. */
