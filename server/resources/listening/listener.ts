@@ -42,9 +42,16 @@ export interface Listener {
   canModerate: boolean;
   /** The ids of the file boxes (versions) this player shows this listener, under its scope and `stacks` rule. */
   fileIds: ReadonlySet<string>;
-  /** Every box of the player's project, as read to resolve the listener: the view builds on them without reading them again. */
+  /** Every box of the player's project, as read to resolve the listener. */
   projectBoxes: BoxRecord[];
 }
+
+/**
+ * Who the listener is and what they may do, without the player's files: what
+ * the view needs, which reads the files only when its cache of tracks misses
+ * (view-tracks-cache.ts), instead of every box of the project on every view.
+ */
+export type ListenerAccess = Omit<Listener, 'fileIds' | 'projectBoxes'>;
 
 /**
  * Resolves the request into a Listener of the player, or throws the problem
@@ -53,9 +60,14 @@ export interface Listener {
  * `unauthorized` (a bearer token that is not valid).
  */
 export async function resolveListener(ctx: Context, req: Request, playerId: string): Promise<Listener> {
+  return withPlayerFiles(ctx, await resolveListenerAccess(ctx, req, playerId));
+}
+
+/** resolveListener without the player's files (ListenerAccess): the same decision, the same problems. */
+export async function resolveListenerAccess(ctx: Context, req: Request, playerId: string): Promise<ListenerAccess> {
   const player = await ctx.store.players.get(playerId);
   if (!player) throw notFound(`No player ${playerId} exists. Check that the link was copied whole.`);
-  return listenerOf(ctx, player, await bearerCaller(ctx, req), readSession(ctx, req, playerId, ctx.clock.now()));
+  return listenerAccessOf(ctx, player, await bearerCaller(ctx, req), readSession(ctx, req, playerId, ctx.clock.now()));
 }
 
 /**
@@ -66,6 +78,11 @@ export async function resolveListener(ctx: Context, req: Request, playerId: stri
  * refused, the problem of the lock it names.
  */
 export async function listenerOf(ctx: Context, player: PlayerRecord, bearer: Caller | undefined, session: ListenerSession | undefined): Promise<Listener> {
+  return withPlayerFiles(ctx, await listenerAccessOf(ctx, player, bearer, session));
+}
+
+/** listenerOf without the player's files (ListenerAccess). */
+export async function listenerAccessOf(ctx: Context, player: PlayerRecord, bearer: Caller | undefined, session: ListenerSession | undefined): Promise<ListenerAccess> {
   const member = await memberOf(ctx, player, bearer, session);
   const passwordGiven = player.passwordHash !== null && session?.password === passwordTag(player.passwordHash);
   const purchase = member ? undefined : await purchaseFor(ctx, player, session);
@@ -75,9 +92,6 @@ export async function listenerOf(ctx: Context, player: PlayerRecord, bearer: Cal
   const { principal } = entry;
   // A signed-in API user without a role on the project is a listener like anyone with the link, under their own name.
   const userId = member?.userId ?? bearer?.id;
-
-  const boxes = await ctx.store.boxes.listProject(player.projectId);
-  const fileIds = new Set(playerTrackGroups(player, boxes).flatMap((track) => track.versions.map((version) => version.id)));
   return {
     player,
     principal,
@@ -88,9 +102,14 @@ export async function listenerOf(ctx: Context, player: PlayerRecord, bearer: Cal
     ...(principal.kind === 'purchaser' && purchase?.purchaseId ? { purchaseId: purchase.purchaseId } : {}),
     ...displayNameOf(userId ? await ctx.store.users.get(userId) : undefined, session),
     canModerate: member !== undefined && canOnProject({ kind: 'user', role: member.principal.role }, 'project:write'),
-    fileIds,
-    projectBoxes: boxes,
   };
+}
+
+/** The listener with the files the player shows them (every box of its project, read now). */
+async function withPlayerFiles(ctx: Context, access: ListenerAccess): Promise<Listener> {
+  const boxes = await ctx.store.boxes.listProject(access.player.projectId);
+  const fileIds = new Set(playerTrackGroups(access.player, boxes).flatMap((track) => track.versions.map((version) => version.id)));
+  return { ...access, fileIds, projectBoxes: boxes };
 }
 
 /**

@@ -18,10 +18,10 @@ import { verifyPassword } from '../players/player-password.ts';
 import { inviteMatches } from '../players/invite-links.ts';
 import { hasExpired, playerFacts } from './player-facts.ts';
 import { decideEntry } from '../../auth/policy.ts';
-import { listenerOf, listenerSessions, readSession } from './listener.ts';
+import { listenerAccessOf, listenerSessions, readSession } from './listener.ts';
 import { inviteInvalid, passwordIncorrect, playerExpired, playerLocked } from '../../http/listener-problems.ts';
 import { LISTENER_SESSION_TTL_MS, PURCHASE_SESSION_TTL_MS, listenerSessionCookie, newSessionId, passwordTag, renewedSession, type ListenerSession } from './listener-session.ts';
-import { playerView } from './view-service.ts';
+import { playerView, type RenderedView } from './view-service.ts';
 import { claimCheckout } from './fulfilment.ts';
 
 /**
@@ -60,7 +60,7 @@ export async function openPlayerSession(
   res: Response,
   playerId: string,
   body: Schemas['PlayerSessionRequest'],
-): Promise<Schemas['PlayerView']> {
+): Promise<RenderedView> {
   requireSameOrigin(ctx, req, 'Open a session');
   const player = await playerToOpen(ctx, playerId);
   const now = ctx.clock.now();
@@ -93,7 +93,7 @@ export async function openPlayerSession(
   session.expires = now + ttl;
 
   // The view this session gives; a session that still does not open the player answers 401, and is not set.
-  const view = await playerView(ctx, await listenerOf(ctx, player, undefined, session));
+  const view = await playerView(ctx, await listenerAccessOf(ctx, player, undefined, session));
   res.append('Set-Cookie', listenerSessionCookie(ctx.config, player.id, listenerSessions(ctx).issue(player.id, session), ttl));
   return view;
 }

@@ -3,12 +3,20 @@
  * and do there, and nothing more. Every URL in it is signed for this
  * listener's grant on this player (player-grants.ts), so the download
  * endpoint refuses it once the player stops allowing it.
+ *
+ * Its tracks (the bulk of it: 2,400 signed URLs for 200 tracks of 2
+ * versions) are the same for every listener with the same grant, and are
+ * kept, as JSON, by what decides them (view-tracks-cache.ts); the rest is
+ * made for each request.
  */
 import type { Context } from '../../context.ts';
 import type { Schemas } from '../../lib/api-types.ts';
 import type { BoxRecord } from '../boxes/box-repository.ts';
+import type { ProjectRecord } from '../projects/project-repository.ts';
+import type { PlayerRecord } from '../players/player-repository.ts';
 import { downloadSigner, type Disposition, type Variant } from '../../signing/signed-downloads.ts';
-import type { Listener } from './listener.ts';
+import type { ListenerAccess } from './listener.ts';
+import { viewTracksCache, type TracksEntry, type UploaderNames } from './view-tracks-cache.ts';
 import { paywallHolds } from '../../auth/policy.ts';
 import { playerFacts } from './player-facts.ts';
 import { playerTrackGroups } from './player-tracks.ts';
@@ -38,7 +46,7 @@ export function targetLufsOf(options: Pick<Schemas['PlayerOptions'], 'targetLufs
   return options.targetLufs ?? (options.loudnessPlatform ? PLATFORM_TARGET_LUFS[options.loudnessPlatform] : DEFAULT_TARGET_LUFS);
 }
 
-const isMember = (listener: Listener) => listener.principal.kind === 'user' || listener.principal.kind === 'collaborator';
+const isMember = (listener: ListenerAccess) => listener.principal.kind === 'user' || listener.principal.kind === 'collaborator';
 
 /**
  * Whether the page plays the file as audio: analysed audio, or audio still
@@ -48,10 +56,19 @@ const isMember = (listener: Listener) => listener.principal.kind === 'user' || l
  */
 const playsAsAudio = (box: BoxRecord) => box.status === 'pending' || box.status === 'processing' || (box.status === 'ready' && box.audio !== null);
 
-export async function playerView(ctx: Ports, listener: Listener): Promise<View> {
+/**
+ * A view, as the JSON (UTF-8) it is sent as, in pieces: what this listener
+ * alone gets, around the tracks shared by every listener with the same grant
+ * (sent as they are kept, never copied into one buffer per answer).
+ */
+export interface RenderedView {
+  chunks: Buffer[];
+}
+
+export async function playerView(ctx: Ports, listener: ListenerAccess): Promise<RenderedView> {
   const { player, permissions } = listener;
+  // Read before the boxes are (on a cache miss): its box_version keys the tracks, which are then at least as new as it.
   const project = await ctx.store.projects.get(player.projectId);
-  const groups = playerTrackGroups(player, listener.projectBoxes);
 
   const stream = permissions.has('player:stream');
   const download = permissions.has('player:download');
@@ -72,19 +89,101 @@ export async function playerView(ctx: Ports, listener: Listener): Promise<View> 
     // The purchase rides along only where it is what opened the player: a `customer` paywall.
     ...(paid && player.payment?.recipient === 'customer' && listener.purchaseId ? { purchaseId: listener.purchaseId } : {}),
   });
-  // One instant for the whole view: every URL in it expires at urlsExpire, which is then exactly "when the first signed URL stops working".
+  const tracks = await viewTracks(ctx, { player, project, qualities, download, streamGrant: grantFor('stream'), downloadGrant: grantFor('download') });
+  // Every URL in the view expires at urlsExpire, the tracks' (the artwork's is signed to match), which is then exactly "when the first signed URL stops working".
+  const { urlsExpire } = tracks;
+
+  const options = player.options;
+  const defaultQuality = options.quality && qualities.includes(options.quality) ? options.quality : undefined;
+  const head: Omit<View, 'tracks' | 'urlsExpire'> = {
+    object: 'player-view',
+    id: player.id,
+    name: player.name,
+    ...(project ? { projectName: project.name } : {}),
+    color: player.color,
+    ...(project?.artworkId ? { artwork: { url: downloadSigner(ctx, { disposition: 'inline', expires: urlsExpire })(project.artworkId), expires: urlsExpire } } : {}),
+    serviceCTA: options.serviceCTA,
+    access: {
+      state: heldBack ? 'locked' : 'open',
+      ...(heldBack ? { lock: 'paywall' as const } : {}),
+      stream,
+      download,
+      comment: permissions.has('player:comment'),
+      viewer: {
+        kind: isMember(listener) ? 'member' : (listener.principal.kind as 'listener' | 'password' | 'purchaser'),
+        ...(listener.displayName ? { name: listener.displayName } : {}),
+        ...(isMember(listener) ? { canModerate: listener.canModerate } : {}),
+      },
+    },
+    ...(player.payment
+      ? {
+          paywall: {
+            price: player.payment.price,
+            currency: 'usd' as const,
+            fulfillment: player.payment.fulfillment,
+            recipient: player.payment.recipient,
+            paid,
+            ...(purchase ? { purchase: { id: purchase.id, ...(purchase.receiptUrl ? { receiptUrl: purchase.receiptUrl } : {}), timeCreated: purchase.timeCreated } } : {}),
+          },
+        }
+      : {}),
+    options: {
+      loudnessMatch: options.loudnessMatch,
+      targetLufs: targetLufsOf(options),
+      ...(options.loudnessPlatform ? { loudnessPlatform: options.loudnessPlatform } : {}),
+      metadata: options.metadata,
+      isrc: options.isrc,
+      boxSubtitle: options.boxSubtitle,
+    },
+    qualities,
+    ...(defaultQuality ? { defaultQuality } : {}),
+  };
+  // The head's JSON object, opened again to take the tracks and urlsExpire last, in the schema's order.
+  return { chunks: [Buffer.from(`${JSON.stringify(head).slice(0, -1)},"tracks":`), tracks.json, Buffer.from(`,"urlsExpire":${JSON.stringify(urlsExpire)}}`)] };
+}
+
+/** What decides a view's tracks, besides the boxes: the player, and what the listener may do there under which grant. */
+interface TracksShape {
+  player: PlayerRecord;
+  project: ProjectRecord | undefined;
+  qualities: Quality[];
+  download: boolean;
+  streamGrant: PlayerGrant;
+  downloadGrant: PlayerGrant;
+}
+
+/** The view's tracks as JSON, from the cache when what decides them is unchanged (view-tracks-cache.ts). */
+async function viewTracks(ctx: Ports, shape: TracksShape): Promise<TracksEntry> {
+  const { player, project, qualities, download, streamGrant } = shape;
+  // Without its project (deleted under it), nothing versions the boxes: made every time.
+  if (!project) return makeTracks(ctx, shape, ctx.clock.now());
+  // The grant's player is the player's; its kind is fixed per URL kind, so the holder and the purchase are what vary.
+  const key = JSON.stringify([player.id, player.version, project.boxVersion, qualities, download, streamGrant.holder, streamGrant.purchaseId ?? null]);
+  return viewTracksCache(ctx.config).obtain(
+    key,
+    ctx.clock.now(),
+    ctx.config.downloadUrlTtlMs,
+    (entry) => sameUploaderNames(ctx, entry.uploaderNames),
+    () => makeTracks(ctx, shape, ctx.clock.now()),
+  );
+}
+
+async function makeTracks(ctx: Ports, { player, qualities, download, streamGrant, downloadGrant }: TracksShape, now: number): Promise<TracksEntry> {
+  const boxes = await ctx.store.boxes.listProject(player.projectId);
+  const groups = playerTrackGroups(player, boxes);
+  const stream = qualities.length > 0;
+
+  // One instant for all the tracks: every URL in them expires at urlsExpire.
   // A view of 200 tracks of 2 versions holds 2,400 URLs: each kind is prepared once (downloadSigner), and each URL costs one HMAC.
-  const urlsExpire = ctx.clock.now() + ctx.config.downloadUrlTtlMs;
-  const signedUrls = (grant: PlayerGrant | undefined, disposition: Disposition, variant: Variant | undefined) =>
-    downloadSigner(ctx, { disposition, variant, grant, expires: urlsExpire });
-  const streamGrant = grantFor('stream');
-  const downloadGrant = grantFor('download');
+  const urlsExpire = now + ctx.config.downloadUrlTtlMs;
+  const signedUrls = (grant: PlayerGrant, disposition: Disposition, variant: Variant | undefined) => downloadSigner(ctx, { disposition, variant, grant, expires: urlsExpire });
   const streamUrl = Object.fromEntries(qualities.map((quality) => [quality, signedUrls(streamGrant, 'inline', quality === 'original' ? undefined : quality)])) as Record<Quality, (id: string) => string>;
   const peaksJsonUrl = signedUrls(streamGrant, 'inline', 'peaks-json');
   const peaksDatUrl = signedUrls(streamGrant, 'attachment', 'peaks-dat');
   const downloadUrl = signedUrls(downloadGrant, 'attachment', undefined);
 
   const uploaderNames = await uploaderDisplayNames(ctx, player.options.boxSubtitle === 'artist' ? groups.map((group) => group.versions[0]) : []);
+  const namesById = new Map(uploaderNames.filter((pair): pair is [string, string] => pair[1] !== undefined));
 
   const version = (box: BoxRecord): Schemas['ViewVersion'] => {
     const audio = box.status === 'ready' ? box.audio : null;
@@ -121,57 +220,10 @@ export async function playerView(ctx: Ports, listener: Listener): Promise<View> 
   };
 
   const tracks: Schemas['ViewTrack'][] = groups.map(({ box, versions }) => {
-    const subtitle = subtitleOf(versions[0], player.options.boxSubtitle, uploaderNames);
+    const subtitle = subtitleOf(versions[0], player.options.boxSubtitle, namesById);
     return { id: box.id, name: box.name, ...(subtitle ? { subtitle } : {}), versions: versions.map(version) };
   });
-
-  const options = player.options;
-  const defaultQuality = options.quality && qualities.includes(options.quality) ? options.quality : undefined;
-  return {
-    object: 'player-view',
-    id: player.id,
-    name: player.name,
-    ...(project ? { projectName: project.name } : {}),
-    color: player.color,
-    ...(project?.artworkId ? { artwork: { url: signedUrls(undefined, 'inline', undefined)(project.artworkId), expires: urlsExpire } } : {}),
-    serviceCTA: options.serviceCTA,
-    access: {
-      state: heldBack ? 'locked' : 'open',
-      ...(heldBack ? { lock: 'paywall' as const } : {}),
-      stream,
-      download,
-      comment: permissions.has('player:comment'),
-      viewer: {
-        kind: isMember(listener) ? 'member' : (listener.principal.kind as 'listener' | 'password' | 'purchaser'),
-        ...(listener.displayName ? { name: listener.displayName } : {}),
-        ...(isMember(listener) ? { canModerate: listener.canModerate } : {}),
-      },
-    },
-    ...(player.payment
-      ? {
-          paywall: {
-            price: player.payment.price,
-            currency: 'usd' as const,
-            fulfillment: player.payment.fulfillment,
-            recipient: player.payment.recipient,
-            paid,
-            ...(purchase ? { purchase: { id: purchase.id, ...(purchase.receiptUrl ? { receiptUrl: purchase.receiptUrl } : {}), timeCreated: purchase.timeCreated } } : {}),
-          },
-        }
-      : {}),
-    options: {
-      loudnessMatch: options.loudnessMatch,
-      targetLufs: targetLufsOf(options),
-      ...(options.loudnessPlatform ? { loudnessPlatform: options.loudnessPlatform } : {}),
-      metadata: options.metadata,
-      isrc: options.isrc,
-      boxSubtitle: options.boxSubtitle,
-    },
-    qualities,
-    ...(defaultQuality ? { defaultQuality } : {}),
-    tracks,
-    urlsExpire,
-  };
+  return { json: Buffer.from(JSON.stringify(tracks)), urlsExpire, madeAt: now, uploaderNames };
 }
 
 function pick<T extends object, K extends keyof T>(value: T, keys: K[]): Partial<Pick<T, K>> {
@@ -191,13 +243,24 @@ function subtitleOf(newest: BoxRecord, subtitle: Schemas['PlayerOptions']['boxSu
   return undefined;
 }
 
-/** The display names of the files' uploaders who set one (users.name); an email is never one. */
-async function uploaderDisplayNames(ctx: Ports, boxes: BoxRecord[]): Promise<Map<string, string>> {
-  const names = new Map<string, string>();
+/**
+ * The display names of the files' uploaders (users.name; an email is never
+ * one), for each uploader consulted: undefined for one who set none.
+ */
+async function uploaderDisplayNames(ctx: Ports, boxes: BoxRecord[]): Promise<UploaderNames> {
   const ids = new Set(boxes.filter((box) => !box.audio?.tags.artist && box.uploaderId).map((box) => box.uploaderId!));
-  for (const id of ids) {
-    const name = (await ctx.store.users.get(id))?.name;
-    if (name?.trim()) names.set(id, name);
-  }
+  const names: Array<[string, string | undefined]> = [];
+  for (const id of ids) names.push([id, await displayNameOf(ctx, id)]);
   return names;
+}
+
+async function displayNameOf(ctx: Ports, userId: string): Promise<string | undefined> {
+  const name = (await ctx.store.users.get(userId))?.name;
+  return name?.trim() ? name : undefined;
+}
+
+/** Whether the uploaders' display names a cached view used are still theirs (they have no version to key it by). */
+async function sameUploaderNames(ctx: Ports, names: UploaderNames): Promise<boolean> {
+  for (const [id, name] of names) if ((await displayNameOf(ctx, id)) !== name) return false;
+  return true;
 }
