@@ -83,7 +83,7 @@ describe.each(backends)('the listing of all boxes, kept as bytes, on %s', (backe
       ['a folder hidden', () => change(p.projectId, p.folder.id, (box) => (box.hidden = true))],
       ['a folder shown again', () => change(p.projectId, p.folder.id, (box) => (box.hidden = false))],
       ['a hidden folder renamed', () => change(p.projectId, p.hidden.id, (box) => (box.name = 'Still hidden'))],
-      ['a stack moved out of a folder', () => change(p.projectId, p.trackB.id, (box) => ((box.parentId = null), (box.position = 4)))],
+      ['a stack moved out of a folder', () => change(p.projectId, p.trackB.id, (box) => Object.assign(box, { parentId: null, position: 4 }))],
       ['a stack reordered', () => change(p.projectId, p.v1.id, (box) => (box.position = 2))],
       ['a folder and its contents trashed', async () => t.store.boxes.setTrashed(p.projectId, await t.store.boxes.subtreeIds(p.folder.id), true, Date.now())],
       ['a file analysed', () => t.store.boxes.setProcessing(p.projectId, p.loose.id, { status: 'ready', duration: 12.5, audio: null }, Date.now())],

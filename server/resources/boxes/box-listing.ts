@@ -20,7 +20,7 @@
  */
 import type { Schemas } from '../../lib/api-types.ts';
 import type { BoxRecord, BoxRepository } from './box-repository.ts';
-import { boxJson } from './boxes-service.ts';
+import { boxJson } from './box-json.ts';
 
 /** What the listing keeps of one box at one version: what its parent's list of children shows of it, and its JSON's length. */
 interface ListedBox {
