@@ -117,7 +117,9 @@ const kindOrder = `CASE kind WHEN 'folder' THEN 0 WHEN 'stack' THEN 1 ELSE 2 END
 /**
  * Every write goes through this repository, and each one bumps the
  * project's box_version, which keys the cache of box listings
- * (box-list-cache.ts). A write that forgot to would serve stale listings.
+ * (box-list-cache.ts), and the version of every box whose JSON it changes,
+ * which keys each box's JSON in those listings (box-listing.ts). A write
+ * that forgot either would serve stale listings.
  *
  * Each write runs in a transaction (the caller's, when there is one) and
  * bumps box_version first. So the project's row is the first lock every box
