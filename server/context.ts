@@ -11,7 +11,7 @@ import type { UrlSigner } from './signing/url-signer.ts';
 import type { SecretBox } from './signing/secret-box.ts';
 import type { Logger } from './lib/logger.ts';
 import type { BoxListCache } from './resources/boxes/box-list-cache.ts';
-import type { Schemas } from './lib/api-types.ts';
+import type { ProjectListing } from './resources/boxes/box-listing.ts';
 import type { MediaTools } from './audio/media-tools.ts';
 import type { PaymentProvider } from './payments/payment-provider.ts';
 import type { Mailer } from './mail/mailer.ts';
@@ -26,7 +26,7 @@ export interface Context {
   secrets: SecretBox;
   logger: Logger;
   /** Listings of projects' boxes, by box version. */
-  boxListCache: BoxListCache<Schemas['Box'][]>;
+  boxListCache: BoxListCache<ProjectListing>;
   media: MediaTools;
   /** Where listeners pay for paywalls (Stripe); undefined on a server that takes no payments. */
   payments: PaymentProvider | undefined;

@@ -18,4 +18,19 @@ describe('box list cache', () => {
     expect(await cache.get('b', 1, compute('b1 again'))).toBe('b1 again');
     expect(computed).toBe(5);
   });
+
+  it('hands the listing of an older version to the computation of the new one, and keeps the newest', async () => {
+    const cache = new BoxListCache<string>();
+    const handed: Array<string | undefined> = [];
+    const compute = (value: string) => async (previous: string | undefined) => {
+      handed.push(previous);
+      return value;
+    };
+    await cache.get('a', 1, compute('a1'));
+    await cache.get('a', 3, compute('a3'));
+    expect(handed).toEqual([undefined, 'a1']);
+    // A slower request that read version 2 before version 3 landed answers its own listing but does not replace the newer one.
+    expect(await cache.get('a', 2, compute('a2'))).toBe('a2');
+    expect(await cache.get('a', 3, compute('a3 again'))).toBe('a3');
+  });
 });

@@ -117,7 +117,9 @@ const kindOrder = `CASE kind WHEN 'folder' THEN 0 WHEN 'stack' THEN 1 ELSE 2 END
 /**
  * Every write goes through this repository, and each one bumps the
  * project's box_version, which keys the cache of box listings
- * (box-list-cache.ts). A write that forgot to would serve stale listings.
+ * (box-list-cache.ts), and the version of every box whose JSON it changes,
+ * which keys each box's JSON in those listings (box-listing.ts). A write
+ * that forgot either would serve stale listings.
  *
  * Each write runs in a transaction (the caller's, when there is one) and
  * bumps box_version first. So the project's row is the first lock every box
@@ -209,6 +211,15 @@ export class BoxRepository {
     return rows.map(fromRow);
   }
 
+  /**
+   * The id and version of every box of the project, in the order of
+   * listProject: what List all files reads to find the boxes whose JSON it
+   * holds at their version already (box-listing.ts).
+   */
+  async listVersions(projectId: string): Promise<Array<{ id: string; version: number }>> {
+    return this.db.query<{ id: string; version: number }>(`SELECT id, version FROM boxes WHERE project_id = $1 ORDER BY ${kindOrder}, time_created, id`, [projectId]);
+  }
+
   async children(parentId: string): Promise<BoxRecord[]> {
     return (await this.db.query<BoxRow>('SELECT * FROM boxes WHERE parent_id = $1 ORDER BY position, id', [parentId])).map(fromRow);
   }
@@ -286,11 +297,16 @@ export class BoxRepository {
     });
   }
 
-  /** Deletes a box; its parent's list of children changes, and so does the parent's version. */
+  /**
+   * Deletes a box; its parent's list of children changes, and so does the
+   * parent's version. Children it still had are left at the top level by the
+   * foreign key (ON DELETE SET NULL), which changes their parentid: their
+   * versions change too.
+   */
   async delete(projectId: string, id: string): Promise<void> {
     await this.db.transaction(async (db) => {
       await this.bumpVersion(db, projectId);
-      await db.execute('UPDATE boxes SET version = version + 1 WHERE id IN (SELECT parent_id FROM boxes WHERE id = $1 AND project_id = $2)', [id, projectId]);
+      await db.execute('UPDATE boxes SET version = version + 1 WHERE id IN (SELECT parent_id FROM boxes WHERE id = $1 AND project_id = $2) OR parent_id = $1', [id, projectId]);
       await db.execute('DELETE FROM boxes WHERE id = $1 AND project_id = $2', [id, projectId]);
     });
   }

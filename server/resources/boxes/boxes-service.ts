@@ -12,6 +12,8 @@ import { accessProject, type Caller } from '../../auth/access.ts';
 import { conflict, notFound } from '../../http/problem.ts';
 import { fileBlobKeys } from '../../blobs/keys.ts';
 import type { BoxRecord } from './box-repository.ts';
+import { buildListing, type ProjectListing } from './box-listing.ts';
+import { boxJson } from './box-json.ts';
 import { requireIfMatch, type IfMatch, type Versioned } from '../../http/preconditions.ts';
 
 /** The ports this service uses, and nothing more. */
@@ -19,37 +21,7 @@ type Ports = Pick<Context, 'store' | 'blobs' | 'clock' | 'logger' | 'boxListCach
 
 export const DEFAULT_BOX_COLOR = '#64748b';
 
-export function boxJson(box: BoxRecord, children: BoxRecord[] = []): Schemas['Box'] {
-  const common = { id: box.id, name: box.name, color: box.color, timeCreated: box.timeCreated, trashed: box.trashed };
-  const parent = box.parentId ? { parentid: box.parentId } : {};
-  if (box.kind === 'file') {
-    return {
-      ...common,
-      object: 'file',
-      // The interface on the box object: duration is present "only on audio file boxes".
-      ...(box.duration !== null ? { duration: Math.round(box.duration * 100) / 100 } : {}),
-      ...parent,
-      ...(box.versionName !== null ? { versionName: box.versionName } : {}),
-      status: box.status!,
-      ...(box.status === 'failed' && box.statusReason ? { statusReason: box.statusReason } : {}),
-      size: box.size!,
-      mimeType: box.mimeType!,
-      ...(box.audio ? { audio: box.audio } : {}),
-      // Only files sent through an upload portal carry who sent them: members' uploads are theirs.
-      ...(box.uploaderName ? { uploader: { name: box.uploaderName, ...(box.uploaderEmail ? { email: box.uploaderEmail } : {}) } } : {}),
-    };
-  }
-  return {
-    ...common,
-    object: box.kind,
-    // The interface on the box object: "each entry has the child's id and its label name"; in a stack the label is the version name.
-    children: children.map((child) => ({ id: child.id, name: (box.kind === 'stack' && child.versionName) || child.name })),
-    hidden: box.hidden,
-    // Extension: the folder where an upload portal holds what strangers send, which no player shows.
-    ...(box.held ? { held: true } : {}),
-    ...parent,
-  };
-}
+export { boxJson };
 
 /** The JSON of several boxes of one project, with children filled in from `all`. */
 function boxesJson(boxes: BoxRecord[], all: BoxRecord[]): Schemas['Box'][] {
@@ -95,24 +67,21 @@ async function reread(store: Store, projectId: string, boxId: string): Promise<V
   return { body: await boxWithChildren(store, box), version: box.version };
 }
 
-/**
- * The interface on the files and upload operations: "array of all box objects in the project (files, folders,
- * stacks); hidden boxes excluded". The listing is the same for every caller
- * who may read it, so it is cached by the project's box version.
- */
 /** The order of List all files (box-repository listProject): folders, then stacks, then files; oldest first within each kind. */
 export const listOrder = (box: { object: string; timeCreated: number; id: string }): SortKey => [KIND_RANK[box.object] ?? 3, box.timeCreated, box.id];
 const KIND_RANK: Record<string, number> = { folder: 0, stack: 1, file: 2 };
 
-export async function listAll(ctx: Ports, caller: Caller, projectId: string) {
+/**
+ * The interface on the files and upload operations: "array of all box objects in the project (files, folders,
+ * stacks); hidden boxes excluded". The listing is the same for every caller
+ * who may read it, so it is cached by the project's box version, read with
+ * the access check: once a write has landed, from this process or any other
+ * sharing the database, the next listing is rebuilt, from the previous one
+ * and the boxes the write changed (box-listing.ts).
+ */
+export async function listAll(ctx: Ports, caller: Caller, projectId: string): Promise<ProjectListing> {
   const { project } = await accessProject(ctx, caller, projectId, 'read');
-  return ctx.boxListCache.get(projectId, project.boxVersion, async () => {
-    const all = await ctx.store.boxes.listProject(projectId);
-    return boxesJson(
-      all.filter((box) => !box.hidden),
-      all,
-    );
-  });
+  return ctx.boxListCache.get(projectId, project.boxVersion, (previous) => buildListing(ctx.store.boxes, projectId, previous));
 }
 
 export async function listFolders(ctx: Ports, caller: Caller, projectId: string) {
