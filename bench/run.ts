@@ -49,6 +49,12 @@
  *            without Idempotency-Key, with a new key on every request, and
  *            the same key again and again (every answer a replay), in the
  *            same run against the same server.
+ *   listings paged listings (limit=100) of 1,000, 10,000 and 100,000
+ *            boxes (GET /projects/:id/all) and of 1,000 and 10,000 players
+ *            (GET /players), made through the store's batch paths: p99 of
+ *            the first page and of a page deep inside at 10 connections,
+ *            target the largest within 1.5× of the 1,000; and each whole
+ *            list unpaged, one request timed.
  *   studio   the studio's first load (studio.js and studio.css gzipped,
  *            budget 200 kB); a library of 1,000 projects and a project of
  *            10,000 boxes in Chromium: time to first render (< 1 s) and the
@@ -89,6 +95,8 @@ import { ARGON2_OPTIONS, hashPassword } from '../server/auth/passwords.ts';
 import { oauthAccessToken } from './oauth-token.ts';
 import { LocalDiskBlobStore } from '../server/blobs/local-disk-blob-store.ts';
 import { analysedTake, makeBigProject, makeLibrary } from '../server/testing/studio-data.ts';
+import { makePlayers } from '../server/testing/listings-data.ts';
+import { newId } from '../server/lib/ids.ts';
 
 const root = resolve(import.meta.dirname, '..');
 const seconds = Number(process.env.BENCH_SECONDS ?? 10);
@@ -239,7 +247,7 @@ const say = (line: string) => {
 /** Each part alternates its runs for this many rounds and reports medians. */
 const rounds = Number(process.env.BENCH_ROUNDS ?? 3);
 // The parts to run, named on the command line (`npm run bench -- view bundle`) or in BENCH_PARTS; all by default.
-const ALL_PARTS = ['reads', 'accounts', 'idempotency', 'upload', 's3-upload', 's3-download', 'cluster-reads', 'audio', 'latency', 'view', 'bundle', 'play', 'webhooks', 'studio'];
+const ALL_PARTS = ['reads', 'accounts', 'idempotency', 'upload', 's3-upload', 's3-download', 'cluster-reads', 'audio', 'latency', 'view', 'bundle', 'play', 'webhooks', 'listings', 'studio'];
 const named = process.argv.slice(2).flatMap((arg) => arg.split(',')).filter(Boolean);
 const parts = new Set(named.length > 0 ? named : (process.env.BENCH_PARTS ?? ALL_PARTS.join(',')).split(','));
 const unknownParts = [...parts].filter((part) => !ALL_PARTS.includes(part));
@@ -905,6 +913,106 @@ if (parts.has('webhooks')) {
       `${perSecond.toFixed(0)} deliveries/s, against ${raw.requests.average.toFixed(0)} raw POSTs/s to the same receiver; ${ratio(perSecond, raw.requests.average)}×`,
   );
   await receiver.close();
+}
+
+if (parts.has('listings')) {
+  // The issue's target: "paged listings (limit=100) of 1k, 10k and 100k items: p99 flat: the 100k one within 1.5× of
+  // the 1k one", at the scale "a project of 100,000 boxes and an account with 10,000 players, made through the store's
+  // batch paths, listed with and without paging". One server; projects of 1,000, 10,000 and 100,000 boxes (shaped as
+  // the studio part's, folders and stacks in proportion) in the bench account, and accounts of 1,000 and 10,000
+  // players, each made in one transaction of multi-row INSERTs (server/testing/). For each listing: the first page,
+  // and a page deep inside (the cursor of the sixth page, reached through five Link next URLs), p99 at 10 connections;
+  // and the whole list, unpaged, one request timed.
+  const boxSizes = [1_000, 10_000, 100_000];
+  const playerSizes = [1_000, 10_000];
+  const pageLimit = 100;
+  const nextLinksFollowed = 5;
+  const analysed = await analysedTake();
+  const server = await start('server/main.ts', { VALIDATE_RESPONSES: 'false', PROCESSING: 'external' });
+  /** A token of the account `email`, made if need be by the admin CLI, as benchToken makes the bench account's. */
+  const tokenOf = (email: string) =>
+    new Promise<string>((done, fail) => {
+      const admin = spawn(serverNode, [...serverArgs('server/admin/cli.ts'), 'token', 'create', '--email', email], { cwd: serverRoot, env: { ...process.env, DATA_DIR: server.dataDir, DATABASE_URL: '' } });
+      let out = '';
+      admin.stdout.on('data', (d) => (out += d));
+      admin.on('exit', (code) => (code === 0 ? done(out.trim()) : fail(new Error('admin failed'))));
+    });
+  const listings: Array<{ what: string; size: number; path: string; headers: Record<string, string> }> = [];
+  const benchHeaders = { Authorization: `Bearer ${await tokenOf('bench@example.com')}` };
+  const playerTokens = await Promise.all(playerSizes.map((size) => tokenOf(`listings-${size}@example.com`)));
+  const made = performance.now();
+  const store = await openStore({ dataDir: server.dataDir });
+  const benchUser = (await store.users.findByEmail('bench@example.com'))!;
+  for (const size of boxSizes) {
+    const { projectId } = await makeBigProject(store, benchUser.id, size, analysed, { folders: Math.round(size / 200), stacks: Math.round((size * 3) / 200) });
+    listings.push({ what: 'boxes', size, path: `/projects/${projectId}/all`, headers: benchHeaders });
+  }
+  for (const [index, size] of playerSizes.entries()) {
+    const owner = (await store.users.findByEmail(`listings-${size}@example.com`))!;
+    const projectId = newId('prj');
+    await store.projects.insert({ id: projectId, ownerId: owner.id, name: `${size} players`, color: '#3b82f6', sortBy: null, artworkId: null, timeCreated: Date.now(), timeModified: Date.now() });
+    await makePlayers(store, owner.id, projectId, size);
+    listings.push({ what: 'players', size, path: '/players', headers: { Authorization: `Bearer ${playerTokens[index]}` } });
+  }
+  await store.close();
+  // The inserts above held this process's event loop for seconds (better-sqlite3 is synchronous), long enough for the
+  // server to close the idle keep-alive connection of the health checks; one turn of the loop lets fetch see it closed
+  // instead of sending the next request down it ("other side closed").
+  await new Promise((turned) => setImmediate(turned));
+  say(`listings data: projects of ${boxSizes.map((size) => size.toLocaleString('en')).join(', ')} boxes and accounts of ${playerSizes.map((size) => size.toLocaleString('en')).join(', ')} players, made through the store's batch paths in ${((performance.now() - made) / 1000).toFixed(1)} s`);
+
+  const api = `${server.url}/api/v1`;
+  const nextOf = (response: Response) => /<([^>]+)>;\s*rel="next"/.exec(response.headers.get('link') ?? '')?.[1];
+  const targets = [];
+  for (const listing of listings) {
+    const first = `${api}${listing.path}?limit=${pageLimit}`;
+    let deep = first;
+    for (let followed = 0; followed < nextLinksFollowed; followed++) {
+      const response = await fetch(deep, { headers: listing.headers });
+      await response.arrayBuffer();
+      const next = nextOf(response);
+      if (response.status !== 200 || !next) throw new Error(`${deep} answered ${response.status} with no next link`);
+      deep = next;
+    }
+    const started = performance.now();
+    const whole = await fetch(`${api}${listing.path}`, { headers: listing.headers });
+    const items = ((await whole.json()) as unknown[]).length;
+    const unpagedMs = performance.now() - started;
+    if (whole.status !== 200) throw new Error(`${listing.path} answered ${whole.status}`);
+    targets.push({ ...listing, first, deep, unpagedMs, items });
+  }
+  const samples = targets.map(() => ({ first: [] as number[], deep: [] as number[], rps: [] as number[] }));
+  for (let round = 0; round < rounds; round++) {
+    for (const [index, target] of targets.entries()) {
+      const first = await load(target.first, target.headers, 10);
+      const deep = await load(target.deep, target.headers, 10);
+      samples[index].first.push(first.p99);
+      samples[index].deep.push(deep.p99);
+      samples[index].rps.push(first.rps);
+    }
+  }
+  await server.stop();
+  const medianOf = (values: number[]) => [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)];
+  const p99 = targets.map((_, index) => ({ first: medianOf(samples[index].first), deep: medianOf(samples[index].deep), rps: medianOf(samples[index].rps) }));
+  for (const [index, target] of targets.entries()) {
+    const listed = target.what === 'boxes' ? `GET /projects/:id/all, ${target.size.toLocaleString('en')} boxes` : `GET /players, ${target.size.toLocaleString('en')} players`;
+    say(
+      `${listed} (${target.items.toLocaleString('en')} listed): limit=${pageLimit} first page p99 ${p99[index].first} ms (${p99[index].rps.toFixed(0)} req/s), ` +
+        `page ${nextLinksFollowed + 1} p99 ${p99[index].deep} ms, at 10 connections; unpaged, one request ${target.unpagedMs.toFixed(1)} ms`,
+    );
+  }
+  // Flat: the largest listing of each kind against its 1,000, for the first page and the deep one.
+  for (const what of ['boxes', 'players']) {
+    const ofKind = targets.map((target, index) => ({ target, p99: p99[index] })).filter(({ target }) => target.what === what);
+    const smallest = ofKind[0];
+    const largest = ofKind[ofKind.length - 1];
+    for (const page of ['first', 'deep'] as const) {
+      const flatness = largest.p99[page] / smallest.p99[page];
+      const measure = `${what} listing, ${page === 'first' ? 'first page' : `page ${nextLinksFollowed + 1}`} p99, ${largest.target.size.toLocaleString('en')} against ${smallest.target.size.toLocaleString('en')}`;
+      say(`${measure}: ${flatness.toFixed(2)}× (${largest.p99[page]} ms against ${smallest.p99[page]} ms) (target ≤ 1.5×: ${flatness <= 1.5 ? 'met' : 'MISSED'})`);
+      if (flatness > 1.5) failures.push(`${measure}: ${flatness.toFixed(2)}×, target ≤ 1.5×`);
+    }
+  }
 }
 
 if (parts.has('studio')) {
