@@ -1,4 +1,4 @@
-import type { Db, SqlValue } from '../../store/db.ts';
+import { byCodeUnit, type Db, type SqlValue } from '../../store/db.ts';
 import type { Schemas } from '../../lib/api-types.ts';
 import { forUpdate } from '../projects/project-repository.ts';
 
@@ -118,6 +118,16 @@ const toRow = (box: BoxRecord): SqlValue[] => [
  * and PostgreSQL's of 65,535.
  */
 const INSERT_BATCH_ROWS = 500;
+
+/** The kinds in the order of List all files, by their rank in its sort key (boxes-service.ts listOrder). */
+const KINDS_IN_LIST_ORDER: BoxKind[] = ['folder', 'stack', 'file'];
+
+/** Where a page of List all files starts: after the box of this sort key (boxes-service.ts listOrder: kind's rank, creation time, id). */
+export interface BoxPageKey {
+  rank: number;
+  timeCreated: number;
+  id: string;
+}
 
 const kindOrder = `CASE kind WHEN 'folder' THEN 0 WHEN 'stack' THEN 1 ELSE 2 END`;
 
@@ -245,6 +255,49 @@ export class BoxRepository {
       [projectId, kind ?? ''],
     );
     return rows.map(fromRow);
+  }
+
+  /**
+   * A page of List all files (the boxes that are not hidden; folders, then
+   * stacks, then files; oldest first within each kind, then by id): at most
+   * `count` boxes after `after`, the sort key of the box before them (from
+   * the start without one). Read kind after kind from boxes_page (migration
+   * 28), each query a range of the index from the key on, so a page costs
+   * the same wherever it starts and however large the project is.
+   */
+  async listVisiblePage(projectId: string, after: BoxPageKey | undefined, count: number): Promise<BoxRecord[]> {
+    const page: BoxRecord[] = [];
+    for (const [rank, kind] of KINDS_IN_LIST_ORDER.entries()) {
+      if (page.length >= count) break;
+      if (after && rank < after.rank) continue;
+      const within = after && rank === after.rank;
+      // The id breaks ties of time_created, compared by code unit as the cursor's keys are (see byCodeUnit).
+      const id = `id${byCodeUnit(this.db)}`;
+      const rows = await this.db.query<BoxRow>(
+        `SELECT * FROM boxes WHERE project_id = $1 AND hidden = 0 AND kind = $2${within ? ` AND time_created >= $4 AND (time_created > $4 OR ${id} > $5)` : ''}
+         ORDER BY time_created, ${id} LIMIT $3`,
+        within ? [projectId, kind, count - page.length, after.timeCreated, after.id] : [projectId, kind, count - page.length],
+      );
+      for (const row of rows) page.push(fromRow(row));
+    }
+    return page;
+  }
+
+  /** What the JSON of the folders and stacks `parentIds` of the project shows of their children: each one's id, name, version name and position. */
+  async childLabels(projectId: string, parentIds: string[]): Promise<Array<Pick<BoxRecord, 'id' | 'parentId' | 'name' | 'versionName' | 'position'>>> {
+    if (parentIds.length === 0) return [];
+    // Padded to a power of two (repeating the last id), so that pages of any size share a few prepared statements.
+    const padded = [...parentIds];
+    while (padded.length & (padded.length - 1)) padded.push(parentIds[parentIds.length - 1]);
+    // Found through boxes_parent. The project is checked here, not in the WHERE, where SQLite would take the index on
+    // project_id instead and read every box of the project.
+    const rows = await this.db.query<{ id: string; project_id: string; parent_id: string; name: string; version_name: string | null; position: number }>(
+      `SELECT id, project_id, parent_id, name, version_name, position FROM boxes WHERE parent_id IN (${padded.map((_, i) => `$${i + 1}`).join(', ')})`,
+      padded,
+    );
+    return rows
+      .filter((row) => row.project_id === projectId)
+      .map((row) => ({ id: row.id, parentId: row.parent_id, name: row.name, versionName: row.version_name, position: Number(row.position) }));
   }
 
   async children(parentId: string): Promise<BoxRecord[]> {

@@ -2,11 +2,18 @@ import type { OperationHandlers } from '../../http/operations.ts';
 import type { Context } from '../../context.ts';
 import * as boxes from './boxes-service.ts';
 import { ifMatchOf, sendVersioned } from '../../http/preconditions.ts';
-import { pageOf } from '../../http/paging.ts';
+import { asksForPage, keysetPage, pageAsked, pageOf } from '../../http/paging.ts';
+import { LIST_ORDER_KEY_SHAPE, listAllPage } from './box-pages.ts';
 
 export function boxesHandlers(ctx: Context): OperationHandlers {
   return {
     listAllFiles: async (req, res) => {
+      // A page is read by keyset from the store (box-pages.ts); the whole listing comes from listAll's cache.
+      if (asksForPage(req)) {
+        const { asked, read } = await listAllPage(ctx, req.user, req.params.projectid, () => pageAsked(ctx, req, LIST_ORDER_KEY_SHAPE)!);
+        res.json(keysetPage(ctx, req, res, asked, read, boxes.listOrder));
+        return;
+      }
       res.json(pageOf(ctx, req, res, await boxes.listAll(ctx, req.user, req.params.projectid), boxes.listOrder));
     },
     listFolders: async (req, res) => {

@@ -1,4 +1,4 @@
-import type { Db, SqlValue } from '../../store/db.ts';
+import { byCodeUnit, type Db, type SqlValue } from '../../store/db.ts';
 import type { Schemas } from '../../lib/api-types.ts';
 import { forUpdate } from '../projects/project-repository.ts';
 import { newInviteNonce } from './invite-links.ts';
@@ -174,6 +174,43 @@ export class PlayerRepository {
       `SELECT players.* FROM players JOIN projects ON projects.id = players.project_id
        WHERE projects.owner_id = $1 ORDER BY players.time_created DESC, players.id`,
       [ownerId],
+    );
+    return this.withCollaborators(rows);
+  }
+
+  /**
+   * A page of listOwnedBy: at most `count` of the players, in its order
+   * (newest first, then by id), after `after`, the creation time and id of
+   * the player before them (from the newest without one).
+   *
+   * players.owner_id is the owner of the player's project (migration 12;
+   * createPlayer sets it so, and a project keeps its owner), so an index on
+   * it (players_owner_page, migration 28) serves the order: the page is a
+   * range of the index from `after` on, the same cost at any depth of any
+   * account. The list is still read through the projects, as listOwnedBy
+   * reads it: a player recorded under another owner (as servers before
+   * migration 12 made them) is found through its project by
+   * players_project_owner, in two ranges of it (the owner ids below and
+   * above the owner's; one probe per project of the owner), and merged in.
+   */
+  async listOwnedByPage(ownerId: string, after: { timeCreated: number; id: string } | undefined, count: number): Promise<PlayerRecord[]> {
+    const id = `players.id${byCodeUnit(this.db)}`;
+    const from = after ? ` AND players.time_created <= $3 AND (players.time_created < $3 OR ${id} > $4)` : '';
+    const order = `ORDER BY time_created DESC, id${byCodeUnit(this.db)} LIMIT $2`;
+    const recordedElsewhere = (comparison: '<' | '>') =>
+      `SELECT players.* FROM projects JOIN players ON players.project_id = projects.id
+       WHERE projects.owner_id = $1 AND players.owner_id ${comparison} $1${from}`;
+    const rows = await this.db.query<PlayerRow>(
+      `SELECT * FROM (
+         SELECT * FROM (
+           SELECT players.* FROM players JOIN projects ON projects.id = players.project_id
+           WHERE players.owner_id = $1 AND projects.owner_id = $1${from}
+           ORDER BY players.time_created DESC, ${id} LIMIT $2
+         ) AS recorded_theirs
+         UNION ALL ${recordedElsewhere('<')}
+         UNION ALL ${recordedElsewhere('>')}
+       ) AS listed ${order}`,
+      after ? [ownerId, count, after.timeCreated, after.id] : [ownerId, count],
     );
     return this.withCollaborators(rows);
   }
