@@ -12,7 +12,7 @@ import type { Schemas } from '../../lib/api-types.ts';
 import { accessProject, type Caller } from '../../auth/access.ts';
 import type { PageAsked } from '../../http/paging.ts';
 import { boxJson } from './boxes-service.ts';
-import type { BoxRecord } from './box-repository.ts';
+import type { ChildLabel } from './box-repository.ts';
 
 /** The ports this service uses, and nothing more. */
 type Ports = Pick<Context, 'store'>;
@@ -30,10 +30,9 @@ export async function listAllPage(ctx: Ports, caller: Caller, projectId: string,
   await accessProject(ctx, caller, projectId, 'read');
   const asked = ask();
   const after = asked.after && { rank: asked.after[0] as number, timeCreated: asked.after[1] as number, id: asked.after[2] as string };
-  const boxes = await ctx.store.boxes.listVisiblePage(projectId, after, asked.limit + 1);
-  const parents = boxes.filter((box) => box.kind !== 'file').map((box) => box.id);
-  const children = new Map<string, Array<Pick<BoxRecord, 'id' | 'name' | 'versionName' | 'position'>>>();
-  for (const child of await ctx.store.boxes.childLabels(projectId, parents)) {
+  const { boxes, children: labels } = await ctx.store.boxes.listVisiblePage(projectId, after, asked.limit + 1);
+  const children = new Map<string, ChildLabel[]>();
+  for (const child of labels) {
     const list = children.get(child.parentId!) ?? [];
     list.push(child);
     children.set(child.parentId!, list);

@@ -131,6 +131,26 @@ export interface BoxPageKey {
 
 const kindOrder = `CASE kind WHEN 'folder' THEN 0 WHEN 'stack' THEN 1 ELSE 2 END`;
 
+/** What the JSON of a folder or stack shows of a child (boxes-service.ts boxJson), and where the child is. */
+export type ChildLabel = Pick<BoxRecord, 'id' | 'parentId' | 'name' | 'versionName' | 'position'>;
+
+/** The children of the folders and stacks `parentIds` of the project, as ChildLabels, in no order. */
+async function childLabels(db: Db, projectId: string, parentIds: string[]): Promise<ChildLabel[]> {
+  if (parentIds.length === 0) return [];
+  // Padded to a power of two (repeating the last id), so that pages of any size share a few prepared statements.
+  const padded = [...parentIds];
+  while (padded.length & (padded.length - 1)) padded.push(parentIds[parentIds.length - 1]);
+  // Found through boxes_parent. The project is checked here, not in the WHERE, where SQLite would take an index on
+  // project_id instead and read every box of the project.
+  const rows = await db.query<{ id: string; project_id: string; parent_id: string; name: string; version_name: string | null; position: number }>(
+    `SELECT id, project_id, parent_id, name, version_name, position FROM boxes WHERE parent_id IN (${padded.map((_, i) => `$${i + 1}`).join(', ')})`,
+    padded,
+  );
+  return rows
+    .filter((row) => row.project_id === projectId)
+    .map((row) => ({ id: row.id, parentId: row.parent_id, name: row.name, versionName: row.version_name, position: Number(row.position) }));
+}
+
 /**
  * Every write goes through this repository, and each one bumps the
  * project's box_version, which keys the cache of box listings
@@ -261,43 +281,39 @@ export class BoxRepository {
    * A page of List all files (the boxes that are not hidden; folders, then
    * stacks, then files; oldest first within each kind, then by id): at most
    * `count` boxes after `after`, the sort key of the box before them (from
-   * the start without one). Read kind after kind from boxes_page (migration
-   * 28), each query a range of the index from the key on, so a page costs
-   * the same wherever it starts and however large the project is.
+   * the start without one), with what their JSON shows of the children of
+   * those that are folders or stacks. Read kind after kind from boxes_page
+   * (migration 28), each query a range of the index from the key on, so a
+   * page costs the same wherever it starts and however large the project
+   * is; and the children through boxes_parent.
+   *
+   * The whole listing is one statement, so it shows one state of the
+   * project; this takes several, so they run in one transaction that sees
+   * one state too: on SQLite the connection's (no write lands in between),
+   * on PostgreSQL a REPEATABLE READ one, whose statements all read the
+   * snapshot of its first (a read-only transaction at that level never
+   * fails to serialize). A box moved meanwhile is on the page with its
+   * parent's children as they were with it.
    */
-  async listVisiblePage(projectId: string, after: BoxPageKey | undefined, count: number): Promise<BoxRecord[]> {
-    const page: BoxRecord[] = [];
-    for (const [rank, kind] of KINDS_IN_LIST_ORDER.entries()) {
-      if (page.length >= count) break;
-      if (after && rank < after.rank) continue;
-      const within = after && rank === after.rank;
-      // The id breaks ties of time_created, compared by code unit as the cursor's keys are (see byCodeUnit).
-      const id = `id${byCodeUnit(this.db)}`;
-      const rows = await this.db.query<BoxRow>(
-        `SELECT * FROM boxes WHERE project_id = $1 AND hidden = 0 AND kind = $2${within ? ` AND time_created >= $4 AND (time_created > $4 OR ${id} > $5)` : ''}
-         ORDER BY time_created, ${id} LIMIT $3`,
-        within ? [projectId, kind, count - page.length, after.timeCreated, after.id] : [projectId, kind, count - page.length],
-      );
-      for (const row of rows) page.push(fromRow(row));
-    }
-    return page;
-  }
-
-  /** What the JSON of the folders and stacks `parentIds` of the project shows of their children: each one's id, name, version name and position. */
-  async childLabels(projectId: string, parentIds: string[]): Promise<Array<Pick<BoxRecord, 'id' | 'parentId' | 'name' | 'versionName' | 'position'>>> {
-    if (parentIds.length === 0) return [];
-    // Padded to a power of two (repeating the last id), so that pages of any size share a few prepared statements.
-    const padded = [...parentIds];
-    while (padded.length & (padded.length - 1)) padded.push(parentIds[parentIds.length - 1]);
-    // Found through boxes_parent. The project is checked here, not in the WHERE, where SQLite would take the index on
-    // project_id instead and read every box of the project.
-    const rows = await this.db.query<{ id: string; project_id: string; parent_id: string; name: string; version_name: string | null; position: number }>(
-      `SELECT id, project_id, parent_id, name, version_name, position FROM boxes WHERE parent_id IN (${padded.map((_, i) => `$${i + 1}`).join(', ')})`,
-      padded,
-    );
-    return rows
-      .filter((row) => row.project_id === projectId)
-      .map((row) => ({ id: row.id, parentId: row.parent_id, name: row.name, versionName: row.version_name, position: Number(row.position) }));
+  async listVisiblePage(projectId: string, after: BoxPageKey | undefined, count: number): Promise<{ boxes: BoxRecord[]; children: ChildLabel[] }> {
+    return this.db.transaction(async (db) => {
+      if (db.dialect === 'postgres') await db.execute('SET TRANSACTION ISOLATION LEVEL REPEATABLE READ');
+      const boxes: BoxRecord[] = [];
+      for (const [rank, kind] of KINDS_IN_LIST_ORDER.entries()) {
+        if (boxes.length >= count) break;
+        if (after && rank < after.rank) continue;
+        const within = after && rank === after.rank;
+        // The id breaks ties of time_created, compared by code unit as the cursor's keys are (see byCodeUnit).
+        const id = `id${byCodeUnit(db)}`;
+        const rows = await db.query<BoxRow>(
+          `SELECT * FROM boxes WHERE project_id = $1 AND hidden = 0 AND kind = $2${within ? ` AND time_created >= $4 AND (time_created > $4 OR ${id} > $5)` : ''}
+           ORDER BY time_created, ${id} LIMIT $3`,
+          within ? [projectId, kind, count - boxes.length, after.timeCreated, after.id] : [projectId, kind, count - boxes.length],
+        );
+        for (const row of rows) boxes.push(fromRow(row));
+      }
+      return { boxes, children: await childLabels(db, projectId, boxes.filter((box) => box.kind !== 'file').map((box) => box.id)) };
+    });
   }
 
   async children(parentId: string): Promise<BoxRecord[]> {
