@@ -918,15 +918,17 @@ if (parts.has('webhooks')) {
 if (parts.has('listings')) {
   // The issue's target: "paged listings (limit=100) of 1k, 10k and 100k items: p99 flat: the 100k one within 1.5× of
   // the 1k one", at the scale "a project of 100,000 boxes and an account with 10,000 players, made through the store's
-  // batch paths, listed with and without paging". One server; projects of 1,000, 10,000 and 100,000 boxes (shaped as
-  // the studio part's, folders and stacks in proportion) in the bench account, and accounts of 1,000 and 10,000
-  // players, each made in one transaction of multi-row INSERTs (server/testing/). For each listing: the first page,
-  // and a page deep inside (the cursor of the sixth page, reached through five Link next URLs), p99 at 10 connections;
-  // and the whole list, unpaged, one request timed.
+  // batch paths, listed with and without paging". One server; projects of 1,000, 10,000 and 100,000 boxes in the bench
+  // account, and accounts of 1,000 and 10,000 players, each made in one transaction of multi-row INSERTs
+  // (server/testing/). Every project begins alike, so that a page holds the same boxes at every size and only the
+  // size differs: 5 folders of 10 tracks, 15 stacks of three versions, then one-version tracks (a stack and its file)
+  // to the size. For each listing: the first page (folders, stacks and their children), and a page deep inside (the
+  // cursor of the fourth page, reached through three Link next URLs: tracks' stacks), p99 at 10 connections; and the
+  // whole list, unpaged, one request timed.
   const boxSizes = [1_000, 10_000, 100_000];
   const playerSizes = [1_000, 10_000];
   const pageLimit = 100;
-  const nextLinksFollowed = 5;
+  const nextLinksFollowed = 3;
   const analysed = await analysedTake();
   const server = await start('server/main.ts', { VALIDATE_RESPONSES: 'false', PROCESSING: 'external' });
   /** A token of the account `email`, made if need be by the admin CLI, as benchToken makes the bench account's. */
@@ -944,7 +946,7 @@ if (parts.has('listings')) {
   const store = await openStore({ dataDir: server.dataDir });
   const benchUser = (await store.users.findByEmail('bench@example.com'))!;
   for (const size of boxSizes) {
-    const { projectId } = await makeBigProject(store, benchUser.id, size, analysed, { folders: Math.round(size / 200), stacks: Math.round((size * 3) / 200) });
+    const { projectId } = await makeBigProject(store, benchUser.id, size, analysed, { folders: 5, stacks: 15 });
     listings.push({ what: 'boxes', size, path: `/projects/${projectId}/all`, headers: benchHeaders });
   }
   for (const [index, size] of playerSizes.entries()) {
@@ -965,6 +967,12 @@ if (parts.has('listings')) {
   const nextOf = (response: Response) => /<([^>]+)>;\s*rel="next"/.exec(response.headers.get('link') ?? '')?.[1];
   const targets = [];
   for (const listing of listings) {
+    // The whole list first, before any page of it was asked for: the listing of boxes is then not in its cache.
+    const started = performance.now();
+    const whole = await fetch(`${api}${listing.path}`, { headers: listing.headers });
+    const items = ((await whole.json()) as unknown[]).length;
+    const unpagedMs = performance.now() - started;
+    if (whole.status !== 200) throw new Error(`${listing.path} answered ${whole.status}`);
     const first = `${api}${listing.path}?limit=${pageLimit}`;
     let deep = first;
     for (let followed = 0; followed < nextLinksFollowed; followed++) {
@@ -974,31 +982,29 @@ if (parts.has('listings')) {
       if (response.status !== 200 || !next) throw new Error(`${deep} answered ${response.status} with no next link`);
       deep = next;
     }
-    const started = performance.now();
-    const whole = await fetch(`${api}${listing.path}`, { headers: listing.headers });
-    const items = ((await whole.json()) as unknown[]).length;
-    const unpagedMs = performance.now() - started;
-    if (whole.status !== 200) throw new Error(`${listing.path} answered ${whole.status}`);
     targets.push({ ...listing, first, deep, unpagedMs, items });
   }
+  // A run in which no request was answered has no latencies: autocannon's p99 is then 0, which would pass for fast.
+  const p99Of = (run: { rps: number; p99: number }) => (run.rps > 0 ? run.p99 : Number.POSITIVE_INFINITY);
   const samples = targets.map(() => ({ first: [] as number[], deep: [] as number[], rps: [] as number[] }));
   for (let round = 0; round < rounds; round++) {
     for (const [index, target] of targets.entries()) {
       const first = await load(target.first, target.headers, 10);
       const deep = await load(target.deep, target.headers, 10);
-      samples[index].first.push(first.p99);
-      samples[index].deep.push(deep.p99);
+      samples[index].first.push(p99Of(first));
+      samples[index].deep.push(p99Of(deep));
       samples[index].rps.push(first.rps);
     }
   }
   await server.stop();
+  const ms = (p99: number) => (Number.isFinite(p99) ? `${p99} ms` : `over ${seconds} s (no answer within the run)`);
   const medianOf = (values: number[]) => [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)];
   const p99 = targets.map((_, index) => ({ first: medianOf(samples[index].first), deep: medianOf(samples[index].deep), rps: medianOf(samples[index].rps) }));
   for (const [index, target] of targets.entries()) {
     const listed = target.what === 'boxes' ? `GET /projects/:id/all, ${target.size.toLocaleString('en')} boxes` : `GET /players, ${target.size.toLocaleString('en')} players`;
     say(
-      `${listed} (${target.items.toLocaleString('en')} listed): limit=${pageLimit} first page p99 ${p99[index].first} ms (${p99[index].rps.toFixed(0)} req/s), ` +
-        `page ${nextLinksFollowed + 1} p99 ${p99[index].deep} ms, at 10 connections; unpaged, one request ${target.unpagedMs.toFixed(1)} ms`,
+      `${listed} (${target.items.toLocaleString('en')} listed): limit=${pageLimit} first page p99 ${ms(p99[index].first)} (${p99[index].rps.toFixed(0)} req/s), ` +
+        `page ${nextLinksFollowed + 1} p99 ${ms(p99[index].deep)}, at 10 connections; unpaged, one request ${target.unpagedMs.toFixed(1)} ms`,
     );
   }
   // Flat: the largest listing of each kind against its 1,000, for the first page and the deep one.
@@ -1009,8 +1015,8 @@ if (parts.has('listings')) {
     for (const page of ['first', 'deep'] as const) {
       const flatness = largest.p99[page] / smallest.p99[page];
       const measure = `${what} listing, ${page === 'first' ? 'first page' : `page ${nextLinksFollowed + 1}`} p99, ${largest.target.size.toLocaleString('en')} against ${smallest.target.size.toLocaleString('en')}`;
-      say(`${measure}: ${flatness.toFixed(2)}× (${largest.p99[page]} ms against ${smallest.p99[page]} ms) (target ≤ 1.5×: ${flatness <= 1.5 ? 'met' : 'MISSED'})`);
-      if (flatness > 1.5) failures.push(`${measure}: ${flatness.toFixed(2)}×, target ≤ 1.5×`);
+      say(`${measure}: ${flatness.toFixed(2)}× (${ms(largest.p99[page])} against ${ms(smallest.p99[page])}) (target ≤ 1.5×: ${flatness <= 1.5 ? 'met' : 'MISSED'})`);
+      if (!(flatness <= 1.5)) failures.push(`${measure}: ${flatness.toFixed(2)}×, target ≤ 1.5×`);
     }
   }
 }
