@@ -12,7 +12,7 @@ import type { Schemas } from '../../lib/api-types.ts';
 import { accessProject, type Caller } from '../../auth/access.ts';
 import type { PageAsked } from '../../http/paging.ts';
 import { boxJson } from './boxes-service.ts';
-import type { ChildLabel } from './box-repository.ts';
+import type { BoxRecord, ChildLabel } from './box-repository.ts';
 
 /** The ports this service uses, and nothing more. */
 type Ports = Pick<Context, 'store'>;
@@ -39,5 +39,6 @@ export async function listAllPage(ctx: Ports, caller: Caller, projectId: string,
   }
   // In their parent's order, as the whole listing puts them (boxes-service.ts boxesJson).
   for (const list of children.values()) list.sort((a, b) => a.position - b.position || (a.id < b.id ? -1 : 1));
-  return { asked, read: boxes.map((box) => boxJson(box, children.get(box.id))) };
+  // boxJson reads only the id, name and version name of each child, which ChildLabel holds.
+  return { asked, read: boxes.map((box) => boxJson(box, (children.get(box.id) ?? []) as BoxRecord[])) };
 }

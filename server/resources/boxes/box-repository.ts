@@ -277,6 +277,25 @@ export class BoxRepository {
     return rows.map(fromRow);
   }
 
+  async children(parentId: string): Promise<BoxRecord[]> {
+    return (await this.db.query<BoxRow>('SELECT * FROM boxes WHERE parent_id = $1 ORDER BY position, id', [parentId])).map(fromRow);
+  }
+
+  /** The children of a folder or stack, or with null the boxes at the top level of the project, in their order. */
+  async childrenIn(projectId: string, parentId: string | null): Promise<BoxRecord[]> {
+    const rows = await this.db.query<BoxRow>('SELECT * FROM boxes WHERE project_id = $1 AND parent_id IS NOT DISTINCT FROM $2 ORDER BY position, id', [projectId, parentId]);
+    return rows.map(fromRow);
+  }
+
+  /** The position after the last child of a parent (or of the project's top level). */
+  async nextPosition(projectId: string, parentId: string | null): Promise<number> {
+    const [row] = await this.db.query<{ next: number }>(
+      'SELECT COALESCE(MAX(position), -1) + 1 AS next FROM boxes WHERE project_id = $1 AND parent_id IS NOT DISTINCT FROM $2',
+      [projectId, parentId],
+    );
+    return Number(row.next);
+  }
+
   /**
    * A page of List all files (the boxes that are not hidden; folders, then
    * stacks, then files; oldest first within each kind, then by id): at most
@@ -314,25 +333,6 @@ export class BoxRepository {
       }
       return { boxes, children: await childLabels(db, projectId, boxes.filter((box) => box.kind !== 'file').map((box) => box.id)) };
     });
-  }
-
-  async children(parentId: string): Promise<BoxRecord[]> {
-    return (await this.db.query<BoxRow>('SELECT * FROM boxes WHERE parent_id = $1 ORDER BY position, id', [parentId])).map(fromRow);
-  }
-
-  /** The children of a folder or stack, or with null the boxes at the top level of the project, in their order. */
-  async childrenIn(projectId: string, parentId: string | null): Promise<BoxRecord[]> {
-    const rows = await this.db.query<BoxRow>('SELECT * FROM boxes WHERE project_id = $1 AND parent_id IS NOT DISTINCT FROM $2 ORDER BY position, id', [projectId, parentId]);
-    return rows.map(fromRow);
-  }
-
-  /** The position after the last child of a parent (or of the project's top level). */
-  async nextPosition(projectId: string, parentId: string | null): Promise<number> {
-    const [row] = await this.db.query<{ next: number }>(
-      'SELECT COALESCE(MAX(position), -1) + 1 AS next FROM boxes WHERE project_id = $1 AND parent_id IS NOT DISTINCT FROM $2',
-      [projectId, parentId],
-    );
-    return Number(row.next);
   }
 
   /**

@@ -19,7 +19,7 @@ type Ports = Pick<Context, 'store' | 'blobs' | 'clock' | 'logger' | 'boxListCach
 
 export const DEFAULT_BOX_COLOR = '#64748b';
 
-export function boxJson(box: BoxRecord, children: Array<Pick<BoxRecord, 'id' | 'name' | 'versionName'>> = []): Schemas['Box'] {
+export function boxJson(box: BoxRecord, children: BoxRecord[] = []): Schemas['Box'] {
   const common = { id: box.id, name: box.name, color: box.color, timeCreated: box.timeCreated, trashed: box.trashed };
   const parent = box.parentId ? { parentid: box.parentId } : {};
   if (box.kind === 'file') {
