@@ -989,25 +989,41 @@ if (parts.has('listings')) {
   }
   // A run in which no request was answered has no latencies: autocannon's p99 is then 0, which would pass for fast.
   const p99Of = (run: { rps: number; p99: number }) => (run.rps > 0 ? run.p99 : Number.POSITIVE_INFINITY);
-  const samples = targets.map(() => ({ first: [] as number[], deep: [] as number[], rps: [] as number[] }));
+  // Beside each p99, the server's CPU time per request, which other load on the machine changes far less than latency.
+  const pid = server.child.pid!;
+  const loadWithCpu = async (url: string, headers: Record<string, string>) => {
+    const cpuBefore = cpuSeconds(pid);
+    const run = await load(url, headers, 10);
+    return { ...run, cpuMs: run.rps > 0 ? ((cpuSeconds(pid) - cpuBefore) * 1000) / (run.rps * seconds) : Number.POSITIVE_INFINITY };
+  };
+  const samples = targets.map(() => ({ first: [] as number[], deep: [] as number[], rps: [] as number[], firstCpu: [] as number[], deepCpu: [] as number[] }));
   for (let round = 0; round < rounds; round++) {
     for (const [index, target] of targets.entries()) {
-      const first = await load(target.first, target.headers, 10);
-      const deep = await load(target.deep, target.headers, 10);
+      const first = await loadWithCpu(target.first, target.headers);
+      const deep = await loadWithCpu(target.deep, target.headers);
       samples[index].first.push(p99Of(first));
       samples[index].deep.push(p99Of(deep));
       samples[index].rps.push(first.rps);
+      samples[index].firstCpu.push(first.cpuMs);
+      samples[index].deepCpu.push(deep.cpuMs);
     }
   }
   await server.stop();
   const ms = (p99: number) => (Number.isFinite(p99) ? `${p99} ms` : `over ${seconds} s (no answer within the run)`);
   const medianOf = (values: number[]) => [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)];
-  const p99 = targets.map((_, index) => ({ first: medianOf(samples[index].first), deep: medianOf(samples[index].deep), rps: medianOf(samples[index].rps) }));
+  const p99 = targets.map((_, index) => ({
+    first: medianOf(samples[index].first),
+    deep: medianOf(samples[index].deep),
+    rps: medianOf(samples[index].rps),
+    firstCpu: medianOf(samples[index].firstCpu),
+    deepCpu: medianOf(samples[index].deepCpu),
+  }));
   for (const [index, target] of targets.entries()) {
     const listed = target.what === 'boxes' ? `GET /projects/:id/all, ${target.size.toLocaleString('en')} boxes` : `GET /players, ${target.size.toLocaleString('en')} players`;
     say(
       `${listed} (${target.items.toLocaleString('en')} listed): limit=${pageLimit} first page p99 ${ms(p99[index].first)} (${p99[index].rps.toFixed(0)} req/s), ` +
-        `page ${nextLinksFollowed + 1} p99 ${ms(p99[index].deep)}, at 10 connections; unpaged, one request ${target.unpagedMs.toFixed(1)} ms`,
+        `page ${nextLinksFollowed + 1} p99 ${ms(p99[index].deep)}, at 10 connections; server CPU a request ${p99[index].firstCpu.toFixed(2)} ms and ${p99[index].deepCpu.toFixed(2)} ms; ` +
+        `unpaged, one request ${target.unpagedMs.toFixed(1)} ms`,
     );
   }
   // Flat: the largest listing of each kind against its 1,000, for the first page and the deep one.
