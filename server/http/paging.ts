@@ -67,14 +67,16 @@ export function encodeCursor(ctx: Ports, list: string, key: SortKey): string {
   return Buffer.concat([iv, sealed, cipher.getAuthTag()]).toString('base64url');
 }
 
+/** The 400 of a cursor this list did not give, naming the `cursor` parameter. */
+const refuseCursor = (why: string) =>
+  badRequest(`The cursor is not one this list gave: ${why}. Use the cursor of the rel="next" link exactly as it came, on the same list, or leave it out to start again.`, [
+    { parameter: 'cursor', detail: why },
+  ]);
+
 export function decodeCursor(ctx: Ports, list: string, cursor: string): SortKey {
-  const refuse = (why: string) =>
-    badRequest(`The cursor is not one this list gave: ${why}. Use the cursor of the rel="next" link exactly as it came, on the same list, or leave it out to start again.`, [
-      { parameter: 'cursor', detail: why },
-    ]);
-  if (!/^[A-Za-z0-9_-]+$/.test(cursor)) throw refuse('it is malformed (not base64url)');
+  if (!/^[A-Za-z0-9_-]+$/.test(cursor)) throw refuseCursor('it is malformed (not base64url)');
   const bytes = Buffer.from(cursor, 'base64url');
-  if (bytes.length <= IV_BYTES + TAG_BYTES) throw refuse('it is malformed (too short)');
+  if (bytes.length <= IV_BYTES + TAG_BYTES) throw refuseCursor('it is malformed (too short)');
   const decipher = createDecipheriv('aes-256-gcm', cursorKey(ctx.config.signingSecret), bytes.subarray(0, IV_BYTES), { authTagLength: TAG_BYTES });
   decipher.setAAD(aadOf(list));
   decipher.setAuthTag(bytes.subarray(bytes.length - TAG_BYTES));
@@ -83,7 +85,7 @@ export function decodeCursor(ctx: Ports, list: string, cursor: string): SortKey 
     json = Buffer.concat([decipher.update(bytes.subarray(IV_BYTES, bytes.length - TAG_BYTES)), decipher.final()]).toString('utf8');
   } catch {
     // final() throws when the tag does not authenticate the ciphertext and the list.
-    throw refuse('it does not authenticate (altered, made up, or from another list)');
+    throw refuseCursor('it does not authenticate (altered, made up, or from another list)');
   }
   let key: unknown;
   try {
@@ -91,34 +93,72 @@ export function decodeCursor(ctx: Ports, list: string, cursor: string): SortKey 
   } catch {
     key = undefined;
   }
-  if (!Array.isArray(key) || !key.every((part) => typeof part === 'string' || typeof part === 'number')) throw refuse('it is malformed');
+  if (!Array.isArray(key) || !key.every((part) => typeof part === 'string' || typeof part === 'number')) throw refuseCursor('it is malformed');
   return key;
+}
+
+/** What a request asks of a list: a page, of at most `limit` items after the sort key `after` (from the start without one). */
+export interface PageAsked {
+  limit: number;
+  after: SortKey | undefined;
+}
+
+/** Whether the request asks for a page: it names `limit` or `cursor`. Without either, the list answers whole, as before paging. */
+export function asksForPage(req: ListRequest): boolean {
+  return req.query.limit !== undefined || typeof req.query.cursor === 'string';
+}
+
+/**
+ * The page the request asks for; undefined when it asks for none. A list
+ * read by keyset in its store passes `shape`, the types of its sort key's
+ * parts, so that a key of another form is refused like any bad cursor
+ * instead of reaching the query. (Only a cursor sealed under this server's
+ * secret for this very list gets here, so that means a server whose list
+ * changed its key between two pages.)
+ */
+export function pageAsked(ctx: Ports, req: ListRequest, shape?: Array<'number' | 'string'>): PageAsked | undefined {
+  if (!asksForPage(req)) return undefined;
+  const cursor = typeof req.query.cursor === 'string' ? req.query.cursor : undefined;
+  // The validator has checked limit against the spec (an integer from 1 to MAX_PAGE_LIMIT).
+  const limit = req.query.limit === undefined ? DEFAULT_PAGE_LIMIT : Number(req.query.limit);
+  const after = cursor === undefined ? undefined : decodeCursor(ctx, listOf(req), cursor);
+  if (after && shape && (after.length !== shape.length || after.some((part, i) => typeof part !== shape[i]))) throw refuseCursor('it is malformed');
+  return { limit, after };
+}
+
+/**
+ * The page of a list read by keyset, where the store did the cutting:
+ * `read` holds, in the list's order, the items after `asked.after`, at most
+ * `asked.limit + 1` of them. The one past the limit is not sent: it only
+ * tells that more follow, and then the Link header is set on `res`, its
+ * cursor the sort key (`keyOf`) of the page's last item.
+ */
+export function keysetPage<T>(ctx: Ports, req: ListRequest, res: Response, asked: PageAsked, read: T[], keyOf: (item: T) => SortKey): T[] {
+  if (read.length <= asked.limit) return read;
+  const page = read.slice(0, asked.limit);
+  const list = listOf(req);
+  const next = new URL(`${apiRoot(ctx.config)}${list}`);
+  for (const [name, value] of Object.entries(req.query)) if (typeof value === 'string' && name !== 'cursor') next.searchParams.set(name, value);
+  next.searchParams.set('limit', String(asked.limit));
+  next.searchParams.set('cursor', encodeCursor(ctx, list, keyOf(page[page.length - 1])));
+  // RFC 8288 section 3: Link = #link-value, where link-value = "<" URI-Reference ">" *( OWS ";" OWS link-param ). Appended: a
+  // deprecated list's answer carries the changelog's links too (http/deprecation.ts).
+  res.append('Link', `<${next.href}>; rel="next"`);
+  return page;
 }
 
 /**
  * The page of `items` the request asks for, in the order of `keyOf`, with
  * the Link header set on `res` when more follow; all of `items`, untouched,
- * when the request asks for no page.
+ * when the request asks for no page. For lists read whole from the store;
+ * a large one reads only its page (pageAsked, its store's keyset read,
+ * keysetPage).
  */
 export function pageOf<T>(ctx: Ports, req: ListRequest, res: Response, items: T[], keyOf: (item: T) => SortKey): T[] {
-  const limitParam = req.query.limit;
-  const cursor = typeof req.query.cursor === 'string' ? req.query.cursor : undefined;
-  if (limitParam === undefined && cursor === undefined) return items;
-  // The validator has checked limit against the spec (an integer from 1 to MAX_PAGE_LIMIT).
-  const limit = limitParam === undefined ? DEFAULT_PAGE_LIMIT : Number(limitParam);
-  const list = listOf(req);
+  const asked = pageAsked(ctx, req);
+  if (!asked) return items;
   const keyed = items.map((item) => ({ item, key: keyOf(item) })).sort((a, b) => compareKeys(a.key, b.key));
-  const after = cursor === undefined ? undefined : decodeCursor(ctx, list, cursor);
-  const start = after === undefined ? 0 : keyed.findIndex(({ key }) => compareKeys(key, after) > 0);
-  const page = start < 0 ? [] : keyed.slice(start, start + limit);
-  if (start >= 0 && start + limit < keyed.length) {
-    const next = new URL(`${apiRoot(ctx.config)}${list}`);
-    for (const [name, value] of Object.entries(req.query)) if (typeof value === 'string' && name !== 'cursor') next.searchParams.set(name, value);
-    next.searchParams.set('limit', String(limit));
-    next.searchParams.set('cursor', encodeCursor(ctx, list, page[page.length - 1].key));
-    // RFC 8288 section 3: Link = #link-value, where link-value = "<" URI-Reference ">" *( OWS ";" OWS link-param ). Appended: a
-    // deprecated list's answer carries the changelog's links too (http/deprecation.ts).
-    res.append('Link', `<${next.href}>; rel="next"`);
-  }
-  return page.map(({ item }) => item);
+  const start = asked.after === undefined ? 0 : keyed.findIndex(({ key }) => compareKeys(key, asked.after!) > 0);
+  const read = start < 0 ? [] : keyed.slice(start, start + asked.limit + 1);
+  return keysetPage(ctx, req, res, asked, read, ({ key }) => key).map(({ item }) => item);
 }

@@ -42,6 +42,16 @@ export interface Db {
 }
 
 /**
+ * The COLLATE clause that compares and orders text by code unit, as the
+ * sort keys of paged lists are (lib/sort-keys.ts compareKeys): none on
+ * SQLite, whose default collation (BINARY) does; "C" on PostgreSQL, whose
+ * database collation may sort by language instead. A query that pages by
+ * keyset puts it after the id it compares and orders by, and its index
+ * does too (migration 28).
+ */
+export const byCodeUnit = (db: Db): string => (db.dialect === 'postgres' ? ' COLLATE "C"' : '');
+
+/**
  * A text value holds U+0000. PostgreSQL cannot store it in text at all
  * ("invalid byte sequence for encoding UTF8: 0x00"), and SQLite would cut
  * some functions short at it, so both backends refuse it before the query

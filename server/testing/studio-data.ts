@@ -120,7 +120,8 @@ export async function makeBigProject(store: Store, ownerId: string, boxes: numbe
   }
   await store.transaction(async (tx) => {
     await tx.projects.insert({ id: projectId, ownerId, name: `${boxes.toLocaleString('en')} boxes`, color: '#3b82f6', sortBy: null, artworkId: null, timeCreated: now, timeModified: now });
-    for (const box of made) await tx.boxes.insert(box);
+    // One batch (multi-row INSERTs): the same rows as inserting the boxes one by one, in a fraction of the time.
+    await tx.boxes.insertMany(made);
   });
   return { projectId, rows: folders + stacks + tracks + (made.length > folders * 21 + stacks * 4 + tracks * 2 ? 1 : 0) };
 }

@@ -1,4 +1,4 @@
-import type { Db, SqlValue } from '../../store/db.ts';
+import { byCodeUnit, type Db, type SqlValue } from '../../store/db.ts';
 import type { Schemas } from '../../lib/api-types.ts';
 import { forUpdate } from '../projects/project-repository.ts';
 
@@ -112,7 +112,44 @@ const toRow = (box: BoxRecord): SqlValue[] => [
   box.uploaderId, box.uploaderName ?? null, box.uploaderEmail ?? null, box.held ? 1 : 0, box.timeCreated, box.timeModified,
 ];
 
+/**
+ * Rows per multi-row INSERT of insertMany: 500 boxes of 23 values each stay
+ * under SQLite's limit of 32,766 parameters (SQLITE_MAX_VARIABLE_NUMBER)
+ * and PostgreSQL's of 65,535.
+ */
+const INSERT_BATCH_ROWS = 500;
+
+/** The kinds in the order of List all files, by their rank in its sort key (boxes-service.ts listOrder). */
+const KINDS_IN_LIST_ORDER: BoxKind[] = ['folder', 'stack', 'file'];
+
+/** Where a page of List all files starts: after the box of this sort key (boxes-service.ts listOrder: kind's rank, creation time, id). */
+export interface BoxPageKey {
+  rank: number;
+  timeCreated: number;
+  id: string;
+}
+
 const kindOrder = `CASE kind WHEN 'folder' THEN 0 WHEN 'stack' THEN 1 ELSE 2 END`;
+
+/** What the JSON of a folder or stack shows of a child (boxes-service.ts boxJson), and where the child is. */
+export type ChildLabel = Pick<BoxRecord, 'id' | 'parentId' | 'name' | 'versionName' | 'position'>;
+
+/** The children of the folders and stacks `parentIds` of the project, as ChildLabels, in no order. */
+async function childLabels(db: Db, projectId: string, parentIds: string[]): Promise<ChildLabel[]> {
+  if (parentIds.length === 0) return [];
+  // Padded to a power of two (repeating the last id), so that pages of any size share a few prepared statements.
+  const padded = [...parentIds];
+  while (padded.length & (padded.length - 1)) padded.push(parentIds[parentIds.length - 1]);
+  // Found through boxes_parent. The project is checked here, not in the WHERE, where SQLite would take an index on
+  // project_id instead and read every box of the project.
+  const rows = await db.query<{ id: string; project_id: string; parent_id: string; name: string; version_name: string | null; position: number }>(
+    `SELECT id, project_id, parent_id, name, version_name, position FROM boxes WHERE parent_id IN (${padded.map((_, i) => `$${i + 1}`).join(', ')})`,
+    padded,
+  );
+  return rows
+    .filter((row) => row.project_id === projectId)
+    .map((row) => ({ id: row.id, parentId: row.parent_id, name: row.name, versionName: row.version_name, position: Number(row.position) }));
+}
 
 /**
  * Every write goes through this repository, and each one bumps the
@@ -160,6 +197,37 @@ export class BoxRepository {
         toRow(box),
       );
       if (box.parentId) await db.execute('UPDATE boxes SET version = version + 1 WHERE id = $1', [box.parentId]);
+    });
+  }
+
+  /**
+   * Inserts many new boxes at once, in one transaction of multi-row
+   * INSERTs: the large projects of the bench and the tests
+   * (server/testing/), which `insert` would make a statement or three per
+   * box. The rows are the ones `insert` would leave, box after box in the
+   * order given (a parent before its children): each box at version 1 plus
+   * one per child inserted after it, a parent already in the project one up
+   * per new child, and the project's box_version bumped (once).
+   */
+  async insertMany(boxes: BoxRecord[]): Promise<void> {
+    if (boxes.length === 0) return;
+    const newChildren = new Map<string, number>();
+    for (const box of boxes) if (box.parentId) newChildren.set(box.parentId, (newChildren.get(box.parentId) ?? 0) + 1);
+    const inBatch = new Set(boxes.map((box) => box.id));
+    const batchColumns = [...columns, 'version'];
+    await this.db.transaction(async (db) => {
+      for (const projectId of new Set(boxes.map((box) => box.projectId))) await this.bumpVersion(db, projectId);
+      for (let start = 0; start < boxes.length; start += INSERT_BATCH_ROWS) {
+        const chunk = boxes.slice(start, start + INSERT_BATCH_ROWS);
+        const values = chunk.map((_, row) => `(${batchColumns.map((_, column) => `$${row * batchColumns.length + column + 1}`).join(', ')})`);
+        await db.execute(
+          `INSERT INTO boxes (${batchColumns.join(', ')}) VALUES ${values.join(', ')}`,
+          chunk.flatMap((box) => [...toRow(box), 1 + (newChildren.get(box.id) ?? 0)]),
+        );
+      }
+      for (const [parentId, count] of newChildren) {
+        if (!inBatch.has(parentId)) await db.execute('UPDATE boxes SET version = version + $2 WHERE id = $1', [parentId, count]);
+      }
     });
   }
 
@@ -237,6 +305,45 @@ export class BoxRepository {
       [projectId, parentId],
     );
     return Number(row.next);
+  }
+
+  /**
+   * A page of List all files (the boxes that are not hidden; folders, then
+   * stacks, then files; oldest first within each kind, then by id): at most
+   * `count` boxes after `after`, the sort key of the box before them (from
+   * the start without one), with what their JSON shows of the children of
+   * those that are folders or stacks. Read kind after kind from boxes_page
+   * (migration 28), each query a range of the index from the key on, so a
+   * page costs the same wherever it starts and however large the project
+   * is; and the children through boxes_parent.
+   *
+   * The whole listing is one statement, so it shows one state of the
+   * project; this takes several, so they run in one transaction that sees
+   * one state too: on SQLite the connection's (no write lands in between),
+   * on PostgreSQL a REPEATABLE READ one, whose statements all read the
+   * snapshot of its first (a read-only transaction at that level never
+   * fails to serialize). A box moved meanwhile is on the page with its
+   * parent's children as they were with it.
+   */
+  async listVisiblePage(projectId: string, after: BoxPageKey | undefined, count: number): Promise<{ boxes: BoxRecord[]; children: ChildLabel[] }> {
+    return this.db.transaction(async (db) => {
+      if (db.dialect === 'postgres') await db.execute('SET TRANSACTION ISOLATION LEVEL REPEATABLE READ');
+      const boxes: BoxRecord[] = [];
+      for (const [rank, kind] of KINDS_IN_LIST_ORDER.entries()) {
+        if (boxes.length >= count) break;
+        if (after && rank < after.rank) continue;
+        const within = after && rank === after.rank;
+        // The id breaks ties of time_created, compared by code unit as the cursor's keys are (see byCodeUnit).
+        const id = `id${byCodeUnit(db)}`;
+        const rows = await db.query<BoxRow>(
+          `SELECT * FROM boxes WHERE project_id = $1 AND hidden = 0 AND kind = $2${within ? ` AND time_created >= $4 AND (time_created > $4 OR ${id} > $5)` : ''}
+           ORDER BY time_created, ${id} LIMIT $3`,
+          within ? [projectId, kind, count - boxes.length, after.timeCreated, after.id] : [projectId, kind, count - boxes.length],
+        );
+        for (const row of rows) boxes.push(fromRow(row));
+      }
+      return { boxes, children: await childLabels(db, projectId, boxes.filter((box) => box.kind !== 'file').map((box) => box.id)) };
+    });
   }
 
   /**

@@ -1,4 +1,4 @@
-import type { Db } from '../../store/db.ts';
+import { byCodeUnit, type Db, type SqlValue } from '../../store/db.ts';
 import type { Schemas } from '../../lib/api-types.ts';
 import { forUpdate } from '../projects/project-repository.ts';
 import { newInviteNonce } from './invite-links.ts';
@@ -66,6 +66,19 @@ type PlayerRow = {
   time_modified: number;
 };
 
+/** Rows per multi-row INSERT: 500 rows of at most 16 values stay far under SQLite's 32,766 parameters and PostgreSQL's 65,535. */
+const INSERT_BATCH_ROWS = 500;
+
+/** Inserts `rows` into `into` (a table and its columns), INSERT_BATCH_ROWS rows a statement. */
+async function insertRows(db: Db, into: string, rows: SqlValue[][]): Promise<void> {
+  for (let start = 0; start < rows.length; start += INSERT_BATCH_ROWS) {
+    const chunk = rows.slice(start, start + INSERT_BATCH_ROWS);
+    let parameter = 0;
+    const values = chunk.map((row) => `(${row.map(() => `$${++parameter}`).join(', ')})`);
+    await db.execute(`INSERT INTO ${into} VALUES ${values.join(', ')}`, chunk.flat());
+  }
+}
+
 const json = <T>(text: string | null): T | null => (text === null ? null : (JSON.parse(text) as T));
 
 export class PlayerRepository {
@@ -94,6 +107,27 @@ export class PlayerRepository {
           [player.id, collaborator.email, collaborator.role, position, newInviteNonce(), player.timeCreated],
         );
       }
+    });
+  }
+
+  /**
+   * Inserts many new players at once, in one transaction of multi-row
+   * INSERTs: the large accounts of the bench and the tests (server/testing/),
+   * which `insert` would make a statement per player and per collaborator.
+   * The rows are the ones `insert` would leave for each.
+   */
+  async insertMany(players: NewPlayer[]): Promise<void> {
+    const playerRows = players.map((player) => [
+      player.id, player.projectId, player.ownerId, player.createdBy ?? player.ownerId, player.name, player.color, player.public ? 1 : 0, player.folderId,
+      player.boxIds && JSON.stringify(player.boxIds), JSON.stringify(player.options), player.upload && JSON.stringify(player.upload),
+      player.payment && JSON.stringify(player.payment), player.passwordHash ?? null, player.expires ?? null, player.timeCreated, player.timeModified,
+    ]);
+    const collaboratorRows = players.flatMap((player) =>
+      player.collaborators.map((collaborator, position) => [player.id, collaborator.email, collaborator.role, position, newInviteNonce(), player.timeCreated]),
+    );
+    await this.db.transaction(async (tx) => {
+      await insertRows(tx, 'players (id, project_id, owner_id, created_by, name, color, public, folder_id, box_ids, options, upload, payment, password_hash, expires, time_created, time_modified)', playerRows);
+      await insertRows(tx, 'player_collaborators (player_id, email, role, position, invite_nonce, time_invited)', collaboratorRows);
     });
   }
 
@@ -140,6 +174,43 @@ export class PlayerRepository {
       `SELECT players.* FROM players JOIN projects ON projects.id = players.project_id
        WHERE projects.owner_id = $1 ORDER BY players.time_created DESC, players.id`,
       [ownerId],
+    );
+    return this.withCollaborators(rows);
+  }
+
+  /**
+   * A page of listOwnedBy: at most `count` of the players, in its order
+   * (newest first, then by id), after `after`, the creation time and id of
+   * the player before them (from the newest without one).
+   *
+   * players.owner_id is the owner of the player's project (migration 12;
+   * createPlayer sets it so, and a project keeps its owner), so an index on
+   * it (players_owner_page, migration 28) serves the order: the page is a
+   * range of the index from `after` on, the same cost at any depth of any
+   * account. The list is still read through the projects, as listOwnedBy
+   * reads it: a player recorded under another owner (as servers before
+   * migration 12 made them) is found through its project by
+   * players_project_owner, in two ranges of it (the owner ids below and
+   * above the owner's; one probe per project of the owner), and merged in.
+   */
+  async listOwnedByPage(ownerId: string, after: { timeCreated: number; id: string } | undefined, count: number): Promise<PlayerRecord[]> {
+    const id = `players.id${byCodeUnit(this.db)}`;
+    const from = after ? ` AND players.time_created <= $3 AND (players.time_created < $3 OR ${id} > $4)` : '';
+    const order = `ORDER BY time_created DESC, id${byCodeUnit(this.db)} LIMIT $2`;
+    const recordedElsewhere = (comparison: '<' | '>') =>
+      `SELECT players.* FROM projects JOIN players ON players.project_id = projects.id
+       WHERE projects.owner_id = $1 AND players.owner_id ${comparison} $1${from}`;
+    const rows = await this.db.query<PlayerRow>(
+      `SELECT * FROM (
+         SELECT * FROM (
+           SELECT players.* FROM players JOIN projects ON projects.id = players.project_id
+           WHERE players.owner_id = $1 AND projects.owner_id = $1${from}
+           ORDER BY players.time_created DESC, ${id} LIMIT $2
+         ) AS recorded_theirs
+         UNION ALL ${recordedElsewhere('<')}
+         UNION ALL ${recordedElsewhere('>')}
+       ) AS listed ${order}`,
+      after ? [ownerId, count, after.timeCreated, after.id] : [ownerId, count],
     );
     return this.withCollaborators(rows);
   }

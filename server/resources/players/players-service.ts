@@ -2,6 +2,7 @@
 import type { Context } from '../../context.ts';
 import { recordEvent } from '../webhooks/outbox.ts';
 import type { Schemas } from '../../lib/api-types.ts';
+import type { SortKey } from '../../lib/sort-keys.ts';
 import { newId } from '../../lib/ids.ts';
 import { accessProject, requireGrantable, type Caller } from '../../auth/access.ts';
 import { badRequest, conflict, HttpProblem, notFound } from '../../http/problem.ts';
@@ -229,6 +230,15 @@ export async function getPlayer(ctx: Ports, caller: Caller, playerId: string): P
  */
 export async function listPlayers(ctx: Ports, caller: Caller) {
   return (await ctx.store.players.listOwnedBy(caller.id)).map((player) => playerJson(ctx, player));
+}
+
+/** The types of the parts of the players' sort key (lib/sort-keys.ts newestFirst), which their cursors hold: minus the creation time, the id. */
+export const LIST_ORDER_KEY_SHAPE: Array<'number' | 'string'> = ['number', 'string'];
+
+/** At most `count` of listPlayers, in its order, after the player of sort key `after` (newestFirst's), read by keyset. */
+export async function listPlayersPage(ctx: Ports, caller: Caller, after: SortKey | undefined, count: number) {
+  const from = after && { timeCreated: -(after[0] as number), id: after[1] as string };
+  return (await ctx.store.players.listOwnedByPage(caller.id, from, count)).map((player) => playerJson(ctx, player));
 }
 
 /**

@@ -22,6 +22,7 @@ import { projectUploadsSchema } from './project-uploads.ts';
 import { idempotencySchema } from './idempotency.ts';
 import { oauthSchema } from './oauth.ts';
 import { projectContentSchema } from './project-content.ts';
+import { listingPagesSchema } from './listing-pages.ts';
 
 export const postgresMigrations: Migration[] = [
   { version: 1, name: 'initial schema', sql: initialSchema('BIGINT') },
@@ -47,4 +48,5 @@ export const postgresMigrations: Migration[] = [
   { version: 24, name: 'idempotency keys: the first answer to a request, replayed to its retries', sql: idempotencySchema('BIGINT') },
   { version: 25, name: 'the OAuth authorization server: apps, grants, codes and tokens', sql: oauthSchema('BIGINT') },
   { version: 27, name: 'the size and last change of projects read from indexes', sql: projectContentSchema() },
+  { version: 28, name: 'the pages of players and of a project\'s boxes read from indexes in their orders', sql: listingPagesSchema('postgres') },
 ];
