@@ -12,7 +12,7 @@
  * to it meanwhile; or at once when it answers 410 Gone, which says that it
  * is gone for good.
  */
-import { Webhook } from 'standardwebhooks';
+import { createHmac, createSecretKey, type KeyObject } from 'node:crypto';
 import type { Context } from '../../context.ts';
 import type { Store } from '../../repositories.ts';
 import type { Job } from '../../jobs/job-queue.ts';
@@ -46,7 +46,41 @@ class AttemptFailed extends Error {}
 export function signatureHeader(secrets: SecretBox, webhook: WebhookRecord, id: string, at: Date, body: string): string {
   const keys = [webhook.sealedSecret];
   if (webhook.sealedPreviousSecret && (webhook.previousSecretExpires ?? 0) > at.getTime()) keys.push(webhook.sealedPreviousSecret);
-  return keys.map((sealed) => new Webhook(secrets.open(sealed)).sign(id, at, body)).join(' ');
+  // Standard Webhooks 1.0: "the content to sign is composed by concatenating the id, timestamp and payload, separated
+  // by the full-stop character (.)", the timestamp in integer seconds; the signature is base64 of its HMAC-SHA256,
+  // under the secret's bytes (the base64 after `whsec_`), versioned `v1,`.
+  const content = `${id}.${Math.floor(at.getTime() / 1000)}.${body}`;
+  return keys.map((sealed) => `v1,${createHmac('sha256', signingKey(secrets, sealed)).update(content, 'utf8').digest('base64')}`).join(' ');
+}
+
+/** How many opened signing keys are kept, and for how long: a key is opened once per burst of deliveries, not per delivery. */
+const OPENED_KEYS_KEPT = 1000;
+export const OPENED_KEY_MS = 10 * 60_000;
+/** Per secret box: what one server's box opened is no answer for another's. */
+const openedKeysOf = new WeakMap<SecretBox, Map<string, { key: KeyObject; until: number }>>();
+
+/**
+ * The signing key sealed in `sealed`, opened (AES-GCM) once and kept for
+ * OPENED_KEY_MS. Keyed by the sealed text itself, read with the webhook in
+ * the same query: a rotated secret is another sealed text, so a kept key is
+ * never stale; the time bound only limits how long a secret stays opened in
+ * memory after its subscription stops getting deliveries.
+ */
+export function signingKey(secrets: SecretBox, sealed: string, now = Date.now()): KeyObject {
+  let openedKeys = openedKeysOf.get(secrets);
+  if (!openedKeys) openedKeysOf.set(secrets, (openedKeys = new Map()));
+  const kept = openedKeys.get(sealed);
+  if (kept && kept.until > now) return kept.key;
+  openedKeys.delete(sealed);
+  if (openedKeys.size >= OPENED_KEYS_KEPT) {
+    for (const [other, entry] of openedKeys) if (entry.until <= now) openedKeys.delete(other);
+    // Still full: the oldest opened goes (a Map iterates in insertion order).
+    if (openedKeys.size >= OPENED_KEYS_KEPT) openedKeys.delete(openedKeys.keys().next().value!);
+  }
+  const secret = secrets.open(sealed);
+  const key = createSecretKey(Buffer.from(secret.startsWith('whsec_') ? secret.slice('whsec_'.length) : secret, 'base64'));
+  openedKeys.set(sealed, { key, until: now + OPENED_KEY_MS });
+  return key;
 }
 
 export function deliverWebhookHandler(ctx: Ports): JobHandler<Store> {
