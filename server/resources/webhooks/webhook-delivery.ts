@@ -19,7 +19,7 @@ import type { Job } from '../../jobs/job-queue.ts';
 import { PermanentJobError, Worker, type JobHandler } from '../../jobs/worker.ts';
 import { DELIVER_WEBHOOK, RETRY_DELAYS_MS } from './outbox.ts';
 import { sendWebhook } from './webhook-sender.ts';
-import type { WebhookRecord } from './webhook-repository.ts';
+import type { DeliveryRecord, WebhookRecord } from './webhook-repository.ts';
 import type { SecretBox } from '../../signing/secret-box.ts';
 
 type Ports = Pick<Context, 'store' | 'clock' | 'config' | 'logger' | 'secrets'>;
@@ -83,15 +83,53 @@ export function signingKey(secrets: SecretBox, sealed: string, now = Date.now())
   return key;
 }
 
+/** A delivery and its subscription, as one run reads them; undefined parts are gone. */
+interface Loaded {
+  delivery: DeliveryRecord | undefined;
+  webhook: WebhookRecord | undefined;
+}
+
+/**
+ * Reads the deliveries of the runs that start together, and their
+ * subscriptions, in two queries for them all: the worker starts the jobs of
+ * one claim in one go (server/jobs/worker.ts), and each run asks for its
+ * own before its first await, so the asks of a claim gather here in the
+ * same moment and are answered when it ends (a microtask). Nothing is kept
+ * past that: each run reads its rows as they are when it starts.
+ */
+function deliveryLoader(ctx: Ports): (deliveryId: string) => Promise<Loaded> {
+  let asked: Array<{ id: string; answer(loaded: Loaded): void; fail(error: unknown): void }> = [];
+  const flush = async () => {
+    const batch = asked;
+    asked = [];
+    try {
+      const deliveries = new Map((await ctx.store.webhooks.getDeliveries([...new Set(batch.map((one) => one.id))])).map((delivery) => [delivery.id, delivery]));
+      const webhookIds = [...new Set([...deliveries.values()].filter((delivery) => delivery.status === 'pending').map((delivery) => delivery.webhookId))];
+      const webhooks = new Map((await ctx.store.webhooks.getMany(webhookIds)).map((webhook) => [webhook.id, webhook]));
+      for (const one of batch) {
+        const delivery = deliveries.get(one.id);
+        one.answer({ delivery, webhook: delivery && webhooks.get(delivery.webhookId) });
+      }
+    } catch (error) {
+      for (const one of batch) one.fail(error);
+    }
+  };
+  return (id) =>
+    new Promise<Loaded>((answer, fail) => {
+      if (asked.length === 0) queueMicrotask(() => void flush());
+      asked.push({ id, answer, fail });
+    });
+}
+
 export function deliverWebhookHandler(ctx: Ports): JobHandler<Store> {
+  const load = deliveryLoader(ctx);
   return {
     retryDelayMs: (job) => RETRY_DELAYS_MS[Math.min(job.attempts, RETRY_DELAYS_MS.length) - 1],
 
     async run({ job, complete }) {
-      const delivery = await ctx.store.webhooks.getDelivery(deliveryOf(job));
+      const { delivery, webhook } = await load(deliveryOf(job));
       // Deleted with its subscription, or settled by another path (a redelivery that already went through).
       if (delivery?.status !== 'pending') return;
-      const webhook = await ctx.store.webhooks.get(delivery.webhookId);
       if (!webhook) return;
       if (!webhook.enabled) {
         // A disabled endpoint gets nothing, the deliveries queued before it was disabled included.
@@ -114,13 +152,13 @@ export function deliverWebhookHandler(ctx: Ports): JobHandler<Store> {
       });
       const attempt = { attempt: delivery.attempts.length + 1, timeStarted: started, durationMs: Math.max(0, ctx.clock.now() - started), ...outcome };
       if (outcome.error === null) {
-        await complete((store) => store.webhooks.recordAttempt(delivery.id, attempt, 'succeeded', null));
+        await complete((store) => store.webhooks.recordAttempt(delivery.id, attempt, 'succeeded', null, delivery.attempts));
         return;
       }
       // Recorded now, whatever becomes of the job: the endpoint did get (or miss) this attempt.
       const last = job.attempts >= job.maxAttempts;
       const nextAttempt = outcome.statusCode === 410 || last ? null : ctx.clock.now() + RETRY_DELAYS_MS[job.attempts - 1];
-      await ctx.store.webhooks.recordAttempt(delivery.id, attempt, nextAttempt === null ? 'failed' : 'pending', nextAttempt);
+      await ctx.store.webhooks.recordAttempt(delivery.id, attempt, nextAttempt === null ? 'failed' : 'pending', nextAttempt, delivery.attempts);
       if (outcome.statusCode === 410) throw new PermanentJobError('The endpoint answered 410 Gone.', ENDPOINT_GONE);
       throw new AttemptFailed(outcome.error);
     },
