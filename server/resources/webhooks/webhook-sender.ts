@@ -81,24 +81,57 @@ const STALE_CONNECTION = new Set(['ECONNRESET', 'EPIPE']);
 
 export async function sendWebhook(options: SendOptions): Promise<SendOutcome> {
   const url = new URL(options.url);
-  const deadline = AbortSignal.timeout(options.timeoutMs);
+  const deadline = new Deadline(options.timeoutMs);
   let pinned: Pinned;
   try {
     pinned = await resolveAllowed(url.hostname, options.allowPrivate, options.timeoutMs);
   } catch (error) {
+    deadline.clear();
     return { statusCode: null, error: `The URL was not tried: ${(error as Error).message}` };
   }
-  const outcome = await attempt(url, options, pinned, deadline, agentFor(url.protocol, pinned));
-  if (outcome !== STALE) return outcome;
-  // Node's documented remedy for a kept-alive socket the server closed meanwhile (request.reusedSocket): send again, once, on a new connection.
-  const again = deadline.aborted ? STALE : await attempt(url, options, pinned, deadline, false);
-  return again === STALE ? { statusCode: null, error: 'The request failed: ECONNRESET.' } : again;
+  try {
+    const outcome = await attempt(url, options, pinned, deadline, agentFor(url.protocol, pinned));
+    if (outcome !== STALE) return outcome;
+    // Node's documented remedy for a kept-alive socket the server closed meanwhile (request.reusedSocket): send again, once, on a new connection.
+    const again = deadline.passed ? STALE : await attempt(url, options, pinned, deadline, false);
+    return again === STALE ? { statusCode: null, error: 'The request failed: ECONNRESET.' } : again;
+  } finally {
+    deadline.clear();
+  }
+}
+
+/**
+ * The attempt's deadline: one timer, and one callback at a time (the
+ * request under way). Lighter than AbortSignal.timeout, whose signal each
+ * attempt would register with a FinalizationRegistry.
+ */
+class Deadline {
+  passed = false;
+  private onPassed: (() => void) | undefined;
+  private timer: NodeJS.Timeout;
+
+  constructor(ms: number) {
+    this.timer = setTimeout(() => {
+      this.passed = true;
+      this.onPassed?.();
+    }, ms);
+  }
+
+  /** Calls `callback` when the deadline passes, instead of the one before; undefined for none. */
+  onPass(callback: (() => void) | undefined): void {
+    this.onPassed = callback;
+  }
+
+  clear(): void {
+    clearTimeout(this.timer);
+    this.onPassed = undefined;
+  }
 }
 
 /** The outcome of a request sent on a reused connection that the endpoint had closed, before any answer. */
 const STALE = Symbol('stale connection');
 
-function attempt(url: URL, options: SendOptions, pinned: Pinned, deadline: AbortSignal, agent: HttpAgent | false): Promise<SendOutcome | typeof STALE> {
+function attempt(url: URL, options: SendOptions, pinned: Pinned, deadline: Deadline, agent: HttpAgent | false): Promise<SendOutcome | typeof STALE> {
   const request = url.protocol === 'https:' ? httpsRequest : httpRequest;
   return new Promise<SendOutcome | typeof STALE>((resolve) => {
     let settled = false;
@@ -111,7 +144,7 @@ function attempt(url: URL, options: SendOptions, pinned: Pinned, deadline: Abort
       settle({ statusCode: null, error: `No complete answer within ${options.timeoutMs / 1000} seconds.` });
       outgoing.destroy();
     };
-    deadline.addEventListener('abort', onTimeout, { once: true });
+    deadline.onPass(onTimeout);
     let answered = false;
     const outgoing: ClientRequest = request(
       url,
@@ -127,7 +160,7 @@ function attempt(url: URL, options: SendOptions, pinned: Pinned, deadline: Abort
         const chunks: Buffer[] = [];
         let read = 0;
         const finish = () => {
-          deadline.removeEventListener('abort', onTimeout);
+          deadline.onPass(undefined);
           if (status >= 200 && status < 300) return settle({ statusCode: status, error: null });
           const excerpt = Buffer.concat(chunks).toString('utf8').slice(0, BODY_EXCERPT).trim();
           const redirect = status >= 300 && status < 400 ? ' Redirects are not followed: give the final URL.' : '';
@@ -147,7 +180,7 @@ function attempt(url: URL, options: SendOptions, pinned: Pinned, deadline: Abort
       },
     );
     outgoing.on('error', (error: NodeJS.ErrnoException) => {
-      deadline.removeEventListener('abort', onTimeout);
+      deadline.onPass(undefined);
       if (outgoing.reusedSocket && !answered && STALE_CONNECTION.has(error.code ?? '')) return settle(STALE);
       settle({ statusCode: null, error: `The request failed: ${error.code ?? error.message}.` });
     });
