@@ -348,7 +348,7 @@ export class Worker<Tx extends { jobs: JobQueue } = { jobs: JobQueue }> {
           }
         }
         if (outcomes) {
-          group.forEach((entry, i) => entry.settle(outcomes[i]));
+          for (const [i, entry] of group.entries()) entry.settle(outcomes[i]);
           continue;
         }
         for (const entry of group) {
