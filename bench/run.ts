@@ -951,7 +951,7 @@ if (parts.has('webhooks')) {
   receiver.onRequest = undefined;
   await server.stop();
   const p99 = percentile(latencies, 99);
-  say(`webhooks: first attempt, from sending the change (before its commit) to the delivery's arrival, 200 changes one at a time: p50 ${percentile(latencies, 50).toFixed(1)} ms, p99 ${p99.toFixed(1)} ms (target < 1000 ms)`);
+  say(`webhooks: first attempt, from sending the change (before its commit) to the delivery's arrival, 200 changes one at a time: p50 ${percentile(latencies, 50).toFixed(1)} ms, p99 ${p99.toFixed(1)} ms (target < 1000 ms: ${p99 < 1000 ? 'met' : 'MISSED'})`);
   if (p99 >= 1000) failures.push(`webhook first-attempt p99 ${p99.toFixed(0)} ms is over 1 s`);
 
   // Throughput: a backlog written by a server that sends nothing (WEBHOOK_CONCURRENCY=0), then drained by another on one core.
@@ -969,21 +969,41 @@ if (parts.has('webhooks')) {
   });
   const backlog = subscriptions * changes;
   receiver.received.length = 0;
+  // The drain is timed from the first delivery's arrival to the last's: the server's start (its modules, the
+  // validator's schemas), a one-off, is printed apart and kept out of the rate.
+  // And the sender's CPU from then on: on this shared machine the wall clock also counts the time others took the core.
+  let firstArrival = 0;
+  let cpuAtFirst = 0;
+  receiver.onRequest = () => {
+    if (firstArrival) return;
+    firstArrival = performance.now();
+    // The sender is the server started last, and start() may not have returned yet.
+    cpuAtFirst = cpuSeconds([...running].at(-1)!.pid!);
+  };
   const started = performance.now();
   const sender = await start('server/main.ts', { ...hooks, DATA_DIR: dataDir });
   await receiver.waitFor(backlog, 600_000);
-  const drainSeconds = (performance.now() - started) / 1000;
+  const drained = performance.now();
+  receiver.onRequest = undefined;
+  const drainSeconds = (drained - firstArrival) / 1000;
   const senderCpu = cpuSeconds(sender.child.pid!);
+  const cpuPerDelivery = ((senderCpu - cpuAtFirst) / (backlog - 1)) * 1000;
   await sender.stop();
   rmSync(dataDir, { recursive: true, force: true });
-  const perSecond = backlog / drainSeconds;
+  const perSecond = (backlog - 1) / drainSeconds;
   // The baseline: the receiver's own rate for POSTs of one delivery's body, from one core (autocannon, 16 connections).
   const body = receiver.received[0].body;
   const raw = await autocannon({ url: receiver.url, method: 'POST', body, headers: { 'Content-Type': 'application/json' }, connections: 16, duration: seconds });
+  const share = perSecond / raw.requests.average;
+  // The issue's target: "webhook deliveries per second on one core, against the receiver's raw rate: ≥ 25 %".
+  const target = 0.25;
   say(
-    `webhooks: ${backlog} deliveries drained in ${drainSeconds.toFixed(1)} s by one server on one core (${senderCpu.toFixed(1)} CPU s, including its start): ` +
-      `${perSecond.toFixed(0)} deliveries/s, against ${raw.requests.average.toFixed(0)} raw POSTs/s to the same receiver; ${ratio(perSecond, raw.requests.average)}×`,
+    `webhooks: ${backlog} deliveries drained in ${drainSeconds.toFixed(1)} s from the first one's arrival (${((drained - started) / 1000).toFixed(1)} s with the server's start) ` +
+      `by one server on one core (${senderCpu.toFixed(1)} CPU s, including its start; ${cpuPerDelivery.toFixed(2)} CPU ms per delivery after the first): ` +
+      `${perSecond.toFixed(0)} deliveries/s, against ${raw.requests.average.toFixed(0)} raw POSTs/s to the same receiver`,
   );
+  say(`webhooks: deliveries per second against the receiver's raw rate: ${(share * 100).toFixed(1)} % (target >= ${target * 100} %: ${share >= target ? 'met' : 'MISSED'})`);
+  if (share < target) failures.push(`webhook deliveries at ${(share * 100).toFixed(1)} % of the receiver's raw rate (${perSecond.toFixed(0)}/s against ${raw.requests.average.toFixed(0)}/s), target 25 %`);
   await receiver.close();
 }
 

@@ -189,4 +189,45 @@ describe.each(backends)('worker on %s', (backend) => {
       await worker.stop(0);
     }
   });
+
+  it('claims free slots together and commits completions together, each fenced on its own claim: one bad result fails only its job', async () => {
+    await t.store.db.execute('DELETE FROM jobs');
+    const started: string[] = [];
+    let release: () => void = () => {};
+    const together = new Promise<void>((resolve) => (release = resolve));
+    const handler: JobHandler<Store> = {
+      async run({ job, complete }) {
+        started.push(job.id);
+        if (started.length === 3) release();
+        // All three complete in the same moment, so that their completions share one group commit.
+        await together;
+        const bad = (job.payload as { bad?: boolean }).bad === true;
+        await complete(async (tx) => {
+          await tx.db.execute(`UPDATE jobs SET last_error = 'result applied' WHERE id = $1`, [job.id]);
+          if (bad) throw new Error('this result cannot be applied');
+        });
+      },
+      async failed() {},
+    };
+    const ids = [
+      await t.store.jobs.enqueue('test', {}, { now: Date.now() - 2 }),
+      await t.store.jobs.enqueue('test', { bad: true }, { now: Date.now() - 1 }),
+      await t.store.jobs.enqueue('test', {}, { now: Date.now() }),
+    ];
+    const worker = new Worker<Store>(t.store, { test: handler }, { ...options, concurrency: 3 }, systemClock, capturingLogger());
+    worker.start();
+    try {
+      const ended = (job: { status: string; last_error: string | null }) => job.status === 'done' || job.last_error === 'this result cannot be applied';
+      await eventually(async () => (await Promise.all(ids.map(row))).every(ended), 'the three jobs to end');
+      // One claim took the three, in the order they fell due.
+      expect(started).toEqual(ids);
+      const [good, bad, other] = await Promise.all(ids.map(row));
+      expect(good).toMatchObject({ status: 'done', last_error: 'result applied' });
+      expect(other).toMatchObject({ status: 'done', last_error: 'result applied' });
+      // Its result rolled back with it: the job is given back for a retry, with the error.
+      expect(bad).toMatchObject({ status: 'queued', attempts: 1, last_error: 'this result cannot be applied' });
+    } finally {
+      await worker.stop(0);
+    }
+  });
 });

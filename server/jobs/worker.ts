@@ -15,6 +15,10 @@
  *   the job (the handler's AbortSignal), which stops its ffmpeg.
  * - `stop()` waits for the jobs under way for at most a grace period; then
  *   it aborts them and hands them back, for another worker to take at once.
+ * - Free slots are filled with one claim (JobQueue.claimMany), and the
+ *   completions that arrive together are committed together, each still
+ *   fenced on its own claim: with hundreds of short jobs a second (webhook
+ *   deliveries), statements and commits per job were most of their cost.
  */
 import { hostname } from 'node:os';
 import { randomBytes } from 'node:crypto';
@@ -112,6 +116,14 @@ interface Running {
   done: Promise<void>;
 }
 
+/** A completion waiting for the next group commit. */
+interface PendingCompletion<Tx> {
+  job: Job;
+  result: ((tx: Tx) => Promise<void>) | undefined;
+  settle(completed: boolean): void;
+  fail(error: unknown): void;
+}
+
 export class Worker<Tx extends { jobs: JobQueue } = { jobs: JobQueue }> {
   readonly id = `${hostname()}:${process.pid}:${randomBytes(3).toString('hex')}`;
   private running = new Set<Running>();
@@ -125,6 +137,9 @@ export class Worker<Tx extends { jobs: JobQueue } = { jobs: JobQueue }> {
   private abortedAll = new Promise<void>((resolve) => (this.aborted = resolve));
   /** The kinds of job it claims: those it has handlers for. */
   private readonly kinds: string[];
+  /** Completions asked for since the last group commit began; the next one takes them all. */
+  private completions: Array<PendingCompletion<Tx>> = [];
+  private committing = false;
 
   private store: JobStore<Tx>;
   private handlers: Record<string, JobHandler<Tx>>;
@@ -201,38 +216,48 @@ export class Worker<Tx extends { jobs: JobQueue } = { jobs: JobQueue }> {
 
   private async run(): Promise<void> {
     while (!this.stopping) {
-      let claimed = false;
-      if (this.running.size < this.options.concurrency) {
+      let full = false;
+      const free = this.options.concurrency - this.running.size;
+      if (free > 0) {
         try {
-          const job = await this.store.jobs.claim(this.id, this.clock.now(), this.options.leaseMs, this.kinds);
-          if (job && this.stopping) {
-            // Stop was asked while the claim was on its way: give the job straight back.
-            await this.store.jobs.release(job, this.clock.now());
-          } else if (job) {
-            claimed = true;
-            const controller = new AbortController();
-            const entry: Running = { job, controller, done: Promise.resolve() };
-            entry.done = this.execute(job, controller).finally(() => {
-              this.running.delete(entry);
-              this.wake?.();
-            });
-            this.running.add(entry);
+          const jobs = await this.store.jobs.claimMany(this.id, this.clock.now(), this.options.leaseMs, this.kinds, free);
+          if (jobs.length > 0 && this.stopping) {
+            // Stop was asked while the claim was on its way: give the jobs straight back.
+            for (const job of jobs) await this.store.jobs.release(job, this.clock.now());
+          } else {
+            for (const job of jobs) this.begin(job);
+            // Every slot taken: more may be due at once, to claim when a slot frees (the wait below ends then).
+            full = jobs.length === free;
           }
         } catch (error) {
           this.logger.error('claiming a job failed', { err: error, workerId: this.id });
         }
       }
-      if (!claimed && !this.stopping) {
-        await new Promise<void>((resolve) => {
-          const timer = setTimeout(resolve, this.options.pollMs);
+      if (!this.stopping && (free <= 0 || !full)) {
+        const woken = await new Promise<boolean>((resolve) => {
+          const timer = setTimeout(() => resolve(false), this.options.pollMs);
           this.wake = () => {
             clearTimeout(timer);
-            resolve();
+            resolve(true);
           };
         });
+        this.wake = undefined;
+        // A job ended: those ending with it (one group commit) end in this same moment; the next claim fills all
+        // their slots in one statement, not one by one.
+        if (woken && this.running.size > 0) await new Promise<void>((resolve) => setImmediate(resolve));
       }
       this.wake = undefined;
     }
+  }
+
+  private begin(job: Job): void {
+    const controller = new AbortController();
+    const entry: Running = { job, controller, done: Promise.resolve() };
+    entry.done = this.execute(job, controller).finally(() => {
+      this.running.delete(entry);
+      this.wake?.();
+    });
+    this.running.add(entry);
   }
 
   /** Renews the lease every third of it; aborts the job when the lease is lost, or can no longer be confirmed. */
@@ -267,11 +292,7 @@ export class Worker<Tx extends { jobs: JobQueue } = { jobs: JobQueue }> {
     const log = { jobId: job.id, kind: job.kind, attempt: job.attempts };
     let completed: boolean | undefined;
     const complete = async (result?: (tx: Tx) => Promise<void>): Promise<boolean> => {
-      completed = await this.store.transaction(async (tx) => {
-        if (!(await tx.jobs.complete(job, this.clock.now()))) return false;
-        await result?.(tx);
-        return true;
-      });
+      completed = await this.completeInGroup(job, result);
       return completed;
     };
     try {
@@ -289,6 +310,64 @@ export class Worker<Tx extends { jobs: JobQueue } = { jobs: JobQueue }> {
     } finally {
       stopHeartbeat();
     }
+  }
+
+  /**
+   * Completes the job and applies its result in one transaction, only while
+   * this claim holds it; answers whether it did. Completions asked for while
+   * a commit is under way wait for it, then go in one transaction together:
+   * each is fenced on its own claim, and one whose claim was lost changes
+   * nothing, as alone. If the group's transaction fails, each is tried again
+   * in a transaction of its own, so that one bad result fails only its job.
+   */
+  private completeInGroup(job: Job, result: ((tx: Tx) => Promise<void>) | undefined): Promise<boolean> {
+    return new Promise<boolean>((settle, fail) => {
+      this.completions.push({ job, result, settle, fail });
+      if (!this.committing) void this.commitCompletions();
+    });
+  }
+
+  private async commitCompletions(): Promise<void> {
+    this.committing = true;
+    try {
+      // Those of the same moment (the answers of one batch of deliveries) join the first.
+      await new Promise<void>((resolve) => setImmediate(resolve));
+      while (this.completions.length > 0) {
+        // In the order of the job ids, so that two processes' groups take their row locks in one order.
+        const group = this.completions.splice(0).sort((a, b) => (a.job.id < b.job.id ? -1 : a.job.id > b.job.id ? 1 : 0));
+        let outcomes: boolean[] | undefined;
+        if (group.length > 1) {
+          try {
+            outcomes = await this.store.transaction(async (tx) => {
+              const held: boolean[] = [];
+              for (const { job, result } of group) held.push(await this.completeIn(tx, job, result));
+              return held;
+            });
+          } catch {
+            // Each on its own below: the error belongs to one of them, and it gets it.
+          }
+        }
+        if (outcomes) {
+          for (const [i, entry] of group.entries()) entry.settle(outcomes[i]);
+          continue;
+        }
+        for (const entry of group) {
+          try {
+            entry.settle(await this.store.transaction((tx) => this.completeIn(tx, entry.job, entry.result)));
+          } catch (error) {
+            entry.fail(error);
+          }
+        }
+      }
+    } finally {
+      this.committing = false;
+    }
+  }
+
+  private async completeIn(tx: Tx, job: Job, result: ((tx: Tx) => Promise<void>) | undefined): Promise<boolean> {
+    if (!(await tx.jobs.complete(job, this.clock.now()))) return false;
+    await result?.(tx);
+    return true;
   }
 
   private async settleFailure(job: Job, handler: JobHandler<Tx> | undefined, error: unknown, signal: AbortSignal): Promise<void> {

@@ -60,15 +60,25 @@ interface RateLimitHousekeeping {
   timer?: NodeJS.Timeout;
 }
 
+/** Statements compiled once per connection, keyed by their SQL as the repositories write it. */
+type StatementCache = Map<string, { statement: Database.Statement; order: number[] }>;
+
 class SqliteDb implements Db {
   readonly dialect = 'sqlite' as const;
-  private statements = new Map<string, { statement: Database.Statement; order: number[] }>();
 
   private database: Database.Database;
   private lock: Mutex;
   private logger: Logger;
   private inTransaction: boolean;
   private housekeeping: RateLimitHousekeeping;
+  /**
+   * Shared by the connection and every transaction on it: a transaction's
+   * statements are the same as the connection's, and compiling them afresh
+   * in each one cost more than running them.
+   */
+  private statements: StatementCache;
+  /** BEGIN, COMMIT and ROLLBACK compiled once, as better-sqlite3's own transaction() does, rather than parsed on every exec. */
+  private control: { begin: Database.Statement; commit: Database.Statement; rollback: Database.Statement };
 
   constructor(
     database: Database.Database,
@@ -76,12 +86,16 @@ class SqliteDb implements Db {
     logger: Logger,
     inTransaction = false,
     housekeeping: RateLimitHousekeeping = {},
+    statements: StatementCache = new Map(),
+    control?: SqliteDb['control'],
   ) {
     this.database = database;
     this.lock = lock;
     this.logger = logger;
     this.inTransaction = inTransaction;
     this.housekeeping = housekeeping;
+    this.statements = statements;
+    this.control = control ?? { begin: database.prepare('BEGIN IMMEDIATE'), commit: database.prepare('COMMIT'), rollback: database.prepare('ROLLBACK') };
   }
 
   private prepare(sql: string, params: SqlValue[]): { statement: Database.Statement; values: SqlValue[] } {
@@ -125,10 +139,10 @@ class SqliteDb implements Db {
     // The mutex keeps transactions whole: an await inside one must not let
     // another request's statements or transaction join it.
     return this.lock.run(async () => {
-      this.database.exec('BEGIN IMMEDIATE');
+      this.control.begin.run();
       try {
-        const result = await work(new SqliteDb(this.database, this.lock, this.logger, true));
-        this.database.exec('COMMIT');
+        const result = await work(new SqliteDb(this.database, this.lock, this.logger, true, this.housekeeping, this.statements, this.control));
+        this.control.commit.run();
         return result;
       } catch (error) {
         this.rollback(error);
@@ -141,7 +155,7 @@ class SqliteDb implements Db {
     // Some errors (SQLITE_FULL, SQLITE_IOERR, SQLITE_NOMEM) end the transaction themselves; then there is nothing to roll back.
     if (!this.database.inTransaction) return;
     try {
-      this.database.exec('ROLLBACK');
+      this.control.rollback.run();
     } catch (rollbackError) {
       // The caller gets the error that failed the transaction; this one is ours to report.
       this.logger.error('ROLLBACK failed after a failed transaction', { err: rollbackError, cause });

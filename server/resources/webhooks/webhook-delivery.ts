@@ -12,14 +12,14 @@
  * to it meanwhile; or at once when it answers 410 Gone, which says that it
  * is gone for good.
  */
-import { Webhook } from 'standardwebhooks';
+import { createHmac, createSecretKey, type KeyObject } from 'node:crypto';
 import type { Context } from '../../context.ts';
 import type { Store } from '../../repositories.ts';
 import type { Job } from '../../jobs/job-queue.ts';
 import { PermanentJobError, Worker, type JobHandler } from '../../jobs/worker.ts';
 import { DELIVER_WEBHOOK, RETRY_DELAYS_MS } from './outbox.ts';
 import { sendWebhook } from './webhook-sender.ts';
-import type { WebhookRecord } from './webhook-repository.ts';
+import type { DeliveryRecord, WebhookRecord } from './webhook-repository.ts';
 import type { SecretBox } from '../../signing/secret-box.ts';
 
 type Ports = Pick<Context, 'store' | 'clock' | 'config' | 'logger' | 'secrets'>;
@@ -46,18 +46,90 @@ class AttemptFailed extends Error {}
 export function signatureHeader(secrets: SecretBox, webhook: WebhookRecord, id: string, at: Date, body: string): string {
   const keys = [webhook.sealedSecret];
   if (webhook.sealedPreviousSecret && (webhook.previousSecretExpires ?? 0) > at.getTime()) keys.push(webhook.sealedPreviousSecret);
-  return keys.map((sealed) => new Webhook(secrets.open(sealed)).sign(id, at, body)).join(' ');
+  // Standard Webhooks 1.0: "the content to sign is composed by concatenating the id, timestamp and payload, separated
+  // by the full-stop character (.)", the timestamp in integer seconds; the signature is base64 of its HMAC-SHA256,
+  // under the secret's bytes (the base64 after `whsec_`), versioned `v1,`.
+  const content = `${id}.${Math.floor(at.getTime() / 1000)}.${body}`;
+  return keys.map((sealed) => `v1,${createHmac('sha256', signingKey(secrets, sealed)).update(content, 'utf8').digest('base64')}`).join(' ');
+}
+
+/** How many opened signing keys are kept, and for how long: a key is opened once per burst of deliveries, not per delivery. */
+const OPENED_KEYS_KEPT = 1000;
+export const OPENED_KEY_MS = 10 * 60_000;
+/** Per secret box: what one server's box opened is no answer for another's. */
+const openedKeysOf = new WeakMap<SecretBox, Map<string, { key: KeyObject; until: number }>>();
+
+/**
+ * The signing key sealed in `sealed`, opened (AES-GCM) once and kept for
+ * OPENED_KEY_MS. Keyed by the sealed text itself, read with the webhook in
+ * the same query: a rotated secret is another sealed text, so a kept key is
+ * never stale; the time bound only limits how long a secret stays opened in
+ * memory after its subscription stops getting deliveries.
+ */
+export function signingKey(secrets: SecretBox, sealed: string, now = Date.now()): KeyObject {
+  let openedKeys = openedKeysOf.get(secrets);
+  if (!openedKeys) openedKeysOf.set(secrets, (openedKeys = new Map()));
+  const kept = openedKeys.get(sealed);
+  if (kept && kept.until > now) return kept.key;
+  openedKeys.delete(sealed);
+  if (openedKeys.size >= OPENED_KEYS_KEPT) {
+    for (const [other, entry] of openedKeys) if (entry.until <= now) openedKeys.delete(other);
+    // Still full: the oldest opened goes (a Map iterates in insertion order).
+    if (openedKeys.size >= OPENED_KEYS_KEPT) openedKeys.delete(openedKeys.keys().next().value!);
+  }
+  const secret = secrets.open(sealed);
+  const key = createSecretKey(Buffer.from(secret.startsWith('whsec_') ? secret.slice('whsec_'.length) : secret, 'base64'));
+  openedKeys.set(sealed, { key, until: now + OPENED_KEY_MS });
+  return key;
+}
+
+/** A delivery and its subscription, as one run reads them; undefined parts are gone. */
+interface Loaded {
+  delivery: DeliveryRecord | undefined;
+  webhook: WebhookRecord | undefined;
+}
+
+/**
+ * Reads the deliveries of the runs that start together, and their
+ * subscriptions, in two queries for them all: the worker starts the jobs of
+ * one claim in one go (server/jobs/worker.ts), and each run asks for its
+ * own before its first await, so the asks of a claim gather here in the
+ * same moment and are answered when it ends (a microtask). Nothing is kept
+ * past that: each run reads its rows as they are when it starts.
+ */
+function deliveryLoader(ctx: Ports): (deliveryId: string) => Promise<Loaded> {
+  let asked: Array<{ id: string; answer(loaded: Loaded): void; fail(error: unknown): void }> = [];
+  const flush = async () => {
+    const batch = asked;
+    asked = [];
+    try {
+      const deliveries = new Map((await ctx.store.webhooks.getDeliveries([...new Set(batch.map((one) => one.id))])).map((delivery) => [delivery.id, delivery]));
+      const webhookIds = [...new Set([...deliveries.values()].filter((delivery) => delivery.status === 'pending').map((delivery) => delivery.webhookId))];
+      const webhooks = new Map((await ctx.store.webhooks.getMany(webhookIds)).map((webhook) => [webhook.id, webhook]));
+      for (const one of batch) {
+        const delivery = deliveries.get(one.id);
+        one.answer({ delivery, webhook: delivery && webhooks.get(delivery.webhookId) });
+      }
+    } catch (error) {
+      for (const one of batch) one.fail(error);
+    }
+  };
+  return (id) =>
+    new Promise<Loaded>((answer, fail) => {
+      if (asked.length === 0) queueMicrotask(() => void flush());
+      asked.push({ id, answer, fail });
+    });
 }
 
 export function deliverWebhookHandler(ctx: Ports): JobHandler<Store> {
+  const load = deliveryLoader(ctx);
   return {
     retryDelayMs: (job) => RETRY_DELAYS_MS[Math.min(job.attempts, RETRY_DELAYS_MS.length) - 1],
 
     async run({ job, complete }) {
-      const delivery = await ctx.store.webhooks.getDelivery(deliveryOf(job));
+      const { delivery, webhook } = await load(deliveryOf(job));
       // Deleted with its subscription, or settled by another path (a redelivery that already went through).
       if (delivery?.status !== 'pending') return;
-      const webhook = await ctx.store.webhooks.get(delivery.webhookId);
       if (!webhook) return;
       if (!webhook.enabled) {
         // A disabled endpoint gets nothing, the deliveries queued before it was disabled included.
@@ -80,13 +152,13 @@ export function deliverWebhookHandler(ctx: Ports): JobHandler<Store> {
       });
       const attempt = { attempt: delivery.attempts.length + 1, timeStarted: started, durationMs: Math.max(0, ctx.clock.now() - started), ...outcome };
       if (outcome.error === null) {
-        await complete((store) => store.webhooks.recordAttempt(delivery.id, attempt, 'succeeded', null));
+        await complete((store) => store.webhooks.recordAttempt(delivery.id, attempt, 'succeeded', null, delivery.attempts));
         return;
       }
       // Recorded now, whatever becomes of the job: the endpoint did get (or miss) this attempt.
       const last = job.attempts >= job.maxAttempts;
       const nextAttempt = outcome.statusCode === 410 || last ? null : ctx.clock.now() + RETRY_DELAYS_MS[job.attempts - 1];
-      await ctx.store.webhooks.recordAttempt(delivery.id, attempt, nextAttempt === null ? 'failed' : 'pending', nextAttempt);
+      await ctx.store.webhooks.recordAttempt(delivery.id, attempt, nextAttempt === null ? 'failed' : 'pending', nextAttempt, delivery.attempts);
       if (outcome.statusCode === 410) throw new PermanentJobError('The endpoint answered 410 Gone.', ENDPOINT_GONE);
       throw new AttemptFailed(outcome.error);
     },

@@ -99,6 +99,9 @@ const deliveryFromRow = (row: DeliveryRow): DeliveryRecord => ({
   timeCreated: Number(row.time_created),
 });
 
+/** `$1, $2, … $count`. */
+const placeholders = (count: number) => Array.from({ length: count }, (_, i) => `$${i + 1}`).join(', ');
+
 export type WebhookChanges = Partial<Pick<WebhookRecord, 'label' | 'url' | 'events' | 'enabled' | 'disabledReason'>>;
 
 export class WebhookRepository {
@@ -133,6 +136,13 @@ export class WebhookRepository {
   async get(id: string): Promise<WebhookRecord | undefined> {
     const [row] = await this.db.query<WebhookRow>('SELECT * FROM webhooks WHERE id = $1', [id]);
     return row && webhookFromRow(row);
+  }
+
+  /** The subscriptions of `ids` that exist, in no order. */
+  async getMany(ids: readonly string[]): Promise<WebhookRecord[]> {
+    if (ids.length === 0) return [];
+    const rows = await this.db.query<WebhookRow>(`SELECT * FROM webhooks WHERE id IN (${placeholders(ids.length)})`, [...ids]);
+    return rows.map(webhookFromRow);
   }
 
   async listOf(userId: string): Promise<WebhookRecord[]> {
@@ -189,6 +199,13 @@ export class WebhookRepository {
     return row && deliveryFromRow(row);
   }
 
+  /** The deliveries of `ids` that exist, in no order: a sender reads those of the jobs it claimed together in one go. */
+  async getDeliveries(ids: readonly string[]): Promise<DeliveryRecord[]> {
+    if (ids.length === 0) return [];
+    const rows = await this.db.query<DeliveryRow>(`SELECT * FROM webhook_deliveries WHERE id IN (${placeholders(ids.length)})`, [...ids]);
+    return rows.map(deliveryFromRow);
+  }
+
   /** The subscription's deliveries since `since`, newest first, at most `max`. */
   async deliveriesOf(webhookId: string, since: number, max: number): Promise<DeliveryRecord[]> {
     const rows = await this.db.query<DeliveryRow>(
@@ -198,8 +215,24 @@ export class WebhookRepository {
     return rows.map(deliveryFromRow);
   }
 
-  /** Records an attempt and the delivery's state after it; the oldest attempts go past KEPT_ATTEMPTS. */
-  async recordAttempt(id: string, attempt: WebhookAttempt, status: DeliveryStatus, nextAttempt: number | null): Promise<void> {
+  /**
+   * Records an attempt and the delivery's state after it; the oldest attempts
+   * go past KEPT_ATTEMPTS. `before` is the delivery's attempts as the caller
+   * read them: then it is one statement, which applies only if they are
+   * still those (compared as stored), and otherwise the delivery is read again.
+   */
+  async recordAttempt(id: string, attempt: WebhookAttempt, status: DeliveryStatus, nextAttempt: number | null, before?: WebhookAttempt[]): Promise<void> {
+    if (before) {
+      const attempts = JSON.stringify([...before, attempt].slice(-KEPT_ATTEMPTS));
+      const changed = await this.db.execute('UPDATE webhook_deliveries SET attempts = $2, status = $3, next_attempt = $4 WHERE id = $1 AND attempts = $5', [
+        id,
+        attempts,
+        status,
+        nextAttempt,
+        JSON.stringify(before),
+      ]);
+      if (changed === 1) return;
+    }
     const delivery = await this.getDelivery(id);
     if (!delivery) return;
     const attempts = [...delivery.attempts, attempt].slice(-KEPT_ATTEMPTS);

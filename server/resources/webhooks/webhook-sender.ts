@@ -5,9 +5,15 @@
  * checked, so that DNS cannot answer differently in between. Redirects are
  * never followed (a 3xx is a failed attempt), the whole attempt has a short
  * deadline, and at most RESPONSE_BODY_CAP bytes of the answer are read.
+ *
+ * Connections are kept alive, but only to the address checked: each checked
+ * address has an agent of its own, whose every socket was opened to that
+ * address (its lookup answers nothing else). An attempt whose check answers
+ * another address takes another agent, so a kept-alive connection never
+ * outlives the check that allowed it.
  */
-import { request as httpRequest, type IncomingMessage } from 'node:http';
-import { request as httpsRequest } from 'node:https';
+import { Agent as HttpAgent, request as httpRequest, type ClientRequest, type IncomingMessage } from 'node:http';
+import { Agent as HttpsAgent, request as httpsRequest } from 'node:https';
 import type { LookupFunction } from 'node:net';
 import { resolveAllowed } from '../../lib/outbound-addresses.ts';
 
@@ -38,19 +44,98 @@ const pinnedLookup =
     else callback(null, address, family);
   };
 
+/**
+ * How long an idle kept-alive connection is kept: under the 5 seconds that
+ * Node's and many other servers keep theirs, so that we close it first
+ * rather than send on a socket the endpoint is closing. (A server that says
+ * `Keep-Alive: timeout=N` is believed, less a second, by Node's agent.)
+ */
+export const IDLE_CONNECTION_MS = 4000;
+/** Idle connections kept per checked address and port: as many as deliveries made at once, and no more. */
+const IDLE_CONNECTIONS_PER_ADDRESS = 16;
+/** Past this many agents, those with no connection left are dropped when another is made. */
+const AGENTS_KEPT = 256;
+
+type Pinned = { address: string; family: 4 | 6 };
+const agents = new Map<string, HttpAgent>();
+
+/** The agent whose every connection goes to `pinned`, the address just checked. */
+function agentFor(protocol: string, pinned: Pinned): HttpAgent {
+  const key = `${protocol}//${pinned.address}`;
+  let agent = agents.get(key);
+  if (agent) return agent;
+  if (agents.size >= AGENTS_KEPT) {
+    for (const [otherKey, other] of agents) {
+      const inUse = Object.keys(other.sockets).length + Object.keys(other.freeSockets).length + Object.keys(other.requests).length;
+      if (inUse === 0) agents.delete(otherKey);
+    }
+  }
+  const options = { keepAlive: true, timeout: IDLE_CONNECTION_MS, maxFreeSockets: IDLE_CONNECTIONS_PER_ADDRESS, lookup: pinnedLookup(pinned.address, pinned.family) };
+  agent = protocol === 'https:' ? new HttpsAgent(options) : new HttpAgent(options);
+  agents.set(key, agent);
+  return agent;
+}
+
+/** Errors of a kept-alive connection the endpoint closed as we reused it: the request never reached it. */
+const STALE_CONNECTION = new Set(['ECONNRESET', 'EPIPE']);
+
 export async function sendWebhook(options: SendOptions): Promise<SendOutcome> {
   const url = new URL(options.url);
-  const deadline = AbortSignal.timeout(options.timeoutMs);
-  let pinned: { address: string; family: 4 | 6 };
+  const deadline = new Deadline(options.timeoutMs);
+  let pinned: Pinned;
   try {
     pinned = await resolveAllowed(url.hostname, options.allowPrivate, options.timeoutMs);
   } catch (error) {
+    deadline.clear();
     return { statusCode: null, error: `The URL was not tried: ${(error as Error).message}` };
   }
+  try {
+    const outcome = await attempt(url, options, pinned, deadline, agentFor(url.protocol, pinned));
+    if (outcome !== STALE) return outcome;
+    // Node's documented remedy for a kept-alive socket the server closed meanwhile (request.reusedSocket): send again, once, on a new connection.
+    const again = deadline.passed ? STALE : await attempt(url, options, pinned, deadline, false);
+    return again === STALE ? { statusCode: null, error: 'The request failed: ECONNRESET.' } : again;
+  } finally {
+    deadline.clear();
+  }
+}
+
+/**
+ * The attempt's deadline: one timer, and one callback at a time (the
+ * request under way). Lighter than AbortSignal.timeout, whose signal each
+ * attempt would register with a FinalizationRegistry.
+ */
+class Deadline {
+  passed = false;
+  private onPassed: (() => void) | undefined;
+  private timer: NodeJS.Timeout;
+
+  constructor(ms: number) {
+    this.timer = setTimeout(() => {
+      this.passed = true;
+      this.onPassed?.();
+    }, ms);
+  }
+
+  /** Calls `callback` when the deadline passes, instead of the one before; undefined for none. */
+  onPass(callback: (() => void) | undefined): void {
+    this.onPassed = callback;
+  }
+
+  clear(): void {
+    clearTimeout(this.timer);
+    this.onPassed = undefined;
+  }
+}
+
+/** The outcome of a request sent on a reused connection that the endpoint had closed, before any answer. */
+const STALE = Symbol('stale connection');
+
+function attempt(url: URL, options: SendOptions, pinned: Pinned, deadline: Deadline, agent: HttpAgent | false): Promise<SendOutcome | typeof STALE> {
   const request = url.protocol === 'https:' ? httpsRequest : httpRequest;
-  return new Promise<SendOutcome>((resolve) => {
+  return new Promise<SendOutcome | typeof STALE>((resolve) => {
     let settled = false;
-    const settle = (outcome: SendOutcome) => {
+    const settle = (outcome: SendOutcome | typeof STALE) => {
       if (settled) return;
       settled = true;
       resolve(outcome);
@@ -59,22 +144,23 @@ export async function sendWebhook(options: SendOptions): Promise<SendOutcome> {
       settle({ statusCode: null, error: `No complete answer within ${options.timeoutMs / 1000} seconds.` });
       outgoing.destroy();
     };
-    deadline.addEventListener('abort', onTimeout, { once: true });
-    const outgoing = request(
+    deadline.onPass(onTimeout);
+    let answered = false;
+    const outgoing: ClientRequest = request(
       url,
       {
         method: 'POST',
         headers: { ...options.headers, 'Content-Type': 'application/json', 'Content-Length': String(Buffer.byteLength(options.body)), 'User-Agent': 'audio-share-webhooks/1' },
         lookup: pinnedLookup(pinned.address, pinned.family),
-        // One connection per attempt: a kept-alive one could outlive the address check.
-        agent: false,
+        agent,
       },
       (response: IncomingMessage) => {
+        answered = true;
         const status = response.statusCode ?? 0;
         const chunks: Buffer[] = [];
         let read = 0;
         const finish = () => {
-          deadline.removeEventListener('abort', onTimeout);
+          deadline.onPass(undefined);
           if (status >= 200 && status < 300) return settle({ statusCode: status, error: null });
           const excerpt = Buffer.concat(chunks).toString('utf8').slice(0, BODY_EXCERPT).trim();
           const redirect = status >= 300 && status < 400 ? ' Redirects are not followed: give the final URL.' : '';
@@ -94,7 +180,8 @@ export async function sendWebhook(options: SendOptions): Promise<SendOutcome> {
       },
     );
     outgoing.on('error', (error: NodeJS.ErrnoException) => {
-      deadline.removeEventListener('abort', onTimeout);
+      deadline.onPass(undefined);
+      if (outgoing.reusedSocket && !answered && STALE_CONNECTION.has(error.code ?? '')) return settle(STALE);
       settle({ statusCode: null, error: `The request failed: ${error.code ?? error.message}.` });
     });
     outgoing.end(options.body);
