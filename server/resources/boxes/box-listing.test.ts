@@ -3,17 +3,10 @@ import { backends, useTestStore } from '../../testing/databases.ts';
 import { newId } from '../../lib/ids.ts';
 import type { Store } from '../../repositories.ts';
 import type { BoxRecord } from './box-repository.ts';
-import { boxJson, newBox } from './boxes-service.ts';
+import { wholeListingReference } from './whole-listing-reference.ts';
+import { newBox } from './boxes-service.ts';
 import { buildListing, listingItems, type ListingReads, type ProjectListing } from './box-listing.ts';
 
-/** The answer of List all files as it was made before listings were kept as bytes: every box read, serialised at once. */
-async function wholeAnswer(store: Store, projectId: string): Promise<string> {
-  const all = await store.boxes.listProject(projectId);
-  const children = new Map<string, BoxRecord[]>();
-  for (const box of all) if (box.parentId) children.set(box.parentId, [...(children.get(box.parentId) ?? []), box]);
-  for (const list of children.values()) list.sort((a, b) => a.position - b.position || (a.id < b.id ? -1 : 1));
-  return JSON.stringify(all.filter((box) => !box.hidden).map((box) => boxJson(box, children.get(box.id))));
-}
 
 /** The store's box reads, counting how often the whole project is read. */
 function counted(store: Store) {
@@ -74,7 +67,7 @@ describe.each(backends)('the listing of all boxes, kept as bytes, on %s', (backe
     const p = await project();
     const { boxes, reads } = counted(t.store);
     let listing: ProjectListing = await buildListing(boxes, p.projectId);
-    expect(listing.body.toString('utf8')).toBe(await wholeAnswer(t.store, p.projectId));
+    expect(listing.body.toString('utf8')).toBe(await wholeListingReference(t.store, p.projectId));
     expect(reads.whole).toBe(1);
 
     const writes: Array<[string, () => Promise<unknown>]> = [
@@ -95,7 +88,7 @@ describe.each(backends)('the listing of all boxes, kept as bytes, on %s', (backe
     for (const [what, write] of writes) {
       await write();
       listing = await buildListing(boxes, p.projectId, listing);
-      expect(listing.body.toString('utf8'), what).toBe(await wholeAnswer(t.store, p.projectId));
+      expect(listing.body.toString('utf8'), what).toBe(await wholeListingReference(t.store, p.projectId));
     }
     expect(reads.whole).toBe(1);
     // The objects for pages and the validator are the body's JSON.
@@ -109,7 +102,7 @@ describe.each(backends)('the listing of all boxes, kept as bytes, on %s', (backe
     await change(p.projectId, p.trackA.id, (box) => (box.name = 'Idea A, renamed'));
     await p.add({ projectId: p.projectId, kind: 'folder', name: 'Another', parentId: null, position: 6 });
     const rebuilt = await buildListing(t.store.boxes, p.projectId, old);
-    expect(rebuilt.body.toString('utf8')).toBe(await wholeAnswer(t.store, p.projectId));
+    expect(rebuilt.body.toString('utf8')).toBe(await wholeListingReference(t.store, p.projectId));
     expect((await buildListing(t.store.boxes, p.projectId, rebuilt)).body.equals(rebuilt.body)).toBe(true);
   });
 
@@ -128,7 +121,7 @@ describe.each(backends)('the listing of all boxes, kept as bytes, on %s', (backe
     };
     const rebuilt = await buildListing(racing, p.projectId, listing);
     expect(reads.whole).toBe(2);
-    expect(rebuilt.body.toString('utf8')).toBe(await wholeAnswer(t.store, p.projectId));
+    expect(rebuilt.body.toString('utf8')).toBe(await wholeListingReference(t.store, p.projectId));
     expect(rebuilt.body.toString('utf8')).toContain('Second rename.wav');
   });
 
@@ -139,6 +132,6 @@ describe.each(backends)('the listing of all boxes, kept as bytes, on %s', (backe
     for (let i = 0; i < 60; i++) await p.file(`Take ${i}.wav`, null, 10 + i);
     const rebuilt = await buildListing(boxes, p.projectId, listing);
     expect(reads.whole).toBe(2);
-    expect(rebuilt.body.toString('utf8')).toBe(await wholeAnswer(t.store, p.projectId));
+    expect(rebuilt.body.toString('utf8')).toBe(await wholeListingReference(t.store, p.projectId));
   });
 });

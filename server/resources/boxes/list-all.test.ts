@@ -3,18 +3,8 @@ import { backends } from '../../testing/databases.ts';
 import { useTestServer } from '../../testing/harness.ts';
 import { startTestServer, type TestServer } from '../../testing/test-server.ts';
 import { createApiClient, type ApiClient } from '../../../generated/client.ts';
-import type { BoxRecord } from './box-repository.ts';
-import { boxJson } from './boxes-service.ts';
-import type { Store } from '../../repositories.ts';
+import { wholeListingReference } from './whole-listing-reference.ts';
 
-/** The answer of List all files as res.json made it before listings were kept as bytes. */
-async function wholeAnswer(store: Store, projectId: string): Promise<string> {
-  const all = await store.boxes.listProject(projectId);
-  const children = new Map<string, BoxRecord[]>();
-  for (const box of all) if (box.parentId) children.set(box.parentId, [...(children.get(box.parentId) ?? []), box]);
-  for (const list of children.values()) list.sort((a, b) => a.position - b.position || (a.id < b.id ? -1 : 1));
-  return JSON.stringify(all.filter((box) => !box.hidden).map((box) => boxJson(box, children.get(box.id))));
-}
 
 async function projectOfTracks(api: ApiClient, tracks: number) {
   const { data: project } = await api.POST('/projects', { body: { name: 'All' } });
@@ -39,7 +29,7 @@ describe.each(backends)('List all files without response validation, on %s', (ba
       expect(response.status).toBe(200);
       expect(response.headers.get('content-type')).toBe('application/json; charset=utf-8');
       expect(response.headers.get('content-length')).toBe(String(body.length));
-      expect(body.toString('utf8')).toBe(await wholeAnswer(t.server.ctx.store, projectid));
+      expect(body.toString('utf8')).toBe(await wholeListingReference(t.server.ctx.store, projectid));
       return body.toString('utf8');
     };
     await expectWhole();
@@ -52,7 +42,7 @@ describe.each(backends)('List all files without response validation, on %s', (ba
     expect(await expectWhole()).not.toContain(files[3]);
     // Pages are cut from the same list.
     const page = await t.fetch(`/projects/${projectid}/all?limit=2`, { token });
-    expect(JSON.stringify(await page.json())).toBe(JSON.stringify(JSON.parse(await wholeAnswer(t.server.ctx.store, projectid)).slice(0, 2)));
+    expect(JSON.stringify(await page.json())).toBe(JSON.stringify(JSON.parse(await wholeListingReference(t.server.ctx.store, projectid)).slice(0, 2)));
   });
 });
 
@@ -81,6 +71,6 @@ describe('List all files from two API servers, each with its own cache, on one P
     expect(after).toBe(await listed(other));
     await otherApi.POST('/projects/{projectid}/folders', { params: { path: { projectid } }, body: { name: 'Made by the other server' } });
     expect(await listed(t.server)).toContain('Made by the other server');
-    expect(await listed(t.server)).toBe(await wholeAnswer(t.server.ctx.store, projectid));
+    expect(await listed(t.server)).toBe(await wholeListingReference(t.server.ctx.store, projectid));
   });
 });
