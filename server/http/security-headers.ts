@@ -41,10 +41,10 @@ export function securityHeaders({ publicUrl }: { publicUrl: string }) {
   // helmet's headers do not depend on the request: they are taken from it once, here, and set from a list on every
   // response, instead of through helmet's dozen middlewares per request (issue 23: a small read's cost).
   const fixed: Array<[string, string]> = [['Content-Security-Policy', apiContentSecurityPolicy], ...headersOf(others)];
-  const removed = ['X-Powered-By'];
   return (_req: Request, res: Response, next: NextFunction) => {
     for (const [name, value] of fixed) res.setHeader(name, value);
-    for (const name of removed) res.removeHeader(name);
+    // helmet also removes X-Powered-By (its xPoweredBy middleware), which no list of headers to set can say.
+    res.removeHeader('X-Powered-By');
     next();
   };
 }

@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { collaboratorInvitationMail, escapeHtml, invitationMail, notificationDigestMail, notificationMail, oneLine, passwordResetMail, verifyEmailMail } from './templates.ts';
+import { escapeHtml } from '../lib/html.ts';
+import { collaboratorInvitationMail, invitationMail, notificationDigestMail, notificationMail, oneLine, passwordResetMail, verifyEmailMail } from './templates.ts';
 
 const url = 'https://audio.example.org/signup?invite=abc&x=<1>';
 

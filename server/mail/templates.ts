@@ -5,6 +5,7 @@
  * and capped, so that a name cannot add paragraphs of its own to a mail sent
  * in the server's name, and escaped for HTML where it lands in HTML.
  */
+import { escapeHtml } from '../lib/html.ts';
 import type { MailMessage } from './mailer.ts';
 
 const SERVICE = 'Audio Share';
@@ -17,11 +18,6 @@ export function oneLine(text: string, max = MAX_NAME): string {
   // biome-ignore lint/suspicious/noControlCharactersInRegex: the control characters are what is removed.
   const line = text.replace(/[\u0000-\u001f\u007f-\u009f\u2028\u2029\s]+/g, ' ').trim();
   return line.length > max ? `${line.slice(0, max - 1)}…` : line;
-}
-
-/** Text for HTML content and attribute values (double-quoted). */
-export function escapeHtml(text: string): string {
-  return text.replace(/[&<>"']/g, (char) => ({ '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&#39;' })[char]!);
 }
 
 /** A link the server made, checked again here: only http(s), so that no javascript: or data: link is ever mailed. */

@@ -13,10 +13,9 @@
  * URL-encoded; every other value the pages show comes from the API and is
  * set as text by the app.
  */
+import { escapeHtml } from '../lib/html.ts';
 import { assetHref } from './page-assets.ts';
 
-const escapeHtml = (text: string) =>
-  text.replace(/[&<>"']/g, (char) => ({ '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&#39;' })[char]!);
 
 export const ACCOUNT_PAGES = ['setup', 'signup', 'signin', 'reset-password', 'verify-email'] as const;
 export type AccountPage = (typeof ACCOUNT_PAGES)[number];

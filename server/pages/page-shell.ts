@@ -8,11 +8,10 @@
  *
  * Every value is escaped for its place: a player's name is its owner's text.
  */
+import { escapeHtml } from '../lib/html.ts';
 import type { PlayerPreview } from '../resources/listening/preview-service.ts';
 import { assetHref } from './page-assets.ts';
 
-const escapeHtml = (text: string) =>
-  text.replace(/[&<>"']/g, (char) => ({ '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&#39;' })[char]!);
 
 export interface ShellOptions {
   basePath: string;

@@ -5,10 +5,9 @@
  * to go when every file is in. A closed portal gets a page that says so,
  * with no form.
  */
+import { escapeHtml } from '../lib/html.ts';
 import { assetHref } from './page-assets.ts';
 
-const escapeHtml = (text: string) =>
-  text.replace(/[&<>"']/g, (char) => ({ '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&#39;' })[char]!);
 
 export interface PortalPage {
   basePath: string;

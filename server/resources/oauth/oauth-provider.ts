@@ -20,6 +20,7 @@
  *   which also says who is signed in: the provider's own session never
  *   decides alone whose account an app gets.
  */
+import { escapeHtml } from '../../lib/html.ts';
 import { createPrivateKey } from 'node:crypto';
 import Provider, { errors, interactionPolicy, type Configuration, type KoaContextWithOIDC } from 'oidc-provider';
 import type { Context } from '../../context.ts';
@@ -197,7 +198,6 @@ export function createProvider(ctx: Ports): Provider {
   return provider;
 }
 
-const escapeHtml = (text: string) => text.replace(/[&<>"']/g, (char) => ({ '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&#39;' })[char]!);
 
 /**
  * The page for an authorization request that cannot be sent back to the

@@ -13,6 +13,7 @@
  *   request to the page that carries a sandbox token is that token's
  *   account consenting, so a partner's script can run the whole flow.
  */
+import { escapeHtml } from '../../lib/html.ts';
 import { Router, urlencoded, type NextFunction, type Request, type Response } from 'express';
 import type Provider from 'oidc-provider';
 import type { InteractionDetails } from 'oidc-provider';
@@ -41,7 +42,6 @@ export function protectedResourceMetadata(publicUrl: string, resourcePath: strin
   };
 }
 
-const escapeHtml = (text: string) => text.replace(/[&<>"']/g, (char) => ({ '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&#39;' })[char]!);
 
 /**
  * The resources the request names (RFC 8707 `resource`, which oidc-provider has checked against those this server
