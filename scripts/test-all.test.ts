@@ -44,6 +44,44 @@ describe('npm test runner (scripts/test-all.ts)', () => {
     expect(table).toContain('1 of 3 steps failed: second.');
   });
 
+  it("repeats each failing test and its error under the table, however far above the step printed them", async () => {
+    const out = capture();
+    // As vitest prints its failures: on stderr, coloured, the error on the line after the heading.
+    const failing = [
+      'console.log("✓ a passing test")',
+      'console.error("\\n\\x1b[31m⎯⎯⎯ Failed Tests 2 ⎯⎯⎯\\x1b[39m\\n")',
+      'console.error("\\x1b[41m\\x1b[1m FAIL \\x1b[22m\\x1b[49m  server  a.test.ts > suite > first")',
+      'console.error("AssertionError: expected 1 to be 2")',
+      'console.error("   at a.test.ts:3:7")',
+      'console.error(" FAIL   server  b.test.ts > second\\n\\nError: Test timed out in 30000ms.")',
+      'console.log(Array.from({ length: 500 }, (_, i) => "filler " + i).join("\\n"))',
+      'process.exit(1)',
+    ].join(';');
+    const { results } = await runSteps([{ name: 'server', title: 'fails twice', command: node(failing) }], {
+      out: out.stream,
+      err: capture().stream,
+    });
+    expect(results[0].failures).toEqual([
+      'FAIL   server  a.test.ts > suite > first\n    AssertionError: expected 1 to be 2',
+      'FAIL   server  b.test.ts > second\n    Error: Test timed out in 30000ms.',
+    ]);
+    const tail = out.text().slice(out.text().lastIndexOf('filler 499'));
+    expect(tail).toContain('What failed, again');
+    expect(tail).toContain('server:\n  FAIL   server  a.test.ts > suite > first\n    AssertionError: expected 1 to be 2\n');
+    expect(tail.indexOf('b.test.ts > second')).toBeLessThan(tail.indexOf('step  '));
+  });
+
+  it('keeps at most 20 failures of a step, and says how many more there were', async () => {
+    const many = `for (let i = 0; i < 23; i++) console.error(" FAIL  t" + i + "\\nError " + i); process.exit(1)`;
+    const { results } = await runSteps([{ name: 'many', title: 'fails often', command: node(many) }], {
+      out: capture().stream,
+      err: capture().stream,
+    });
+    expect(results[0].failures).toHaveLength(21);
+    expect(results[0].failures[19]).toBe('FAIL  t19\n    Error 19');
+    expect(results[0].failures[20]).toBe("… and 3 more, in the step's output above");
+  });
+
   it('passes when every step passes', async () => {
     const out = capture();
     const { ok } = await runSteps([{ name: 'only', title: 'passes', command: node('') }], { out: out.stream, err: capture().stream });

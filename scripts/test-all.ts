@@ -32,6 +32,8 @@ export interface StepResult {
   /** The exit code, or the signal that ended the step. */
   exit: number | string;
   ms: number;
+  /** vitest's "FAIL …" headings the step printed, each with the line after it (the error), in order. */
+  failures: string[];
 }
 
 const root = resolve(import.meta.dirname, '..');
@@ -51,12 +53,28 @@ export const steps: Step[] = [
   { name: 'contract:sandbox', title: 'contract suite on the sandbox (npm run sandbox)', command: npmRun('test:contract:sandbox') },
 ];
 
+/** Calls `line` with each whole line of a stream that arrives in chunks split anywhere. */
+function lineSplitter(line: (text: string) => void): { push(chunk: string): void; end(): void } {
+  let pending = '';
+  return {
+    push(chunk) {
+      pending += chunk;
+      const lines = pending.split('\n');
+      pending = lines.pop() ?? '';
+      for (const text of lines) line(text);
+    },
+    end() {
+      if (pending) line(pending);
+      pending = '';
+    },
+  };
+}
+
 /**
  * A line filter that drops boxes drawn with ╔ … ╚ and the blank lines
  * around them, and passes everything else through as it comes.
  */
 export function boxedBannerFilter(write: (text: string) => void): { push(chunk: string): void; end(): void } {
-  let pending = '';
   let inBox = false;
   let afterBox = false;
   // Blank lines are held back until it is known whether a box follows them.
@@ -82,20 +100,45 @@ export function boxedBannerFilter(write: (text: string) => void): { push(chunk: 
     write('\n'.repeat(blanks) + `${text}\n`);
     blanks = 0;
   };
+  const lines = lineSplitter(line);
   return {
-    push(chunk) {
-      pending += chunk;
-      const lines = pending.split('\n');
-      pending = lines.pop() ?? '';
-      for (const text of lines) line(text);
-    },
+    push: lines.push,
     end() {
-      if (pending) line(pending);
-      pending = '';
+      lines.end();
       if (blanks > 0) write('\n'.repeat(blanks));
       blanks = 0;
     },
   };
+}
+
+// biome-ignore lint/suspicious/noControlCharactersInRegex: ANSI colour codes start with ESC.
+const ansiCodes = /\x1b\[[0-9;]*m/g;
+/** At most this many failures of one step are repeated under the table; the step's output has them all. */
+const failuresKept = 20;
+
+/**
+ * Watches a step's output for vitest's failure headings (` FAIL  server  file > suite > test`)
+ * and keeps each with the first line after it, the error. They are printed again under the
+ * table: the server step's output is thousands of lines above it, and a log cut to its
+ * last lines (a CI page) would otherwise say only that the step failed, not what.
+ */
+export function failureCollector(): { push(chunk: string): void; end(): void; failures: string[]; omitted(): number } {
+  const failures: string[] = [];
+  let omitted = 0;
+  let awaitingReason = false;
+  const line = (text: string) => {
+    const plain = text.replace(ansiCodes, '').trim();
+    if (plain === '' || plain.startsWith('⎯')) return;
+    if (/^FAIL\s/.test(plain)) {
+      awaitingReason = failures.length < failuresKept;
+      if (awaitingReason) failures.push(plain);
+      else omitted += 1;
+    } else if (awaitingReason) {
+      failures[failures.length - 1] += `\n    ${plain.slice(0, 300)}`;
+      awaitingReason = false;
+    }
+  };
+  return { failures, omitted: () => omitted, ...lineSplitter(line) };
 }
 
 /** The step under way, so that a SIGTERM sent to us reaches it. */
@@ -106,23 +149,29 @@ let interrupted = false;
 /** Runs one step, streaming its output to ours, and resolves when it has ended. */
 function runStep(step: Step, out: NodeJS.WritableStream, err: NodeJS.WritableStream, cwd: string): Promise<StepResult> {
   const started = performance.now();
-  const piped = step.dropBoxedBanners === true;
+  // One per stream, so that the two streams' lines never mix (vitest prints its failures on stderr).
+  const collectors = [failureCollector(), failureCollector()];
   const child = spawn(step.command, {
     cwd,
     shell: true,
-    // Streams that are not ours (a test capturing the output) must be piped; so must a filtered step.
-    stdio: piped || out !== process.stdout || err !== process.stderr ? ['ignore', 'pipe', 'pipe'] : 'inherit',
+    // Piped, to watch for failures; a step writing to a terminal keeps its colours.
+    stdio: ['ignore', 'pipe', 'pipe'],
+    env: out === process.stdout && process.stdout.isTTY ? { ...process.env, FORCE_COLOR: '1' } : process.env,
   });
-  const filters = [
-    [child.stdout, out],
-    [child.stderr, err],
-  ].flatMap(([from, to]) => {
+  const filters = (
+    [
+      [child.stdout, out, collectors[0]],
+      [child.stderr, err, collectors[1]],
+    ] as const
+  ).flatMap(([from, to, collector]) => {
     if (!from) return [];
-    const target = to as NodeJS.WritableStream;
-    const write = (text: string) => target.write(text);
-    const filter = piped ? boxedBannerFilter(write) : { push: write, end() {} };
-    (from as NodeJS.ReadableStream).setEncoding('utf8');
-    from.on('data', (chunk: string) => filter.push(chunk));
+    const write = (text: string) => to.write(text);
+    const filter = step.dropBoxedBanners === true ? boxedBannerFilter(write) : { push: write, end() {} };
+    from.setEncoding('utf8');
+    from.on('data', (chunk: string) => {
+      filter.push(chunk);
+      collector.push(chunk);
+    });
     return [filter];
   });
   running = child;
@@ -130,7 +179,12 @@ function runStep(step: Step, out: NodeJS.WritableStream, err: NodeJS.WritableStr
     const finish = (exit: number | string) => {
       running = undefined;
       for (const filter of filters) filter.end();
-      done({ step, ok: exit === 0, exit, ms: performance.now() - started });
+      const failures = collectors.flatMap((collector) => {
+        collector.end();
+        const omitted = collector.omitted();
+        return omitted > 0 ? [...collector.failures, `… and ${omitted} more, in the step's output above`] : collector.failures;
+      });
+      done({ step, ok: exit === 0, exit, ms: performance.now() - started, failures });
     };
     child.once('error', (error) => {
       err.write(`${step.name}: could not start "${step.command}": ${error.stack ?? error.message}\n`);
@@ -175,6 +229,11 @@ export async function runSteps(
     const result = await runStep(step, out, err, options.cwd ?? root);
     out.write(`━━ ${step.name} ${result.ok ? 'passed' : `FAILED (exit ${result.exit})`} in ${seconds(result.ms)}\n`);
     results.push(result);
+  }
+  const failed = results.filter((result) => !result.ok && result.failures.length > 0);
+  if (failed.length > 0) {
+    out.write('\nWhat failed, again (each step\'s output above has the whole error):\n');
+    for (const result of failed) out.write(`${result.step.name}:\n${result.failures.map((failure) => `  ${failure}\n`).join('')}`);
   }
   out.write(`\n${summaryTable(results)}\n`);
   if (results.length < chosen.length) out.write(`Interrupted: ${chosen.length - results.length} steps did not run.\n`);
