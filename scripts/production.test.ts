@@ -6,7 +6,7 @@
  */
 import { execFileSync, spawn } from 'node:child_process';
 import { once } from 'node:events';
-import { copyFileSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { copyFileSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { builtinModules } from 'node:module';
 import { dirname, join, resolve } from 'node:path';
@@ -14,6 +14,7 @@ import { describe, expect, it } from 'vitest';
 import { changelogPath, docsPath } from '../server/app.ts';
 import { freePort } from '../server/testing/ports.ts';
 import { until } from '../server/testing/until.ts';
+import { nodeArgsOf, productionNodeArgs } from '../server/testing/production-command.ts';
 
 const root = resolve(import.meta.dirname, '..');
 const manifest = JSON.parse(readFileSync(join(root, 'package.json'), 'utf8')) as {
@@ -23,33 +24,41 @@ const manifest = JSON.parse(readFileSync(join(root, 'package.json'), 'utf8')) as
   engines: Record<string, string>;
 };
 
-/** The packages a module imports at run time (type-only imports are erased), and the local modules it imports. */
-function importsOf(file: string): { packages: string[]; local: string[] } {
+/**
+ * The packages a module imports at run time (type-only imports are erased), and the local modules it imports:
+ * with `import()` calls, or, with `staticOnly`, only those loaded with the module itself.
+ */
+function importsOf(file: string, staticOnly = false): { packages: Array<{ name: string; specifier: string }>; local: string[] } {
   const source = readFileSync(file, 'utf8');
-  const packages: string[] = [];
+  const packages: Array<{ name: string; specifier: string }> = [];
   const local: string[] = [];
   const pattern = /(?:^|\n)\s*(?:import|export)\s+(?!type\s)(?:[^'";]*?\sfrom\s+)?['"]([^'"]+)['"]|\bimport\(\s*['"]([^'"]+)['"]\s*\)/g;
   for (const match of source.matchAll(pattern)) {
+    if (staticOnly && match[1] === undefined) continue;
     const specifier = match[1] ?? match[2];
     if (specifier.startsWith('.')) local.push(resolve(dirname(file), specifier));
     else if (!specifier.startsWith('node:') && !builtinModules.includes(specifier)) {
-      packages.push(specifier.startsWith('@') ? specifier.split('/').slice(0, 2).join('/') : specifier.split('/')[0]);
+      packages.push({ name: specifier.startsWith('@') ? specifier.split('/').slice(0, 2).join('/') : specifier.split('/')[0], specifier });
     }
   }
   return { packages, local };
 }
 
-/** Every package the modules reachable from these entry points import at run time, with a file that imports it. */
-function runtimePackages(entries: string[]): Map<string, string> {
+/** Every package the modules reachable from these entry points import at run time, with a file that imports it and the specifiers used. */
+function runtimePackages(entries: string[], staticOnly = false): Map<string, { file: string; specifiers: string[] }> {
   const seen = new Set<string>();
-  const packages = new Map<string, string>();
+  const packages = new Map<string, { file: string; specifiers: string[] }>();
   const queue = entries.map((entry) => join(root, entry));
   while (queue.length > 0) {
     const file = queue.pop()!;
     if (seen.has(file) || !/\.(ts|js|mjs)$/.test(file) || !existsSync(file)) continue;
     seen.add(file);
-    const { packages: imported, local } = importsOf(file);
-    for (const name of imported) if (!packages.has(name)) packages.set(name, file.slice(root.length + 1));
+    const { packages: imported, local } = importsOf(file, staticOnly);
+    for (const { name, specifier } of imported) {
+      const found = packages.get(name) ?? { file: file.slice(root.length + 1), specifiers: [] };
+      if (!found.specifiers.includes(specifier)) found.specifiers.push(specifier);
+      packages.set(name, found);
+    }
     queue.push(...local);
   }
   return packages;
@@ -58,9 +67,40 @@ function runtimePackages(entries: string[]): Map<string, string> {
 describe('a production install', () => {
   it('runs npm start, npm run admin and npm run worker on Node itself, with no loader and no build step', () => {
     // Node 24 strips the types of erasable TypeScript itself; tsx and esbuild are for development only.
-    for (const script of ['start', 'admin', 'worker']) expect(manifest.scripts[script]).toMatch(/^node server\/[\w/-]+\.ts$/);
+    // Flags for memory (a smaller young generation) and the compile cache, whose preload is JavaScript: no loader.
+    for (const script of ['start', 'admin', 'worker']) expect(manifest.scripts[script]).toMatch(/^node (--max-semi-space-size=\d+ --import \.\/server\/compile-cache\.js )?server\/[\w/-]+\.ts$/);
     for (const tool of ['tsx', 'esbuild']) expect(manifest.dependencies[tool], tool).toBeUndefined();
     expect(manifest.engines.node).toBe('>=24');
+  });
+
+  it('runs the server and the worker with the same node flags in npm start, npm run worker and the systemd units', () => {
+    const flags = productionNodeArgs(root);
+    expect(flags).toEqual(['--max-semi-space-size=8', '--import', './server/compile-cache.js']);
+    expect(nodeArgsOf(manifest.scripts.worker)).toEqual(flags);
+    for (const unit of ['audio-share-api@.service', 'audio-share-worker@.service']) {
+      const execStart = /^ExecStart=(.*)$/m.exec(readFileSync(join(root, 'deploy/systemd', unit), 'utf8'))![1];
+      expect(nodeArgsOf(execStart), unit).toEqual(flags);
+    }
+  });
+
+  it('keeps a compile cache: a second start strips no TypeScript, and uses less memory', { timeout: 60_000 }, async () => {
+    // Exactly what server/compile-cache.js does, on a copy of its cache directory's parent, so this test's cache is its own.
+    const copy = mkdtempSync(join(tmpdir(), 'compile-cache-'));
+    try {
+      mkdirSync(join(copy, 'server'));
+      copyFileSync(join(root, 'server/compile-cache.js'), join(copy, 'server/compile-cache.js'));
+      copyFileSync(join(root, 'package.json'), join(copy, 'package.json'));
+      writeFileSync(join(copy, 'server/entry.ts'), "const n: number = 1;\nconsole.log(JSON.stringify({ n, rss: process.memoryUsage().rss }));\n");
+      const run = () => JSON.parse(execFileSync(process.execPath, ['--import', './server/compile-cache.js', 'server/entry.ts'], { cwd: copy, encoding: 'utf8' })) as { n: number; rss: number };
+      const first = run();
+      expect(readdirSync(join(copy, 'node_modules/.cache/audio-share-compile-cache')).length).toBeGreaterThan(0);
+      const second = run();
+      expect([first.n, second.n]).toEqual([1, 1]);
+      // The stripper (a WebAssembly build of swc) holds about 17 MiB once loaded; the cached start never loads it.
+      expect(first.rss - second.rss).toBeGreaterThan(8 * 1024 * 1024);
+    } finally {
+      rmSync(copy, { recursive: true, force: true });
+    }
   });
 
   it('installs with npm ci --omit=dev, without tsx or esbuild, and npm start answers /healthz', { timeout: 240_000 }, async () => {
@@ -99,8 +139,21 @@ describe('a production install', () => {
     const used = runtimePackages(['server/main.ts', 'server/admin/cli.ts', 'server/worker-main.ts']);
     // The walk reaches the server for real: these are imported at the heart of it.
     expect([...used.keys()]).toEqual(expect.arrayContaining(['express', 'express-openapi-validator', 'better-sqlite3', 'pg']));
-    const missing = [...used].filter(([name]) => !(name in manifest.dependencies)).map(([name, file]) => `${name} (imported by ${file})`);
+    const missing = [...used].filter(([name]) => !(name in manifest.dependencies)).map(([name, { file }]) => `${name} (imported by ${file})`);
     expect(missing, 'packages a production install lacks').toEqual([]);
+  });
+
+  it('loads the heavy packages a server may never use at their first use, not at start', () => {
+    // Each holds 10–45 MiB once loaded (bench/README.md, issue 23); a start loads what its static imports reach.
+    const atStart = runtimePackages(['server/main.ts', 'server/worker-main.ts'], true);
+    const heavy = ['oidc-provider', 'stripe', 'nodemailer', '@modelcontextprotocol/sdk', '@simplewebauthn/server', 'music-metadata', 'pg', '@aws-sdk/client-s3', '@aws-sdk/lib-storage'];
+    // config.ts checks SMTP_FROM with nodemailer's address parser, one file of its own, not the package's whole.
+    const light = new Set(['nodemailer/lib/addressparser']);
+    const loaded = [...atStart].filter(([name, { specifiers }]) => heavy.includes(name) && specifiers.some((specifier) => !light.has(specifier)));
+    expect(loaded.map(([name, { file }]) => `${name} (imported by ${file})`)).toEqual([]);
+    // The walk reaches the server for real, and those packages are still used, on first use.
+    expect([...atStart.keys()]).toEqual(expect.arrayContaining(['express', 'express-openapi-validator']));
+    expect([...runtimePackages(['server/main.ts']).keys()]).toEqual(expect.arrayContaining(heavy));
   });
 
   it('serves the docs from generated/docs.html, a committed file, not from a build at start', () => {

@@ -1,4 +1,5 @@
 /** `npm start`: the server, configured from the environment (see config.ts and the README). */
+import { flushCompileCache } from 'node:module';
 import { type DestinationStream, pino } from 'pino';
 import { adminTokenCommand, describeDatabase } from './admin/admin-command.ts';
 import { loadConfigOrExit } from './config.ts';
@@ -74,6 +75,9 @@ console.error(
   ].join('\n'),
 );
 logs.release();
+// Everything a start loads is loaded: the compile cache (server/compile-cache.js) is written now, not only at a clean
+// exit, so that a server that is killed still leaves the next start its cache. A no-op where the cache is off.
+flushCompileCache();
 
 for (const signal of ['SIGINT', 'SIGTERM'] as const) {
   process.once(signal, async () => {

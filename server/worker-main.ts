@@ -9,6 +9,7 @@
  * hands them back to the queue, where another worker takes them at once. A
  * second signal cuts the grace short.
  */
+import { flushCompileCache } from 'node:module';
 import { loadConfigOrExit } from './config.ts';
 import { createContext } from './open-context.ts';
 import { startAudioWorker } from './resources/processing/audio-worker.ts';
@@ -37,6 +38,8 @@ if (!worker) {
 const webhookWorker = config.webhooks.concurrency > 0 ? startWebhookWorker(ctx) : undefined;
 // And mail, when there is an SMTP server to send it to.
 const mailWorker = startMailWorker(ctx, notificationMailJobs(ctx));
+// As in main.ts: the compile cache is written now, so that a worker that is killed still leaves the next start its cache.
+flushCompileCache();
 console.error(`Audio worker ${worker.id} is running (${config.workerConcurrency} at a time) on ${config.databaseUrl ? 'PostgreSQL' : `SQLite in ${config.dataDir}`}.`);
 
 let stopping: Promise<void> | undefined;

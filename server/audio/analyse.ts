@@ -17,7 +17,6 @@
 import { createReadStream } from 'node:fs';
 import { createInterface } from 'node:readline';
 import { join } from 'node:path';
-import { parseFile } from 'music-metadata';
 import type { Schemas } from '../lib/api-types.ts';
 import { UndecodableError, type MediaTools, type ProbeResult } from './media-tools.ts';
 import { drawWaveform, type Waveform } from './waveform.ts';
@@ -133,6 +132,8 @@ async function readTags(input: string, probe: ProbeResult): Promise<Schemas['Aud
   let title: string | undefined, artist: string | undefined, album: string | undefined, isrc: string | undefined;
   let artwork = false;
   try {
+    // Loaded at the first analysis, not at start (about 80 modules with its tokenizers).
+    const { parseFile } = await import('music-metadata');
     const metadata = await parseFile(input, { duration: false, skipCovers: false });
     ({ title, artist, album } = metadata.common);
     artwork = (metadata.common.picture?.length ?? 0) > 0;

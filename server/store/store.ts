@@ -7,8 +7,6 @@
  */
 import { join } from 'node:path';
 import type { Db } from './db.ts';
-import { openSqlite } from './sqlite-db.ts';
-import { openPostgres } from './postgres-db.ts';
 import type { Logger } from '../lib/logger.ts';
 
 /** The repositories `R`, plus the database they share and a way to share one transaction. */
@@ -62,8 +60,8 @@ export interface DatabaseOptions {
 }
 
 /** Opens the database, applying migrations: PostgreSQL when a DATABASE_URL is given, SQLite otherwise. */
-export function openDatabase(options: DatabaseOptions): Promise<Db> {
-  return options.databaseUrl
-    ? openPostgres(options.databaseUrl, undefined, { logger: options.logger })
-    : openSqlite(join(options.dataDir, 'audio-share.sqlite'), undefined, { logger: options.logger });
+export async function openDatabase(options: DatabaseOptions): Promise<Db> {
+  // Each backend's driver is loaded only when it is the one used: a SQLite server never loads pg, nor PostgreSQL's better-sqlite3.
+  if (options.databaseUrl) return (await import('./postgres-db.ts')).openPostgres(options.databaseUrl, undefined, { logger: options.logger });
+  return (await import('./sqlite-db.ts')).openSqlite(join(options.dataDir, 'audio-share.sqlite'), undefined, { logger: options.logger });
 }

@@ -24,9 +24,7 @@
 import type { IncomingMessage } from 'node:http';
 import { isIPv6 } from 'node:net';
 import { Router, type Request, type Response } from 'express';
-import { Server } from '@modelcontextprotocol/sdk/server/index.js';
-import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
-import { CallToolRequestSchema, ErrorCode, ListToolsRequestSchema, McpError, type CallToolResult } from '@modelcontextprotocol/sdk/types.js';
+import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import type { Context } from '../../context.ts';
 import { authenticate } from '../../http/auth.ts';
 import { jsonBody } from '../../http/json-body.ts';
@@ -48,6 +46,19 @@ const INSTRUCTIONS =
 
 /** The tool as MCP lists it: what performs it stays here. */
 const listed = (tool: ApiTool) => ({ name: tool.name, ...(tool.title ? { title: tool.title } : {}), description: tool.description, inputSchema: tool.inputSchema, annotations: tool.annotations });
+
+/**
+ * The MCP SDK (with zod, about 170 modules), loaded at the first MCP request, not at start: a server no MCP client
+ * uses never pays its memory. Node keeps each module once loaded, so later requests find them at once.
+ */
+const mcpSdk = async () => {
+  const [{ Server }, { StreamableHTTPServerTransport }, { CallToolRequestSchema, ErrorCode, ListToolsRequestSchema, McpError }] = await Promise.all([
+    import('@modelcontextprotocol/sdk/server/index.js'),
+    import('@modelcontextprotocol/sdk/server/streamableHttp.js'),
+    import('@modelcontextprotocol/sdk/types.js'),
+  ]);
+  return { Server, StreamableHTTPServerTransport, CallToolRequestSchema, ErrorCode, ListToolsRequestSchema, McpError };
+};
 
 const toolError = (text: string): CallToolResult => ({ content: [{ type: 'text', text }], isError: true });
 
@@ -89,6 +100,7 @@ export function mcpRoutes(ctx: Ports): Router {
     const tools = apiTools().filter((tool) => toolAllowed(tool, scopes));
     refuseBeyondScope(req.body, scopes, metadataUrl());
 
+    const { Server, StreamableHTTPServerTransport, CallToolRequestSchema, ErrorCode, ListToolsRequestSchema, McpError } = await mcpSdk();
     const server = new Server({ name: 'audio-share', title: 'Audio Share', version: '1.0.0' }, { capabilities: { tools: { listChanged: false } }, instructions: INSTRUCTIONS });
     server.setRequestHandler(ListToolsRequestSchema, async () => ({ tools: tools.map(listed) }));
     server.setRequestHandler(CallToolRequestSchema, async (request) => {

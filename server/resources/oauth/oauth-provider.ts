@@ -22,7 +22,8 @@
  */
 import { escapeHtml } from '../../lib/html.ts';
 import { createPrivateKey } from 'node:crypto';
-import Provider, { errors, interactionPolicy, type Configuration, type KoaContextWithOIDC } from 'oidc-provider';
+import type Provider from 'oidc-provider';
+import type { Configuration, KoaContextWithOIDC } from 'oidc-provider';
 import type { Context } from '../../context.ts';
 import { derivedKey } from '../../signing/derived-keys.ts';
 import { storeAdapter } from './oauth-adapter.ts';
@@ -93,7 +94,13 @@ const ROUTES = {
 
 export const INTERACTION_PATH = '/oauth/interaction';
 
-export function createProvider(ctx: Ports): Provider {
+/**
+ * oidc-provider (with koa and jose, about 180 modules) is loaded here, at the
+ * first OAuth request, not at start: a server no partner app uses never pays
+ * its memory.
+ */
+export async function createProvider(ctx: Ports): Promise<Provider> {
+  const { default: Provider, errors, interactionPolicy } = await import('oidc-provider');
   const { publicUrl } = ctx.config;
   const resource = apiResource(publicUrl);
 

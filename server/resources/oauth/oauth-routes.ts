@@ -115,9 +115,14 @@ ${items}
 
 export function oauthRoutes(ctx: Ports): Router {
   const router = Router();
-  let provider: Provider | undefined;
-  // Made at the first request: a server on port 0 learns its PUBLIC_URL, the issuer, only once it listens.
-  const providerOf = () => (provider ??= createProvider(ctx));
+  let provider: Promise<Provider> | undefined;
+  // Made at the first request: a server on port 0 learns its PUBLIC_URL, the issuer, only once it listens. One that
+  // could not be made is made again at the next request.
+  const providerOf = () =>
+    (provider ??= createProvider(ctx).catch((error: unknown) => {
+      provider = undefined;
+      throw error;
+    }));
   const basePath = () => new URL(ctx.config.publicUrl.replace(/\/+$/, '')).pathname.replace(/\/+$/, '');
   const apiMetadata = (_req: Request, res: Response) => {
     res.setHeader('Access-Control-Allow-Origin', '*');
@@ -136,13 +141,16 @@ export function oauthRoutes(ctx: Ports): Router {
   // for its own): discovery, and everything else under /oauth.
   const DISCOVERY = new Set(['/.well-known/oauth-authorization-server', '/.well-known/openid-configuration']);
   router.use((req, res, next) => {
-    if (DISCOVERY.has(req.path) || req.path.startsWith('/oauth/')) return providerOf().callback()(req, res);
+    if (DISCOVERY.has(req.path) || req.path.startsWith('/oauth/')) {
+      return void providerOf().then((made) => made.callback()(req, res), next);
+    }
     next();
   });
 
   async function showConsent(req: Request, res: Response): Promise<void> {
-    const details = await providerOf().interactionDetails(req, res);
-    const client = await providerOf().Client.find(details.params.client_id);
+    const oidc = await providerOf();
+    const details = await oidc.interactionDetails(req, res);
+    const client = await oidc.Client.find(details.params.client_id);
     if (!client) throw new Error('The app of this authorization was deleted.');
     if (ctx.config.sandbox) {
       const account = await sandboxAccount(req);
@@ -162,7 +170,7 @@ export function oauthRoutes(ctx: Ports): Router {
   async function answerConsent(req: Request, res: Response): Promise<void> {
     const verdict = checkSameOrigin({ 'sec-fetch-site': req.get('sec-fetch-site'), origin: req.get('origin') }, new URL(ctx.config.publicUrl).origin);
     if (!verdict.allowed) return sendHtml(res, 403, errorPage('forbidden', `Your answer was refused because ${verdict.reason}. Answer on this server's own page.`), "default-src 'none'");
-    const details = await providerOf().interactionDetails(req, res);
+    const details = await (await providerOf()).interactionDetails(req, res);
     const user = await signedInUser(ctx, req);
     if (!user) return void res.redirect(303, `${basePath()}/signin?next=${encodeURIComponent(`${basePath()}${INTERACTION_PATH}/${details.uid}`)}`);
     const decision = (req.body as Record<string, unknown> | undefined)?.decision;
@@ -174,7 +182,7 @@ export function oauthRoutes(ctx: Ports): Router {
 
   /** Tells oidc-provider the answer: who is signed in and what they granted, or that they denied (error=access_denied, with the state). */
   async function finish(req: Request, res: Response, details: InteractionDetails, accountId: string, allow: boolean): Promise<void> {
-    const p = providerOf();
+    const p = await providerOf();
     if (!allow) {
       // RFC 6749 §4.1.2.1: access_denied, "The resource owner or authorization server denied the request."
       return p.interactionFinished(req, res, { error: 'access_denied', error_description: 'The person denied the app access.' }, { mergeWithLastSubmission: false });

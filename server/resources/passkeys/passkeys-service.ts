@@ -11,14 +11,7 @@
  * taken once, so that any API process can finish what another began and a
  * replayed answer finds nothing.
  */
-import {
-  generateAuthenticationOptions,
-  generateRegistrationOptions,
-  verifyAuthenticationResponse,
-  verifyRegistrationResponse,
-  type AuthenticationResponseJSON,
-  type RegistrationResponseJSON,
-} from '@simplewebauthn/server';
+import type { AuthenticationResponseJSON, RegistrationResponseJSON, verifyAuthenticationResponse, verifyRegistrationResponse } from '@simplewebauthn/server';
 import type { Request, Response } from 'express';
 import type { Context } from '../../context.ts';
 import type { Schemas } from '../../lib/api-types.ts';
@@ -34,6 +27,12 @@ import { requireOwnPages } from '../sessions/sign-up-service.ts';
 import type { PasskeyRecord } from './passkey-repository.ts';
 
 type Ports = Pick<Context, 'store' | 'clock' | 'config'>;
+
+/**
+ * @simplewebauthn/server (with its ASN.1 and certificate packages, about 250 modules), loaded at the first passkey
+ * ceremony, not at start: a server whose people sign in with passwords never pays its memory.
+ */
+const webauthn = () => import('@simplewebauthn/server');
 
 /** How long a ceremony may take: the browser's timeout and the stored challenge's life. */
 export const CEREMONY_MS = 5 * 60_000;
@@ -99,7 +98,7 @@ export async function startRegistration(ctx: Ports, caller: Caller): Promise<Sch
   const existing = await ctx.store.passkeys.listOf(user.id);
   if (existing.length >= MAX_PASSKEYS) throw conflict(`Your account holds ${MAX_PASSKEYS} passkeys, the most it may. Remove one to add another.`);
   const { rpID } = relyingParty(ctx.config);
-  const options = await generateRegistrationOptions({
+  const options = await (await webauthn()).generateRegistrationOptions({
     rpName: RP_NAME,
     rpID,
     userID: userHandleOf(user.id),
@@ -127,7 +126,7 @@ export async function addPasskey(ctx: Ports, req: Request, caller: Caller, body:
   const { rpID, origin } = relyingParty(ctx.config);
   let verification: Awaited<ReturnType<typeof verifyRegistrationResponse>>;
   try {
-    verification = await verifyRegistrationResponse({
+    verification = await (await webauthn()).verifyRegistrationResponse({
       response: body.response as unknown as RegistrationResponseJSON,
       expectedChallenge: challenge.challenge,
       expectedOrigin: origin,
@@ -176,7 +175,7 @@ export async function startSignIn(ctx: Ports): Promise<Schemas['PasskeySignInOpt
   const { rpID } = relyingParty(ctx.config);
   // No allowCredentials: the person picks a discoverable passkey, which names its account (WebAuthn §5.5
   // allowCredentials: "If the list is empty … the client … [uses] discoverable credentials").
-  const options = await generateAuthenticationOptions({ rpID, userVerification: 'preferred', timeout: CEREMONY_MS });
+  const options = await (await webauthn()).generateAuthenticationOptions({ rpID, userVerification: 'preferred', timeout: CEREMONY_MS });
   const challenge = await ctx.store.passkeys.createChallenge('passkey-authentication', null, options.challenge, ctx.clock.now(), CEREMONY_MS);
   return { challengeId: challenge.id, options: options as unknown as Schemas['PasskeySignInOptions']['options'] };
 }
@@ -227,7 +226,7 @@ async function verified(ctx: Ports, passkey: PasskeyRecord, expectedChallenge: s
   const { rpID, origin } = relyingParty(ctx.config);
   let verification: Awaited<ReturnType<typeof verifyAuthenticationResponse>>;
   try {
-    verification = await verifyAuthenticationResponse({
+    verification = await (await webauthn()).verifyAuthenticationResponse({
       response,
       expectedChallenge,
       expectedOrigin: origin,
