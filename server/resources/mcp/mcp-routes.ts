@@ -23,12 +23,12 @@
  */
 import type { IncomingMessage } from 'node:http';
 import { isIPv6 } from 'node:net';
-import { Router, type Request, type Response } from 'express';
+import { Router, type NextFunction, type Request, type Response } from 'express';
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import type { Context } from '../../context.ts';
 import { authenticate } from '../../http/auth.ts';
 import { jsonBody } from '../../http/json-body.ts';
-import { HttpProblem } from '../../http/problem.ts';
+import { forbidden, HttpProblem } from '../../http/problem.ts';
 import { relayHeaders } from '../../http/internal-relay.ts';
 import { protectedResourceMetadata } from '../oauth/oauth-routes.ts';
 import { mcpResource } from '../oauth/oauth-provider.ts';
@@ -75,6 +75,7 @@ export function mcpRoutes(ctx: Ports): Router {
 
   router.all(
     MCP_PATH,
+    refuseOtherOrigins,
     authenticate({ tokens: ctx.store.tokens }, () => false, {
       accountOfUnknownToken: ctx.config.sandbox ? (token) => provisionSandboxAccount(ctx, token) : undefined,
       howToGetOne: ctx.config.sandbox
@@ -88,6 +89,20 @@ export function mcpRoutes(ctx: Ports): Router {
     jsonBody(),
     (req, res, next) => answer(req, res).catch(next),
   );
+
+  /**
+   * MCP, Streamable HTTP, Security Warning: "Servers MUST validate the Origin header on all incoming connections to
+   * prevent DNS rebinding attacks. If the Origin header is present and invalid, servers MUST respond with HTTP 403
+   * Forbidden." Valid is this server's own origin (PUBLIC_URL's); a client that is not a browser sends none, and passes.
+   */
+  function refuseOtherOrigins(req: Request, _res: Response, next: NextFunction): void {
+    const origin = req.get('origin');
+    const own = new URL(ctx.config.publicUrl).origin;
+    if (origin !== undefined && origin.toLowerCase() !== own.toLowerCase()) {
+      throw forbidden(`${MCP_PATH} takes requests from pages of ${own} only, and this one came from ${origin}. An MCP client that is not a browser sends no Origin header.`);
+    }
+    next();
+  }
 
   async function answer(req: Request, res: Response): Promise<void> {
     // MCP, Streamable HTTP: "The server MUST either return Content-Type: text/event-stream in response to this HTTP

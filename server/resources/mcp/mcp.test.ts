@@ -257,6 +257,26 @@ describe.each(backends)('The MCP server on %s', (backend) => {
     await expect(mcp.listTools()).rejects.toMatchObject({ code: 401 });
   });
 
+  it('refuses, with 403, a request whose Origin is not this server\'s (the MCP spec\'s DNS rebinding guard), before any token is looked at', async () => {
+    const list = JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'tools/list' });
+    const post = (headers: Record<string, string>) =>
+      fetch(mcpUrl(), { method: 'POST', headers: { 'content-type': 'application/json', accept: 'application/json, text/event-stream', ...headers }, body: list });
+    for (const origin of ['https://rebound.example', 'null', `${issuer().protocol}//localhost.example:${issuer().port}`]) {
+      const refused = await post({ origin, authorization: `Bearer ${personalToken}` });
+      expect(refused.status, origin).toBe(403);
+      expect(refused.headers.get('content-type')).toMatch(/^application\/problem\+json/);
+      expect(((await refused.json()) as { detail: string }).detail).toContain(`came from ${origin}`);
+      // Refused before the token is looked at: none at all gets the same 403, not the 401 that points at the metadata.
+      expect((await post({ origin })).status).toBe(403);
+    }
+    // This server's own origin, in any case, and no Origin at all (a client that is not a browser) pass.
+    for (const headers of [{ origin: issuer().origin.toUpperCase() }, {}]) {
+      const answered = await post({ ...headers, authorization: `Bearer ${personalToken}` });
+      expect(answered.status).toBe(200);
+      expect(((await answered.json()) as { result: { tools: unknown[] } }).result.tools.length).toBeGreaterThan(0);
+    }
+  });
+
   it('is stateless: GET and DELETE are 405', async () => {
     for (const method of ['GET', 'DELETE']) {
       const response = await fetch(mcpUrl(), { method, headers: { authorization: `Bearer ${personalToken}`, accept: 'text/event-stream' } });
