@@ -270,7 +270,7 @@ describe.each(backends)('The MCP server on %s', (backend) => {
       expect((await post({ origin })).status).toBe(403);
     }
     // This server's own origin, in any case, and no Origin at all (a client that is not a browser) pass.
-    for (const headers of [{ origin: issuer().origin.toUpperCase() }, {}]) {
+    for (const headers of [{ origin: issuer().origin.toUpperCase() }, {}] as Array<Record<string, string>>) {
       const answered = await post({ ...headers, authorization: `Bearer ${personalToken}` });
       expect(answered.status).toBe(200);
       expect(((await answered.json()) as { result: { tools: unknown[] } }).result.tools.length).toBeGreaterThan(0);
