@@ -129,8 +129,19 @@ async function readEveryPart(page: Page) {
       const expandAll = operation.getByText('Expand all', { exact: true });
       for (let clicks = 0; clicks < 20 && (await expandAll.count()) > 0; clicks++) {
         const button = await expandAll.first().elementHandle();
-        await button?.click();
-        await page.waitForFunction((clicked) => !clicked?.isConnected || clicked.textContent !== 'Expand all', button);
+        // A click can land while Redoc re-renders the operation and be lost (a CI run waited 30 s on one that never
+        // took): after 10 s with the button unchanged, it is clicked again, at most twice more.
+        for (let attempt = 0; ; attempt++) {
+          await button?.click();
+          const took = await page
+            .waitForFunction((clicked) => !clicked?.isConnected || clicked.textContent !== 'Expand all', button, { timeout: 10_000 })
+            .then(() => true)
+            .catch((error: unknown) => {
+              if (attempt >= 2) throw error;
+              return false;
+            });
+          if (took) break;
+        }
       }
     }
   }

@@ -8,8 +8,12 @@ import { readFile } from 'node:fs/promises';
 import { fileURLToPath } from 'node:url';
 import type { Browser, BrowserContext, BrowserContextOptions, Frame, Page } from 'playwright-core';
 
-/** How long the page may take to reach a state, start playing, or apply a change. */
-export const DEADLINE_MS = 15_000;
+/**
+ * How long the page may take to reach a state, start playing, or apply a change. Each wait ends at its event; this
+ * bound is for a machine whose two cores the whole suite shares: a full-page screenshot of the player page once took
+ * more than 15 s there (web/player-guest.test.ts, in a CI run).
+ */
+export const DEADLINE_MS = 30_000;
 
 export interface WatchedPage {
   page: Page;

@@ -22,7 +22,7 @@ describe.each(backends)('a server killed mid-delivery, on %s', (backend) => {
         WEBHOOK_ALLOW_PRIVATE: 'true',
         // The endpoint holds the first request far longer than the lease: only the kill ends that attempt.
         WEBHOOK_TIMEOUT_MS: '60000',
-        JOB_LEASE_SECONDS: '1',
+        JOB_LEASE_SECONDS: '2',
         JOB_POLL_MS: '50',
       });
       const call = async (method: string, path: string, body?: unknown) => {
@@ -58,7 +58,13 @@ describe.each(backends)('a server killed mid-delivery, on %s', (backend) => {
         return list[0]?.status === 'succeeded' && list;
       }, 'the delivery to be logged as succeeded');
       expect(deliveries).toHaveLength(1);
-      expect(receiver.received).toHaveLength(2);
+      // At least once, not exactly twice: on a loaded machine the restarted server's event loop may stall past its own
+      // lease, and the event goes out again, as it must. Every copy is the same event, under the same webhook-id.
+      expect(receiver.received.length).toBeGreaterThanOrEqual(2);
+      for (const copy of receiver.received) {
+        expect(copy.headers['webhook-id']).toBe(first.headers['webhook-id']);
+        expect(copy.body).toBe(first.body);
+      }
     } finally {
       for (const server of running) {
         server.child.kill('SIGKILL');
