@@ -11,7 +11,6 @@ import type { Logger } from '../lib/logger.ts';
 import type { Store } from '../repositories.ts';
 import { LeaseLostError, PermanentJobError, Worker, WorkerStoppingError, type JobHandler, type JobRun, type WorkerOptions } from './worker.ts';
 import { eventually } from '../testing/audio.ts';
-import type { JobQueue } from './job-queue.ts';
 
 interface Entry {
   level: string;
@@ -227,101 +226,6 @@ describe.each(backends)('worker on %s', (backend) => {
       expect(other).toMatchObject({ status: 'done', last_error: 'result applied' });
       // Its result rolled back with it: the job is given back for a retry, with the error.
       expect(bad).toMatchObject({ status: 'queued', attempts: 1, last_error: 'this result cannot be applied' });
-    } finally {
-      await worker.stop(0);
-    }
-  });
-  /**
-   * The worker over the test's store, noting each claim that took jobs and whether it ran in a transaction (the
-   * completion of a group) or alone (the claim loop); `inCommit` runs inside each transaction, after its work.
-   */
-  function noticingStore(inCommit: () => void = () => {}) {
-    const claims: Array<{ inTransaction: boolean; ids: string[] }> = [];
-    const noticing = (jobs: JobQueue, inTransaction: boolean): JobQueue =>
-      new Proxy(jobs, {
-        get(target, key) {
-          if (key !== 'claimMany') {
-            const value = Reflect.get(target, key);
-            return typeof value === 'function' ? value.bind(target) : value;
-          }
-          return async (...args: Parameters<JobQueue['claimMany']>) => {
-            const claimed = await target.claimMany(...args);
-            if (claimed.length > 0) claims.push({ inTransaction, ids: claimed.map((job) => job.id) });
-            return claimed;
-          };
-        },
-      });
-    const store = {
-      jobs: noticing(t.store.jobs, false),
-      transaction: <T,>(work: (tx: Store) => Promise<T>) =>
-        t.store.transaction(async (tx) => {
-          const result = await work(new Proxy(tx, { get: (target, key) => (key === 'jobs' ? noticing(target.jobs, true) : Reflect.get(target, key)) }));
-          inCommit();
-          return result;
-        }),
-    };
-    return { store, claims };
-  }
-
-  /** Two jobs that end together (one group commit), then two more, due later. */
-  async function twoByTwo() {
-    await t.store.db.execute('DELETE FROM jobs');
-    const started: string[] = [];
-    let bothStarted: () => void = () => {};
-    const together = new Promise<void>((resolve) => (bothStarted = resolve));
-    const handler: JobHandler<Store> = {
-      async run({ job, complete }) {
-        started.push(job.id);
-        if (started.length === 2) bothStarted();
-        if (started.length <= 2) await together;
-        await complete();
-      },
-      async failed() {},
-    };
-    const now = Date.now();
-    const ids = [];
-    for (let i = 0; i < 4; i++) ids.push(await t.store.jobs.enqueue('test', { i }, { now: now - 4 + i }));
-    return { handler, started, ids };
-  }
-
-  it("claims the jobs that take a group's slots in the transaction that completes the group, not in a claim of their own", async () => {
-    const { handler, started, ids } = await twoByTwo();
-    const { store, claims } = noticingStore();
-    const worker = new Worker<Store>(store, { test: handler }, { ...options, concurrency: 2 }, systemClock, capturingLogger());
-    worker.start();
-    try {
-      await eventually(async () => (await Promise.all(ids.map(row))).every((job) => job.status === 'done'), 'the four jobs to be done');
-      expect(started).toEqual(ids);
-      expect(claims).toEqual([
-        { inTransaction: false, ids: ids.slice(0, 2) },
-        { inTransaction: true, ids: ids.slice(2) },
-      ]);
-    } finally {
-      await worker.stop(0);
-    }
-  });
-
-  it('hands back, unstarted, the jobs a group claimed when stop was asked while it committed', async () => {
-    const { handler, started, ids } = await twoByTwo();
-    let worker: Worker<Store> | undefined;
-    let stopped: Promise<void> | undefined;
-    const { store, claims } = noticingStore(() => {
-      // Stop is asked once a transaction has claimed (the group's), before it commits.
-      if (claims.some((claim) => claim.inTransaction)) stopped ??= worker!.stop();
-    });
-    worker = new Worker<Store>(store, { test: handler }, { ...options, concurrency: 2 }, systemClock, capturingLogger());
-    worker.start();
-    try {
-      await eventually(async () => stopped !== undefined, 'stop to be asked in the group commit');
-      await stopped;
-      expect(started).toEqual(ids.slice(0, 2));
-      const rows = await Promise.all(ids.map(row));
-      expect(rows.map((job) => job.status)).toEqual(['done', 'done', 'queued', 'queued']);
-      // Handed back as the claim loop hands back: no attempt counted, no worker holding it.
-      expect(rows.slice(2).map((job) => [job.attempts, job.worker])).toEqual([
-        [0, null],
-        [0, null],
-      ]);
     } finally {
       await worker.stop(0);
     }

@@ -336,26 +336,18 @@ export class Worker<Tx extends { jobs: JobQueue } = { jobs: JobQueue }> {
         // In the order of the job ids, so that two processes' groups take their row locks in one order.
         const group = this.completions.splice(0).sort((a, b) => (a.job.id < b.job.id ? -1 : a.job.id > b.job.id ? 1 : 0));
         let outcomes: boolean[] | undefined;
-        let refill: Job[] = [];
         if (group.length > 1) {
           try {
-            [outcomes, refill] = await this.store.transaction(async (tx) => {
+            outcomes = await this.store.transaction(async (tx) => {
               const held: boolean[] = [];
               for (const { job, result } of group) held.push(await this.completeIn(tx, job, result));
-              return [held, await this.claimInto(tx, group.length)];
+              return held;
             });
           } catch {
             // Each on its own below: the error belongs to one of them, and it gets it.
           }
         }
         if (outcomes) {
-          // The jobs that take the group's slots start now, before the group's own runs end: the claim loop, woken as
-          // each ends, finds no slot left to fill, and the queue is read and written once for them all, not again.
-          for (const job of refill) {
-            // Stop was asked while the group was committing: those jobs go straight back, as the claim loop's do.
-            if (this.stopping) await this.store.jobs.release(job, this.clock.now()).catch((error: unknown) => this.logger.error('handing back a job failed; its lease will run out', { err: error, jobId: job.id }));
-            else this.begin(job);
-          }
           for (const [i, entry] of group.entries()) entry.settle(outcomes[i]);
           continue;
         }
@@ -370,18 +362,6 @@ export class Worker<Tx extends { jobs: JobQueue } = { jobs: JobQueue }> {
     } finally {
       this.committing = false;
     }
-  }
-
-  /**
-   * Claims, in the transaction that completes a group, the jobs that will take its slots (and any slot free besides):
-   * in steady work one transaction both ends a batch and starts the next, where a claim of its own would be another.
-   * None while stopping. A claim that fails fails the group's transaction, which is then done job by job, as any
-   * failure there is, and the claim loop fills the slots as usual.
-   */
-  private async claimInto(tx: Tx, freed: number): Promise<Job[]> {
-    const free = this.options.concurrency - this.running.size + freed;
-    if (this.stopping || free <= 0) return [];
-    return tx.jobs.claimMany(this.id, this.clock.now(), this.options.leaseMs, this.kinds, free);
   }
 
   private async completeIn(tx: Tx, job: Job, result: ((tx: Tx) => Promise<void>) | undefined): Promise<boolean> {
