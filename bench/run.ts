@@ -106,7 +106,7 @@ import { oauthAccessToken } from './oauth-token.ts';
 import { LocalDiskBlobStore } from '../server/blobs/local-disk-blob-store.ts';
 import { analysedTake, makeBigProject, makeLibrary } from '../server/testing/studio-data.ts';
 import { makePlayers } from '../server/testing/listings-data.ts';
-import { productionNodeArgs } from '../server/testing/production-command.ts';
+import { productionCommand } from '../server/testing/production-command.ts';
 import { newId } from '../server/lib/ids.ts';
 
 const root = resolve(import.meta.dirname, '..');
@@ -142,13 +142,14 @@ const serverStripsTypes = (() => {
   return major > 22 || (major === 22 && minor >= 18);
 })();
 /**
- * Every server here runs with npm start's node flags (a smaller young generation, the compile cache), as the systemd
+ * Every server here runs with npm start's environment and node flags (two malloc arenas, a smaller young generation,
+ * the compile cache), as the systemd
  * units run it, and with a compile cache of this run's own: the first start fills it, as a deployment's first start
  * does, and every later one reads it.
  */
-const productionArgs = productionNodeArgs(serverRoot);
+const production = productionCommand(serverRoot);
 const compileCache = mkdtempSync(join(tmpdir(), 'bench-compile-cache-'));
-const serverArgs = (script: string) => [...productionArgs, ...(serverStripsTypes ? [script] : ['--import', 'tsx', script])];
+const serverArgs = (script: string) => [...production.nodeArgs, ...(serverStripsTypes ? [script] : ['--import', 'tsx', script])];
 
 /** `pinned`: on core 1 (true), on the cores named (such as '0'), or anywhere (false). */
 async function start(script: string, env: Record<string, string> = {}, pinned: boolean | string = true): Promise<Started> {
@@ -161,7 +162,7 @@ async function start(script: string, env: Record<string, string> = {}, pinned: b
   const nodeArgs = (process.env.BENCH_NODE_ARGS ?? '').split(' ').filter(Boolean);
   const child = spawn(command[0], [...command.slice(1), ...nodeArgs, ...serverArgs(script)], {
     cwd: serverRoot,
-    env: { ...process.env, PORT: String(port), HOST: '127.0.0.1', DATA_DIR: dataDir, PUBLIC_URL: `http://127.0.0.1:${port}`, RATE_LIMIT_PER_SECOND: '0', LOG_LEVEL: 'info', DATABASE_URL: '', NODE_COMPILE_CACHE: compileCache, ...env },
+    env: { ...process.env, PORT: String(port), HOST: '127.0.0.1', DATA_DIR: dataDir, PUBLIC_URL: `http://127.0.0.1:${port}`, RATE_LIMIT_PER_SECOND: '0', LOG_LEVEL: 'info', DATABASE_URL: '', NODE_COMPILE_CACHE: compileCache, ...production.env, ...env },
     stdio: ['ignore', 'ignore', 'inherit'],
   });
   running.add(child);

@@ -39,7 +39,7 @@ import { openStore } from '../server/repositories.ts';
 import { eventually, makeAudio } from '../server/testing/audio.ts';
 import { createTestDatabase, type TestDatabase } from '../server/testing/databases.ts';
 import { useTestS3 } from '../server/testing/s3.ts';
-import { productionNodeArgs } from '../server/testing/production-command.ts';
+import { productionCommand } from '../server/testing/production-command.ts';
 
 const root = resolve(import.meta.dirname, '..');
 const FLOWS = 100;
@@ -239,9 +239,9 @@ describe('a cluster: nginx over 2 API processes and 2 workers, on PostgreSQL and
       mkdirSync(dir, { recursive: true });
       return dir;
     };
-    // With the node flags of the systemd units (npm start's), and a compile cache of this test's own, as the units' is.
-    const nodeArgs = productionNodeArgs(root);
-    const withCache = { ...common, NODE_COMPILE_CACHE: join(scratch, 'compile-cache') };
+    // With the environment and node flags of the systemd units (npm start's), and a compile cache of this test's own, as the units' is.
+    const { env: productionEnv, nodeArgs } = productionCommand(root);
+    const withCache = { ...common, ...productionEnv, NODE_COMPILE_CACHE: join(scratch, 'compile-cache') };
     const startApi = (name: string, port: number) =>
       startMember(name, process.execPath, [...nodeArgs, 'server/main.ts'], { ...withCache, PORT: String(port), DATA_DIR: dataDir(name) });
     const startWorker = (name: string, dir = name) => startMember(name, process.execPath, [...nodeArgs, 'server/worker-main.ts'], { ...withCache, DATA_DIR: dataDir(dir) });

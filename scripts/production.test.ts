@@ -14,7 +14,7 @@ import { describe, expect, it } from 'vitest';
 import { changelogPath, docsPath } from '../server/app.ts';
 import { freePort } from '../server/testing/ports.ts';
 import { until } from '../server/testing/until.ts';
-import { nodeArgsOf, productionNodeArgs } from '../server/testing/production-command.ts';
+import { commandOf, productionCommand } from '../server/testing/production-command.ts';
 
 const root = resolve(import.meta.dirname, '..');
 const manifest = JSON.parse(readFileSync(join(root, 'package.json'), 'utf8')) as {
@@ -68,18 +68,21 @@ describe('a production install', () => {
   it('runs npm start, npm run admin and npm run worker on Node itself, with no loader and no build step', () => {
     // Node 24 strips the types of erasable TypeScript itself; tsx and esbuild are for development only.
     // Flags for memory (a smaller young generation) and the compile cache, whose preload is JavaScript: no loader.
-    for (const script of ['start', 'admin', 'worker']) expect(manifest.scripts[script]).toMatch(/^node (--max-semi-space-size=\d+ --import \.\/server\/compile-cache\.js )?server\/[\w/-]+\.ts$/);
+    for (const script of ['start', 'admin', 'worker']) {
+      expect(manifest.scripts[script]).toMatch(/^(MALLOC_ARENA_MAX=\d+ )?node (--max-semi-space-size=\d+ --import \.\/server\/compile-cache\.js )?server\/[\w/-]+\.ts$/);
+    }
     for (const tool of ['tsx', 'esbuild']) expect(manifest.dependencies[tool], tool).toBeUndefined();
     expect(manifest.engines.node).toBe('>=24');
   });
 
-  it('runs the server and the worker with the same node flags in npm start, npm run worker and the systemd units', () => {
-    const flags = productionNodeArgs(root);
-    expect(flags).toEqual(['--max-semi-space-size=8', '--import', './server/compile-cache.js']);
-    expect(nodeArgsOf(manifest.scripts.worker)).toEqual(flags);
+  it('runs the server and the worker with the same environment and node flags in npm start, npm run worker and the systemd units', () => {
+    const production = productionCommand(root);
+    expect(production).toEqual({ env: { MALLOC_ARENA_MAX: '2' }, nodeArgs: ['--max-semi-space-size=8', '--import', './server/compile-cache.js'] });
+    expect(commandOf(manifest.scripts.worker)).toEqual(production);
     for (const unit of ['audio-share-api@.service', 'audio-share-worker@.service']) {
-      const execStart = /^ExecStart=(.*)$/m.exec(readFileSync(join(root, 'deploy/systemd', unit), 'utf8'))![1];
-      expect(nodeArgsOf(execStart), unit).toEqual(flags);
+      const text = readFileSync(join(root, 'deploy/systemd', unit), 'utf8');
+      expect(commandOf(/^ExecStart=(.*)$/m.exec(text)![1]).nodeArgs, unit).toEqual(production.nodeArgs);
+      for (const [name, value] of Object.entries(production.env)) expect(text, unit).toContain(`\nEnvironment=${name}=${value}\n`);
     }
   });
 

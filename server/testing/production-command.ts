@@ -1,21 +1,35 @@
 /**
- * How production runs Node: the flags of `npm start` (package.json), which the systemd units repeat (a test keeps them
- * the same). The bench and the cluster test start their servers with these flags, so that what they measure and test
- * is the server as deployed, not as a bare `node server/main.ts` runs it.
+ * How production runs Node: the environment and flags of `npm start` (package.json), which `npm run worker` and the
+ * systemd units repeat (a test keeps them the same). The bench and the cluster test start their servers with these,
+ * so that what they measure and test is the server as deployed, not as a bare `node server/main.ts` runs it.
  */
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 
-/** Node's own arguments in `npm start` of the package at `root`: those between `node` and the entry script. */
-export function productionNodeArgs(root: string): string[] {
-  const { scripts } = JSON.parse(readFileSync(join(root, 'package.json'), 'utf8')) as { scripts: Record<string, string> };
-  return nodeArgsOf(scripts.start);
+export interface ProductionCommand {
+  /** Variables set before `node` (`NAME=value node …`). */
+  env: Record<string, string>;
+  /** Node's own arguments: those between `node` and the entry script. */
+  nodeArgs: string[];
 }
 
-/** Node's arguments in a command line such as `node --flag --import ./x.js server/main.ts`: those between `node` and the script. */
-export function nodeArgsOf(command: string): string[] {
+/** The environment and node arguments of `npm start` in the package at `root`. */
+export function productionCommand(root: string): ProductionCommand {
+  const { scripts } = JSON.parse(readFileSync(join(root, 'package.json'), 'utf8')) as { scripts: Record<string, string> };
+  return commandOf(scripts.start);
+}
+
+/** The parts of a command line such as `NAME=value node --flag --import ./x.js server/main.ts`. */
+export function commandOf(command: string): ProductionCommand {
   const words = command.trim().split(/\s+/);
   const node = words.findIndex((word) => word === 'node' || word.endsWith('/node'));
   if (node < 0) throw new Error(`"${command}" does not run node.`);
-  return words.slice(node + 1, -1);
+  const env = Object.fromEntries(
+    words.slice(0, node).map((word) => {
+      const [name, ...value] = word.split('=');
+      if (value.length === 0) throw new Error(`"${word}" in "${command}" is not NAME=value.`);
+      return [name, value.join('=')];
+    }),
+  );
+  return { env, nodeArgs: words.slice(node + 1, -1) };
 }
