@@ -142,7 +142,9 @@ export function oauthRoutes(ctx: Ports): Router {
   const DISCOVERY = new Set(['/.well-known/oauth-authorization-server', '/.well-known/openid-configuration']);
   router.use((req, res, next) => {
     if (DISCOVERY.has(req.path) || req.path.startsWith('/oauth/')) {
-      return void providerOf().then((made) => made.callback()(req, res), next);
+      return void providerOf()
+        .then((made) => made.callback()(req, res))
+        .catch(next);
     }
     next();
   });
