@@ -161,7 +161,8 @@ describe('the account pages against the contract', () => {
         expect(await page.locator('#form-error').getAttribute('role')).toBe('alert');
         expect(await page.getByRole('textbox', { name: 'Email', exact: true }).inputValue()).toBe('ada@example.com');
         expect(await page.getByLabel('Password', { exact: true }).inputValue()).toBe('');
-        expect(await page.evaluate(() => document.activeElement?.id)).toBe('password');
+        // The focus moves in an effect after the refusal is drawn: waited for, not read at once (a CI run read it first).
+        await expect.poll(() => page.evaluate(() => document.activeElement?.id)).toBe('password');
         for (const width of [1280, 360]) {
           await page.setViewportSize({ width, height: 800 });
           expect(await overflow(page)).toBeLessThanOrEqual(0);

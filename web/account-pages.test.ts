@@ -126,7 +126,8 @@ describe('the account pages, signed out', () => {
         await page.getByRole('button', { name: 'Sign in', exact: true }).click();
         await expect.poll(() => page.getByRole('alert').first().textContent()).toBe('That email address does not look right.');
         expect(await page.getByRole('textbox', { name: 'Email', exact: true }).getAttribute('aria-invalid')).toBe('true');
-        expect(await page.evaluate(() => document.activeElement?.id)).toBe('email');
+        // The focus moves in an effect after the refusal is drawn: waited for, not read at once (a CI run read it first).
+        await expect.poll(() => page.evaluate(() => document.activeElement?.id)).toBe('email');
         await page.setViewportSize({ width: 360, height: 800 });
         await page.screenshot({ path: `${SHOTS}/signin-invalid-360.png`, fullPage: true });
       } finally {

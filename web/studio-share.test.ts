@@ -107,7 +107,8 @@ describe.each(backends)('sharing in the studio (%s)', (backend) => {
         await passwordError.waitFor();
         expect(await passwordError.textContent()).toMatch(/\S/);
         expect(await dialog.getByLabel('Password', { exact: true }).getAttribute('aria-invalid')).toBe('true');
-        expect(await page.evaluate(() => document.activeElement?.id)).toBe('share-password');
+        // The focus moves in an effect after the refusal is drawn: waited for, not read at once (a CI run read it first).
+        await expect.poll(() => page.evaluate(() => document.activeElement?.id)).toBe('share-password');
         expect((await api.GET('/players', { params: { query: {} } })).data).toEqual([]);
         if (backend === 'sqlite') await checkLayout(page, 'share-dialog-error');
 
