@@ -10,7 +10,7 @@
 import { describe, expect, it } from 'vitest';
 import type { Page, Request, Route } from 'playwright-core';
 import { useTestServer } from '../server/testing/harness.ts';
-import { useBrowser } from '../server/testing/browser.ts';
+import { screenshot, useBrowser } from '../server/testing/browser.ts';
 import { seriousAxeViolations, watchedPage } from './testing/player-browser.ts';
 
 const BROWSER_TEST_MS = 90_000;
@@ -166,7 +166,7 @@ describe('the account pages against the contract', () => {
         for (const width of [1280, 360]) {
           await page.setViewportSize({ width, height: 800 });
           expect(await overflow(page)).toBeLessThanOrEqual(0);
-          await page.screenshot({ path: `${SHOTS}/signin-refused-sso-${width}.png`, fullPage: true });
+          await screenshot(page, { path: `${SHOTS}/signin-refused-sso-${width}.png`, fullPage: true });
         }
         expect(await seriousAxeViolations(page)).toEqual([]);
 
@@ -206,7 +206,7 @@ describe('the account pages against the contract', () => {
         await page.getByRole('heading', { name: 'Check your email' }).waitFor();
         expect(fake.bodies['POST /auth/password-reset']).toEqual({ email: 'ada@example.com' });
         await page.setViewportSize({ width: 360, height: 800 });
-        await page.screenshot({ path: `${SHOTS}/reset-password-sent-360.png`, fullPage: true });
+        await screenshot(page, { path: `${SHOTS}/reset-password-sent-360.png`, fullPage: true });
 
         await page.goto(`${t.server.address}/reset-password?token=rst_secret`);
         await ready(page);
@@ -214,13 +214,13 @@ describe('the account pages against the contract', () => {
         await page.getByRole('button', { name: 'Set password', exact: true }).click();
         await page.getByRole('heading', { name: 'Your password is set' }).waitFor();
         expect(fake.bodies['POST /auth/password-reset/complete']).toEqual({ token: 'rst_secret', password: 'a brand new passphrase' });
-        await page.screenshot({ path: `${SHOTS}/reset-password-set-360.png`, fullPage: true });
+        await screenshot(page, { path: `${SHOTS}/reset-password-set-360.png`, fullPage: true });
 
         await page.goto(`${t.server.address}/verify-email?token=vfy_secret`);
         await expect.poll(() => page.getByRole('status').textContent()).toBe('Your email address is verified.');
         expect(fake.bodies['POST /auth/email-verification']).toEqual({ token: 'vfy_secret' });
         expect(await seriousAxeViolations(page)).toEqual([]);
-        await page.screenshot({ path: `${SHOTS}/verify-email-done-360.png`, fullPage: true });
+        await screenshot(page, { path: `${SHOTS}/verify-email-done-360.png`, fullPage: true });
         expect(unexpected(await watched.problems())).toEqual([]);
       } finally {
         await watched.close();
@@ -279,7 +279,7 @@ describe('the account pages against the contract', () => {
         for (const width of [1280, 360]) {
           await page.setViewportSize({ width, height: 800 });
           expect(await overflow(page)).toBeLessThanOrEqual(0);
-          await page.screenshot({ path: `${SHOTS}/settings-${width}.png`, fullPage: true });
+          await screenshot(page, { path: `${SHOTS}/settings-${width}.png`, fullPage: true });
         }
         expect(await seriousAxeViolations(page)).toEqual([]);
 
@@ -324,7 +324,7 @@ describe('the account pages against the contract', () => {
         await page.getByRole('list', { name: 'API tokens' }).getByText('Backup job').waitFor();
         for (const width of [1280, 360]) {
           await page.setViewportSize({ width, height: 800 });
-          await page.screenshot({ path: `${SHOTS}/settings-token-secret-${width}.png`, fullPage: true });
+          await screenshot(page, { path: `${SHOTS}/settings-token-secret-${width}.png`, fullPage: true });
         }
         expect(await seriousAxeViolations(page)).toEqual([]);
         // The tab is in the address: a reload opens it again, without the secret.

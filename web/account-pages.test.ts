@@ -15,7 +15,7 @@ import { describe, expect, it } from 'vitest';
 import type { Browser, Page } from 'playwright-core';
 import { backends } from '../server/testing/databases.ts';
 import { useTestServer } from '../server/testing/harness.ts';
-import { useBrowser } from '../server/testing/browser.ts';
+import { screenshot, useBrowser } from '../server/testing/browser.ts';
 import { createSetupLink } from '../server/resources/account/setup-link.ts';
 import { operations } from '../generated/client.ts';
 import { seriousAxeViolations, watchedPage, type WatchedPage } from './testing/player-browser.ts';
@@ -47,7 +47,7 @@ async function checkLayout(page: Page, name: string): Promise<void> {
   for (const width of [1280, 360]) {
     await page.setViewportSize({ width, height: 800 });
     expect(await horizontalOverflow(page), `${name} at ${width} px scrolls sideways`).toBeLessThanOrEqual(0);
-    await page.screenshot({ path: `${SHOTS}/${name}-${width}.png`, fullPage: true });
+    await screenshot(page, { path: `${SHOTS}/${name}-${width}.png`, fullPage: true });
   }
   expect(await seriousAxeViolations(page), name).toEqual([]);
 }
@@ -129,7 +129,7 @@ describe('the account pages, signed out', () => {
         // The focus moves in an effect after the refusal is drawn: waited for, not read at once (a CI run read it first).
         await expect.poll(() => page.evaluate(() => document.activeElement?.id)).toBe('email');
         await page.setViewportSize({ width: 360, height: 800 });
-        await page.screenshot({ path: `${SHOTS}/signin-invalid-360.png`, fullPage: true });
+        await screenshot(page, { path: `${SHOTS}/signin-invalid-360.png`, fullPage: true });
       } finally {
         await watched.close();
       }

@@ -14,7 +14,7 @@ import { beforeAll, describe, expect, it } from 'vitest';
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { useTestServer } from '../server/testing/harness.ts';
-import { useBrowser } from '../server/testing/browser.ts';
+import { screenshot, useBrowser } from '../server/testing/browser.ts';
 import {
   LISTENING_SERVER_ENV,
   OWNER,
@@ -627,7 +627,7 @@ describe('the player page in Chromium: waveforms at the edges', { timeout: BROWS
         );
         expect(drawnTo, `${track.name} at ${width} px: the wave reaches ${Math.round(drawnTo * 100)} % of the width`).toBeGreaterThan(0.9);
       }
-      await page.screenshot({ path: `/tmp/player-edge-cases-${width}.png`, fullPage: true });
+      await screenshot(page, { path: `/tmp/player-edge-cases-${width}.png`, fullPage: true });
       expect(await watched.problems()).toEqual([]);
       await watched.close();
     }

@@ -10,7 +10,7 @@ import { beforeAll, describe, expect, it } from 'vitest';
 import { backends } from '../server/testing/databases.ts';
 import { json, useTestServer } from '../server/testing/harness.ts';
 import type { Page } from 'playwright-core';
-import { useBrowser } from '../server/testing/browser.ts';
+import { screenshot, useBrowser } from '../server/testing/browser.ts';
 import { LISTENING_SERVER_ENV, OWNER, createPlayer, makeSmallProject, type FixtureTrack, type Player } from './testing/player-fixtures.ts';
 import { seriousAxeViolations, waitForReady, watchedPage } from './testing/player-browser.ts';
 
@@ -88,7 +88,7 @@ describe.each(backends)('guests on the player page on %s', (backend) => {
       const widths = await page.evaluate(() => ({ document: document.documentElement.scrollWidth, viewport: window.innerWidth }));
       expect(widths.document, JSON.stringify(widths)).toBeLessThanOrEqual(widths.viewport);
       await page.locator('section#comments').scrollIntoViewIfNeeded();
-      await page.screenshot({ path: `/tmp/player-guest-${backend}-${width}.png`, fullPage: true });
+      await screenshot(page, { path: `/tmp/player-guest-${backend}-${width}.png`, fullPage: true });
       expect(await seriousAxeViolations(page)).toEqual([]);
       expect(await watched.problems()).toEqual([]);
       await watched.close();

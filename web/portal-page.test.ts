@@ -11,7 +11,7 @@
 import { createHash } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
 import { useTestServer } from '../server/testing/harness.ts';
-import { useBrowser } from '../server/testing/browser.ts';
+import { screenshot, useBrowser } from '../server/testing/browser.ts';
 import { sineWav } from '../server/testing/audio.ts';
 import { fileBlobKey } from '../server/blobs/keys.ts';
 import type { Schemas } from '../server/lib/api-types.ts';
@@ -85,7 +85,7 @@ describe('the upload portal page', () => {
         // The thanks replace the form: no Upload button to press again, nothing else to fill in.
         expect(await page.getByRole('button', { name: 'Upload', exact: true }).isVisible()).toBe(false);
         expect(await page.getByRole('textbox', { name: 'Your name', exact: true }).isVisible()).toBe(false);
-        await page.screenshot({ path: '/tmp/portal-thanks-1280.png', fullPage: true });
+        await screenshot(page, { path: '/tmp/portal-thanks-1280.png', fullPage: true });
         for (const name of ['mix-v3.wav', 'notes.txt']) {
           expect(await page.getByRole('progressbar', { name, exact: true }).evaluate((bar) => (bar as HTMLProgressElement).value)).toBe(100);
         }
@@ -130,7 +130,7 @@ describe('the upload portal page', () => {
           expect(link.x + link.width, `at ${width} px`).toBeGreaterThan(app.x + app.width - 40);
           expect(link.x, `at ${width} px`).toBeGreaterThan(app.x);
           expect(await portalLink.evaluate((a) => getComputedStyle(a).borderTopStyle)).toBe('solid');
-          await page.screenshot({ path: `/tmp/player-portal-link-${width}.png` });
+          await screenshot(page, { path: `/tmp/player-portal-link-${width}.png` });
         }
         await portalLink.click();
         await page.waitForURL(`${h.server.address}/u/${player.id}`);

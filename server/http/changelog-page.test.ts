@@ -16,7 +16,7 @@ import express from 'express';
 import type { Browser } from 'playwright-core';
 import { describe, expect, it } from 'vitest';
 import { changelogPath, specPath } from '../app.ts';
-import { useBrowser } from '../testing/browser.ts';
+import { screenshot, useBrowser } from '../testing/browser.ts';
 import { useTestServer } from '../testing/harness.ts';
 import { watchedPage } from '../../web/testing/player-browser.ts';
 import { renderChangelog } from '../../scripts/breaking/changelog.ts';
@@ -45,9 +45,9 @@ async function checkPage(browser: Browser, url: string, name: string, scrollTo: 
     for (const width of [1280, 360]) {
       await page.setViewportSize({ width, height: 900 });
       expect(await page.evaluate(() => document.documentElement.scrollWidth - document.documentElement.clientWidth), `sideways scroll at ${width} px`).toBeLessThanOrEqual(0);
-      await page.screenshot({ path: `${SHOTS}/${name}-${width}.png` });
+      await screenshot(page, { path: `${SHOTS}/${name}-${width}.png` });
       await page.locator(scrollTo).scrollIntoViewIfNeeded();
-      await page.screenshot({ path: `${SHOTS}/${name}-${width}-${scrollTo.replace(/[^a-z0-9]/gi, '')}.png` });
+      await screenshot(page, { path: `${SHOTS}/${name}-${width}-${scrollTo.replace(/[^a-z0-9]/gi, '')}.png` });
       await page.evaluate(() => window.scrollTo(0, 0));
     }
     // Every violation, whatever its impact. axe is evaluated through the CDP: the page allows no script of its own.

@@ -1,6 +1,6 @@
 /** Headless Chromium (Debian's) driven by playwright-core, with the flags this machine needs. */
 import { afterAll, beforeAll } from 'vitest';
-import { chromium, type Browser } from 'playwright-core';
+import { chromium, errors, type Browser, type Page, type PageScreenshotOptions } from 'playwright-core';
 
 export function launchBrowser(): Promise<Browser> {
   return chromium.launch({
@@ -24,4 +24,25 @@ export function useBrowser(): { readonly browser: Browser } {
       return browser;
     },
   };
+}
+
+/** What one capture may take: about 100 ms on a quiet machine, a few seconds on a loaded one. */
+const SHOT_MS = 20_000;
+
+/**
+ * A screenshot for a person to look at; the tests assert nothing on its pixels. The page is brought to the front
+ * first: Chromium captures only from a frame its compositor commits, and a page behind another window may not commit
+ * one (playwright#20434). A full-page capture hung for 45 s in a CI run, once in many, while the same capture takes
+ * about 100 ms; so a capture that times out is tried once more, and a second timeout fails the test.
+ */
+export async function screenshot(page: Page, options: PageScreenshotOptions & { path: string }): Promise<void> {
+  for (let attempt = 1; ; attempt++) {
+    await page.bringToFront();
+    try {
+      await page.screenshot({ timeout: SHOT_MS, ...options });
+      return;
+    } catch (error) {
+      if (!(error instanceof errors.TimeoutError) || attempt === 2) throw error;
+    }
+  }
 }

@@ -7,6 +7,7 @@
 import { mkdirSync } from 'node:fs';
 import { expect } from 'vitest';
 import type { Browser, Page } from 'playwright-core';
+import { screenshot } from '../../server/testing/browser.ts';
 import { signIn, type SignedIn } from '../../server/testing/sessions.ts';
 import type { TestServer } from '../../server/testing/test-server.ts';
 import { seriousAxeViolations, watchedPage, type WatchedPage } from './player-browser.ts';
@@ -62,7 +63,7 @@ export async function checkLayout(page: Page, name: string): Promise<void> {
     // What redraws to the new width on a ResizeObserver (the player's waveforms) does so before the next frame is drawn.
     await nextFrame(page);
     expect(await horizontalOverflow(page), `${name} at ${width} px scrolls sideways`).toBeLessThanOrEqual(0);
-    await page.screenshot({ path: `${STUDIO_SHOTS}/${name}-${width}.png`, fullPage: true });
+    await screenshot(page, { path: `${STUDIO_SHOTS}/${name}-${width}.png`, fullPage: true });
   }
   await page.setViewportSize({ width: 1280, height: 800 });
   expect(await seriousAxeViolations(page), name).toEqual([]);

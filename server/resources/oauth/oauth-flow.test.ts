@@ -19,7 +19,7 @@ import type { Page } from 'playwright-core';
 import { backends } from '../../testing/databases.ts';
 import { startTestServer, type TestServer } from '../../testing/test-server.ts';
 import { signIn, TEST_PASSWORD, type SignedIn } from '../../testing/sessions.ts';
-import { useBrowser } from '../../testing/browser.ts';
+import { screenshot, useBrowser } from '../../testing/browser.ts';
 import { seriousAxeViolations } from '../../../web/testing/player-browser.ts';
 import { SCOPES } from './oauth-scopes.ts';
 import { consentByFetch, startCallback } from '../../testing/oauth-partner.ts';
@@ -325,7 +325,7 @@ describe.each(backends)('OAuth 2.1 for partners on %s', (backend) => {
     expect(await seriousAxeViolations(page)).toEqual([]);
     for (const width of [1280, 360]) {
       await page.setViewportSize({ width, height: 800 });
-      await page.screenshot({ path: `${SHOTS}/${name}-${backend}-${width}.png`, fullPage: true });
+      await screenshot(page, { path: `${SHOTS}/${name}-${backend}-${width}.png`, fullPage: true });
     }
     expect(await page.evaluate(() => document.documentElement.scrollWidth - document.documentElement.clientWidth)).toBe(0);
   }
