@@ -331,6 +331,9 @@ if (parts.has('reads')) {
   writeFileSync(bodiesFile, JSON.stringify({ player, all }));
   const bare = await start('bench/baselines/bare-express.ts', { BENCH_BODIES: bodiesFile });
   targets['bare Express'] = { player: `${bare.url}/players/ply_bench`, all: `${bare.url}/projects/prj_bench/all`, headers: {} };
+  // Bare Express with the validator the architecture puts on every API request: the small read's ceiling.
+  const validated = await start('bench/baselines/validated-express.ts', { BENCH_BODIES: bodiesFile });
+  targets['validator alone'] = { player: `${validated.url}/api/v1/players/${player.id}`, headers: {} };
 
   const idleRssMiB = rssKiB(plain.child.pid!) / 1024;
   let peakRssKiB = 0;
@@ -345,13 +348,18 @@ if (parts.has('reads')) {
     }
   }
   clearInterval(sampler);
-  await Promise.all([plain.stop(), validating.stop(), bare.stop()]);
+  await Promise.all([plain.stop(), validating.stop(), bare.stop(), validated.stop()]);
   const median = (runs: Run[]) => {
     const sorted = (key: 'rps' | 'p99') => runs.map((run) => run[key]).sort((a, b) => a - b)[Math.floor(runs.length / 2)];
     return { rps: sorted('rps'), p99: sorted('p99') };
   };
   const base = { player: median(samples['bare Express'].player), all: median(samples['bare Express'].all) };
   say(`bare Express, same bodies: GET /players/:id ${base.player.rps.toFixed(0)} req/s, p99 ${base.player.p99} ms; GET /projects/:id/all ${base.all.rps.toFixed(0)} req/s, p99 ${base.all.p99} ms`);
+  const ceiling = median(samples['validator alone'].player);
+  say(
+    `bare Express with express-openapi-validator, same body (the ceiling of the small read on this architecture): GET /players/:id ${ceiling.rps.toFixed(0)} req/s ` +
+      `(${ratio(ceiling.rps, base.player.rps)}× bare), p99 ${ceiling.p99} ms`,
+  );
   for (const name of ['validation off', 'validation on']) {
     const ours = { player: median(samples[name].player), all: median(samples[name].all) };
     say(
@@ -364,7 +372,10 @@ if (parts.has('reads')) {
     const ours = median(samples[name].player);
     const share = ours.rps / base.player.rps;
     const met = share >= SMALL_READ_TARGET;
-    say(`GET /players/:id with ${label}: ${ours.rps.toFixed(0)} req/s, p99 ${ours.p99} ms, ${share.toFixed(2)}× bare Express (target ≥ ${SMALL_READ_TARGET}×: ${met ? 'met' : 'MISSED'})`);
+    say(
+      `GET /players/:id with ${label}: ${ours.rps.toFixed(0)} req/s, p99 ${ours.p99} ms, ${share.toFixed(2)}× bare Express (target ≥ ${SMALL_READ_TARGET}×: ${met ? 'met' : 'MISSED'}), ` +
+        `${ratio(ours.rps, ceiling.rps)}× the validator alone`,
+    );
     if (!met) failures.push(`GET /players/:id with ${label}: ${share.toFixed(2)}× bare Express, target ≥ ${SMALL_READ_TARGET}×`);
   }
   const idleMet = idleRssMiB < IDLE_RSS_TARGET_MIB;
@@ -946,6 +957,23 @@ if (parts.has('play')) {
   }
 }
 
+/** The server's default number of deliveries in flight (WEBHOOK_CONCURRENCY), which the bench's sender keeps too. */
+const WEBHOOK_CONCURRENCY_DEFAULT = 16;
+
+/** bench/baselines/bare-sender.ts on core 1: `count` signed POSTs of `body` to `url`; answers its deliveries a second. */
+async function bareSenderRate(url: string, body: string, count: number): Promise<number> {
+  const child = spawn('taskset', ['-c', '1', serverNode, ...serverArgs('bench/baselines/bare-sender.ts')], {
+    cwd: serverRoot,
+    env: { ...process.env, BENCH_URL: url, BENCH_BODY: body, BENCH_COUNT: String(count), BENCH_CONCURRENCY: String(WEBHOOK_CONCURRENCY_DEFAULT) },
+    stdio: ['ignore', 'pipe', 'inherit'],
+  });
+  let out = '';
+  child.stdout.on('data', (chunk) => (out += chunk));
+  const code = await new Promise<number | null>((done) => child.once('exit', done));
+  if (code !== 0) throw new Error(`bench/baselines/bare-sender.ts exited with ${code}`);
+  return (JSON.parse(out) as { perSecond: number }).perSecond;
+}
+
 if (parts.has('webhooks')) {
   // --- webhooks: first-attempt latency, and deliveries per second on one core ---
   spawnSync('taskset', ['-pc', '0', String(process.pid)]);
@@ -1018,6 +1046,10 @@ if (parts.has('webhooks')) {
     rawRuns.push((await autocannon({ url: receiver.url, method: 'POST', body, headers: { 'Content-Type': 'application/json' }, connections: 16, duration: seconds })).requests.average);
   }
   const rawRate = rawRuns.sort((a, b) => a - b)[Math.floor(rawRuns.length / 2)];
+  // The ceiling: Node's own HTTP client, on the sender's core, signing and POSTing as many deliveries with no database.
+  const bareSenderRuns: number[] = [];
+  for (let round = 0; round < rounds; round++) bareSenderRuns.push(await bareSenderRate(receiver.url, body, backlog));
+  const bareSender = bareSenderRuns.sort((a, b) => a - b)[Math.floor(bareSenderRuns.length / 2)];
   const share = perSecond / rawRate;
   // The issue's target: "webhook deliveries per second on one core, against the receiver's raw rate: ≥ 25 %".
   const target = 0.25;
@@ -1025,6 +1057,10 @@ if (parts.has('webhooks')) {
     `webhooks: ${backlog} deliveries drained in ${drainSeconds.toFixed(1)} s from the first one's arrival (${((drained - started) / 1000).toFixed(1)} s with the server's start) ` +
       `by one server on one core (${senderCpu.toFixed(1)} CPU s, including its start; ${cpuPerDelivery.toFixed(2)} CPU ms per delivery after the first): ` +
       `${perSecond.toFixed(0)} deliveries/s, against ${rawRate.toFixed(0)} raw POSTs/s to the same receiver (the median of ${rawRuns.map((rate) => rate.toFixed(0)).join(', ')})`,
+  );
+  say(
+    `webhooks: Node's HTTP client alone (no database; signed, ${WEBHOOK_CONCURRENCY_DEFAULT} at a time, one core), the ceiling of the server's rate: ` +
+      `${bareSender.toFixed(0)} deliveries/s, ${((bareSender / rawRate) * 100).toFixed(1)} % of the receiver's raw rate; the server's is ${ratio(perSecond, bareSender)}× it`,
   );
   say(`webhooks: deliveries per second against the receiver's raw rate: ${(share * 100).toFixed(1)} % (target >= ${target * 100} %: ${share >= target ? 'met' : 'MISSED'})`);
   if (share < target) failures.push(`webhook deliveries at ${(share * 100).toFixed(1)} % of the receiver's raw rate (${perSecond.toFixed(0)}/s against ${rawRate.toFixed(0)}/s), target 25 %`);
