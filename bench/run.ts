@@ -691,7 +691,8 @@ if (parts.has('audio')) {
   await audioServer.stop();
   rmSync(audioDir, { recursive: true, force: true });
   const pipeline = Math.min(...pipelineTimes);
-  for (const baseline of baselineTimes) say(`ffmpeg alone (${baseline.name}): ${baseline.seconds.toFixed(2)} s`);
+  // The fastest command's multiple of realtime is the ceiling of the pipeline's, which runs the same work and more.
+  for (const baseline of baselineTimes) say(`ffmpeg alone (${baseline.name}): ${baseline.seconds.toFixed(2)} s, ${(wavSeconds / baseline.seconds).toFixed(1)}× realtime`);
   say(`audio pipeline, ${wavSeconds} s 48 kHz / 24-bit stereo WAV: ${pipeline.toFixed(2)} s (${ratio(pipeline, fastest.seconds)}× the fastest ffmpeg command), ${(wavSeconds / pipeline).toFixed(0)}× realtime`);
   // Issue 23: "5-minute 24-bit WAV, against the fastest single ffmpeg command for the same outputs: ≤ 1.1×, ≥ 40× realtime".
   if (pipeline / fastest.seconds > 1.1) failures.push(`audio: ${ratio(pipeline, fastest.seconds)}× the fastest ffmpeg command, target ≤ 1.1×`);
