@@ -6709,8 +6709,10 @@ export interface components {
         Unauthorized: {
             headers: {
                 /**
-                 * @description `Bearer realm="api"`, with `error="invalid_token"` when a token was sent but is not valid.
-                 * @example Bearer realm="api", error="invalid_token"
+                 * @description `Bearer realm="api"`, with `error="invalid_token"` when a token was sent but is not valid, and
+                 *     `resource_metadata`, the URL of the API's protected resource metadata (RFC 9728 §5.1), where an OAuth client
+                 *     finds the authorization server to get a token from.
+                 * @example Bearer realm="api", error="invalid_token", resource_metadata="http://localhost:8080/.well-known/oauth-protected-resource/api/v1"
                  */
                 "WWW-Authenticate"?: string;
                 [name: string]: unknown;
@@ -7757,8 +7759,9 @@ export interface components {
          * @description With `/problems/insufficient-scope` only: the scope the token lacks, as
          *     RFC 6750 §3.1 says ("The request requires higher privileges than
          *     provided by the access token"), `Bearer error="insufficient_scope",
-         *     scope="…"`.
-         * @example Bearer realm="api", error="insufficient_scope", scope="projects:write"
+         *     scope="…"`, and `resource_metadata`, the API's protected resource
+         *     metadata (RFC 9728 §5.1).
+         * @example Bearer realm="api", error="insufficient_scope", scope="projects:write", resource_metadata="http://localhost:8080/.well-known/oauth-protected-resource/api/v1"
          */
         InsufficientScopeChallenge: string;
         /**

@@ -64,9 +64,12 @@ describe('the player page reports listening for the insights', { timeout: BROWSE
     const resumed = await playAndAdvance(page, 1.5);
     expect(await watched.problems()).toEqual([]);
     await page.close({ runBeforeUnload: true });
-    const left = await settle(insights, (seen) => seen.tracks[0]?.listeners[0]?.farthest >= resumed.currentTime);
+    // The page reports positions in hundredths of a second (web/player/listening.ts), rounded to the nearest: at the
+    // track's very end, where the position stops, the report may be up to 5 ms short of the element's time.
+    const reached = resumed.currentTime - 0.005;
+    const left = await settle(insights, (seen) => seen.tracks[0]?.listeners[0]?.farthest >= reached);
     expect(left.totals.plays).toBe(1);
-    expect(left.tracks[0].listeners[0].farthest).toBeGreaterThanOrEqual(resumed.currentTime);
+    expect(left.tracks[0].listeners[0].farthest).toBeGreaterThanOrEqual(reached);
     const ids = new Set(reports.map((report) => report.body.playid));
     expect(ids.size).toBe(1);
     expect(reports.every((report) => report.status === 200 && report.body.fileid === version.id && report.body.heard >= 3)).toBe(true);

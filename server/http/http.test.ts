@@ -8,7 +8,10 @@ describe('HTTP behaviour', () => {
     const { token } = await t.as('auth@example.com');
     const missing = await t.fetch('/players');
     expect(missing.status).toBe(401);
-    expect(missing.headers.get('www-authenticate')).toBe('Bearer realm="api"');
+    // RFC 9728 §5.1: the challenge names the API's protected resource metadata, which is served there.
+    const metadataUrl = `${t.server.address}/.well-known/oauth-protected-resource/api/v1`;
+    expect(missing.headers.get('www-authenticate')).toBe(`Bearer realm="api", resource_metadata="${metadataUrl}"`);
+    expect(((await (await fetch(metadataUrl)).json()) as { resource: string }).resource).toBe(`${t.server.address}/api/v1`);
     for (const authorization of ['Basic abc', 'Bearer', 'Bearer as_unknown']) {
       const response = await t.fetch('/players', { headers: { Authorization: authorization } });
       expect(response.status, authorization).toBe(401);

@@ -42,7 +42,17 @@ export async function screenshot(page: Page, options: PageScreenshotOptions & { 
       await page.screenshot({ timeout: SHOT_MS, ...options });
       return;
     } catch (error) {
-      if (!(error instanceof errors.TimeoutError) || attempt === 2) throw error;
+      if (!(error instanceof errors.TimeoutError)) throw error;
+      if (attempt === 2) throw new Error(`${(error as Error).message.split('\n')[0]}, twice; ${await pageHealth(page)}`, { cause: error });
     }
   }
+}
+
+/** Whether the page still runs script, for the message of a capture that hung: a hung renderer, or a stuck capture. */
+async function pageHealth(page: Page): Promise<string> {
+  const answered = await Promise.race([
+    page.evaluate(() => `${document.readyState}, ${document.documentElement.scrollWidth}×${document.documentElement.scrollHeight} px`).catch((error: Error) => `an error: ${error.message}`),
+    new Promise<undefined>((resolve) => void setTimeout(resolve, 5_000)),
+  ]);
+  return `the page at ${page.url()} (${page.frames().length} frame(s)) ${answered ? `answered script with ${answered}` : 'did not answer script within 5 s'}`;
 }

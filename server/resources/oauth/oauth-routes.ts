@@ -113,6 +113,9 @@ ${items}
 `;
 }
 
+/** RFC 9728 §3.1: the metadata of https://host/api/v1 is at /.well-known/oauth-protected-resource/api/v1. */
+export const API_METADATA_PATH = '/.well-known/oauth-protected-resource/api/v1';
+
 export function oauthRoutes(ctx: Ports): Router {
   const router = Router();
   let provider: Promise<Provider> | undefined;
@@ -130,7 +133,7 @@ export function oauthRoutes(ctx: Ports): Router {
   };
   // RFC 9728 §3.1: the metadata of https://host/api/v1 is at /.well-known/oauth-protected-resource/api/v1; the bare one
   // serves the API too, as the issue names it.
-  router.get(['/.well-known/oauth-protected-resource', '/.well-known/oauth-protected-resource/api/v1'], apiMetadata);
+  router.get(['/.well-known/oauth-protected-resource', API_METADATA_PATH], apiMetadata);
 
   const interaction = `${INTERACTION_PATH}/:uid`;
   router.get(interaction, (req, res, next) => showConsent(req, res).catch(next));
