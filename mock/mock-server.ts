@@ -26,7 +26,7 @@ import type { AddressInfo } from 'node:net';
 import { resolve } from 'node:path';
 import express, { type Express, type NextFunction, type Request, type Response } from 'express';
 import { createInstance, getHttpOperationsFromSpec, type IHttpConfig, type IHttpRequest, type IHttpResponse, type PrismHttpComponents } from '@stoplight/prism-http';
-import { authenticate, type Credentials } from '../server/http/auth.ts';
+import { API_METADATA_PATH, apiMetadataUrl, authenticate, type Credentials } from '../server/http/auth.ts';
 import { clientErrorAnswer, maxHeaderSize } from '../server/http/client-error.ts';
 import { cors } from '../server/http/cors.ts';
 import { problemHandler, toProblem } from '../server/http/errors.ts';
@@ -37,6 +37,7 @@ import { requestIds } from '../server/http/request-context.ts';
 import { contentTypeFault, defaultExampleFor, documentsStatus, methodFault, namingRequestedIds, preferFault, routeFault, tusVersionFault, unknownQueryFault, validationFault, type MockOperation, type PrismDiagnostic } from './faults.ts';
 import { parsePrefer } from './prefer.ts';
 import { rewriteApiUrl, rewriteApiUrls } from './signed-urls.ts';
+import { protectedResourceMetadata } from '../server/resources/oauth/resource-metadata.ts';
 
 const root = resolve(import.meta.dirname, '..');
 export const defaultSpecPath = resolve(root, 'generated/openapi.json');
@@ -117,11 +118,23 @@ export async function createMockApp(options: Pick<MockOptions, 'publicUrl' | 'sp
   app.get('/openapi.json', (_req, res) => res.sendFile(specPath));
   // As on the server: problem `type` URIs (/problems/<slug>) lead to the table of problem types in the docs.
   app.get('/problems/:slug', (_req, res) => res.redirect(302, '/docs#/section/errors'));
+  // The API's protected resource metadata (RFC 9728), which its challenges name, as on the server; with no
+  // authorization server, as the mock takes any token.
+  app.get(['/.well-known/oauth-protected-resource', API_METADATA_PATH], (req, res) => {
+    res.setHeader('Access-Control-Allow-Origin', '*');
+    res.json(protectedResourceMetadata(publicUrl ?? ownBase(req), '/api/v1', 'Audio Share API (mock)', []));
+  });
 
   const api = express.Router();
   // The server's authentication, with a store that takes any token: the mock has no users.
   // The mock's own origin is wherever it was reached: a session's changes must come from there, as on a server.
-  api.use(authenticate(anyToken, isPublicPath, { howToGetOne: MOCK_TAKES_ANY_TOKEN, publicOrigin: (req) => `${req.protocol}://${req.get('host')}` }));
+  api.use(
+    authenticate(anyToken, isPublicPath, {
+      howToGetOne: MOCK_TAKES_ANY_TOKEN,
+      publicOrigin: (req) => `${req.protocol}://${req.get('host')}`,
+      resourceMetadata: (req) => apiMetadataUrl(publicUrl ?? ownBase(req)),
+    }),
+  );
   api.use(jsonBody());
   api.use(rawBody);
   api.use(async (req: Request, res: Response, next: NextFunction) => {

@@ -147,7 +147,9 @@ async function refusal(target: { url: string; apiUrl: string }, token: string, r
   } catch {
     throw new Error(`${base}${request.path} answered ${response.status} with a body that is not JSON: ${text.slice(0, 200)}`);
   }
-  return { status: response.status, contentType: response.headers.get('content-type'), wwwAuthenticate: response.headers.get('www-authenticate'), allow: response.headers.get('allow'), body };
+  // A challenge names the API's resource metadata (RFC 9728 §5.1) on each server's own origin: the same but for it.
+  const wwwAuthenticate = response.headers.get('www-authenticate')?.replaceAll(target.url, '<origin>') ?? null;
+  return { status: response.status, contentType: response.headers.get('content-type'), wwwAuthenticate, allow: response.headers.get('allow'), body };
 }
 
 /** What must be the same: everything but `instance`, which is each server's own request id. */
@@ -199,6 +201,18 @@ describe('the mock on its own', () => {
     expect(outside.status).toBe(404);
     expect(outside.headers.get('content-type')).toMatch(/^application\/problem\+json/);
     expect(((await outside.json()) as { type: string }).type).toBe('/problems/not-found');
+  });
+
+  it('names its API\'s resource metadata in a 401 (RFC 9728 §5.1) and serves it there, with no authorization server', async () => {
+    const refused = await fetch(`${mock.apiUrl}/players`);
+    expect(refused.status).toBe(401);
+    const metadataUrl = /resource_metadata="([^"]+)"/.exec(refused.headers.get('www-authenticate') ?? '')?.[1];
+    expect(metadataUrl).toBe(`${mock.url}/.well-known/oauth-protected-resource/api/v1`);
+    const metadata = (await (await fetch(metadataUrl!)).json()) as Record<string, unknown>;
+    expect(metadata.resource).toBe(mock.apiUrl);
+    expect(metadata.bearer_methods_supported).toEqual(['header']);
+    // The mock takes any token: no authorization server issues them.
+    expect(metadata).not.toHaveProperty('authorization_servers');
   });
 
   it('gives upload URLs that lead back to it, and takes the PUT there', async () => {

@@ -18,7 +18,7 @@ import * as OpenApiValidator from 'express-openapi-validator';
 import type { Context } from './context.ts';
 import { requestContext } from './http/request-context.ts';
 import { cors } from './http/cors.ts';
-import { authenticate } from './http/auth.ts';
+import { apiMetadataUrl, authenticate } from './http/auth.ts';
 import { rateLimitByAddress, rateLimitByUser } from './http/rate-limit.ts';
 import { idempotency } from './http/idempotency.ts';
 import { IdempotencyKeys } from './http/idempotency-keys.ts';
@@ -58,7 +58,7 @@ import { adminHandlers } from './resources/admin/admin-handlers.ts';
 import { sessionsHandlers } from './resources/sessions/sessions-handlers.ts';
 import { notificationsHandlers } from './resources/notifications/notifications-handlers.ts';
 import { oidcRoutes } from './resources/sso/oidc-routes.ts';
-import { API_METADATA_PATH, oauthRoutes } from './resources/oauth/oauth-routes.ts';
+import { oauthRoutes } from './resources/oauth/oauth-routes.ts';
 import { oauthHandlers } from './resources/oauth/oauth-handlers.ts';
 import { apiResource, mcpResource } from './resources/oauth/oauth-provider.ts';
 import { mcpRoutes } from './resources/mcp/mcp-routes.ts';
@@ -140,7 +140,7 @@ export function createApp(ctx: Context, lifecycle: Lifecycle = { isDraining: () 
         resource: (req) => (isRelayed(req) ? mcpResource(ctx.config.publicUrl) : apiResource(ctx.config.publicUrl)),
         // RFC 9728 §5.1: "the resource_metadata parameter" in every challenge, so that an OAuth client that meets a 401
         // finds the authorization server (oauth-routes.ts serves the document).
-        resourceMetadata: () => `${ctx.config.publicUrl.replace(/\/+$/, '')}${API_METADATA_PATH}`,
+        resourceMetadata: () => apiMetadataUrl(ctx.config.publicUrl),
       },
     ),
   );

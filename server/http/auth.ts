@@ -127,8 +127,22 @@ export interface AuthOptions {
    * The URL of this resource's metadata (RFC 9728), named in every challenge: §5.1, "the resource_metadata parameter
    * ... indicates the URL of the protected resource metadata", which is how an MCP client finds the authorization server.
    */
-  resourceMetadata?: () => string;
+  resourceMetadata?: (req: Request) => string;
 }
+
+/** RFC 9728 §3.1: the metadata of <origin>/api/v1 is at <origin>/.well-known/oauth-protected-resource/api/v1. */
+export const API_METADATA_PATH = '/.well-known/oauth-protected-resource/api/v1';
+
+/** The URL of the API's protected resource metadata on the server at `publicUrl`. */
+export const apiMetadataUrl = (publicUrl: string) => `${publicUrl.replace(/\/+$/, '')}${API_METADATA_PATH}`;
+
+/**
+ * The `WWW-Authenticate` challenge of the API's 401. RFC 6750 §3: with error="invalid_token" when a token was sent;
+ * RFC 9728 §5.1: with "the resource_metadata parameter", the URL of the resource's metadata, where an OAuth client
+ * finds the authorization server to get a token from.
+ */
+export const bearerChallenge = (tokenSent: boolean, resourceMetadata?: string) =>
+  `${tokenSent ? 'Bearer realm="api", error="invalid_token"' : 'Bearer realm="api"'}${metadataParam(resourceMetadata)}`;
 
 /** How often a credential's last use is written: once a minute is precise enough for "last used", and spares a write per request. */
 const TOUCH_EVERY_MS = 60_000;
@@ -137,8 +151,8 @@ const SAFE_METHODS = new Set(['GET', 'HEAD', 'OPTIONS']);
 
 export function authenticate(store: Credentials, isPublicPath: (path: string) => boolean, options: AuthOptions = {}) {
   const { accountOfUnknownToken = async () => undefined, howToGetOne = MINT_A_TOKEN, publicOrigin, now = Date.now, onBookkeepingError = () => {}, resource, resourceMetadata } = options;
-  const unauthorized = (detail: string, tokenSent: boolean) => unauthorizedProblem(detail, tokenSent, resourceMetadata?.());
-  const insufficientScope = (scope: string, held: string[]) => insufficientScopeProblem(scope, held, resourceMetadata?.());
+  const unauthorized = (req: Request, detail: string, tokenSent: boolean) => unauthorizedProblem(detail, tokenSent, resourceMetadata?.(req));
+  const insufficientScope = (req: Request, scope: string, held: string[]) => insufficientScopeProblem(scope, held, resourceMetadata?.(req));
   const touchLater = (touch: Promise<void> | undefined) => touch?.catch(onBookkeepingError);
   return async (req: Request, _res: Response, next: NextFunction) => {
     if (req.method === 'OPTIONS' || isPublicPath(req.path)) return next();
@@ -148,25 +162,25 @@ export function authenticate(store: Credentials, isPublicPath: (path: string) =>
       const header = req.get('authorization');
       if (header !== undefined && auth.token) {
         const match = /^Bearer\s+(\S+)\s*$/i.exec(header);
-        if (!match) throw unauthorized(`The Authorization header must be "Bearer <token>". ${howToGetOne}`, true);
+        if (!match) throw unauthorized(req, `The Authorization header must be "Bearer <token>". ${howToGetOne}`, true);
         const at = now();
         const holder = await store.tokens.findHolder(match[1]);
         if (!holder) {
           const sandboxAccount = await accountOfUnknownToken(match[1]);
-          if (!sandboxAccount) throw unauthorized(`The bearer token is unknown or revoked. ${howToGetOne}`, true);
+          if (!sandboxAccount) throw unauthorized(req, `The bearer token is unknown or revoked. ${howToGetOne}`, true);
           req.user = sandboxAccount;
           req.auth = { kind: 'token', scopes: 'all', timeAuthenticated: at };
           return next();
         }
-        if (holder.timeExpires !== null && holder.timeExpires <= at) throw unauthorized(`The bearer token expired at ${new Date(holder.timeExpires).toISOString()}. ${howToGetOne}`, true);
-        if (holder.disabled) throw unauthorized('The account this token belongs to is disabled. Ask the server\'s administrator.', true);
+        if (holder.timeExpires !== null && holder.timeExpires <= at) throw unauthorized(req, `The bearer token expired at ${new Date(holder.timeExpires).toISOString()}. ${howToGetOne}`, true);
+        if (holder.disabled) throw unauthorized(req, 'The account this token belongs to is disabled. Ask the server\'s administrator.', true);
         // An OAuth access token is issued for one resource (RFC 8707, its audience): a token meant for another resource
         // of this server (the MCP server) is not taken here, nor one meant for here there.
         const here = resource?.(req);
         if (holder.audience && here !== undefined && holder.audience !== here) {
-          throw unauthorized(`This access token was issued for ${holder.audience}, not for ${here}. Ask the authorization server for a token with resource=${here}.`, true);
+          throw unauthorized(req, `This access token was issued for ${holder.audience}, not for ${here}. Ask the authorization server for a token with resource=${here}.`, true);
         }
-        if (auth.scope !== undefined && holder.scopes !== null && !holder.scopes.includes(auth.scope)) throw insufficientScope(auth.scope, holder.scopes);
+        if (auth.scope !== undefined && holder.scopes !== null && !holder.scopes.includes(auth.scope)) throw insufficientScope(req, auth.scope, holder.scopes);
         if (holder.timeLastUsed === null || at - holder.timeLastUsed >= TOUCH_EVERY_MS) touchLater(store.tokens.touch?.(holder.tokenId, at));
         req.user = holder.user;
         req.auth = { kind: 'token', tokenId: holder.tokenId, scopes: holder.scopes ?? 'all', timeAuthenticated: at };
@@ -193,11 +207,11 @@ export function authenticate(store: Credentials, isPublicPath: (path: string) =>
           req.auth = { kind: 'session', sessionId: session.sessionId, method: session.method, scopes: 'all', timeAuthenticated: session.timeCreated };
           return next();
         }
-        if (!auth.anonymous) throw unauthorized('Your session has ended (it was signed out, or expired). Sign in again.', false);
+        if (!auth.anonymous) throw unauthorized(req, 'Your session has ended (it was signed out, or expired). Sign in again.', false);
       }
       if (auth.anonymous) return next();
-      if (!auth.token) throw unauthorized('Sign in first: this needs a signed-in session.', false);
-      throw unauthorized(`Send an Authorization header of the form "Bearer <token>". ${howToGetOne}`, false);
+      if (!auth.token) throw unauthorized(req, 'Sign in first: this needs a signed-in session.', false);
+      throw unauthorized(req, `Send an Authorization header of the form "Bearer <token>". ${howToGetOne}`, false);
     } catch (error) {
       next(error);
     }
@@ -216,10 +230,7 @@ function sessionCookieOf(req: Request): string | undefined {
 const metadataParam = (url: string | undefined) => (url ? `, resource_metadata="${url}"` : '');
 
 function unauthorizedProblem(detail: string, tokenSent: boolean, resourceMetadata: string | undefined) {
-  // RFC 6750 section 3: a 401 carries WWW-Authenticate, with error="invalid_token" when a token was sent.
-  return new HttpProblem('unauthorized', detail, {
-    headers: { 'WWW-Authenticate': `${tokenSent ? 'Bearer realm="api", error="invalid_token"' : 'Bearer realm="api"'}${metadataParam(resourceMetadata)}` },
-  });
+  return new HttpProblem('unauthorized', detail, { headers: { 'WWW-Authenticate': bearerChallenge(tokenSent, resourceMetadata) } });
 }
 
 function insufficientScopeProblem(scope: string, held: string[], resourceMetadata: string | undefined) {

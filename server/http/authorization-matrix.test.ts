@@ -132,6 +132,8 @@ describe.each(backends)('authorization matrix on %s', (backend) => {
     expect(challenge).toMatch(/^Bearer\b/);
     expect(challenge).toContain('error="insufficient_scope"');
     expect(challenge).toContain(`scope="${scope}"`);
+    // RFC 9728 §5.1: and where the API's protected resource metadata is.
+    expect(challenge).toContain(`resource_metadata="${t.server.address}/.well-known/oauth-protected-resource/api/v1"`);
     if (withContent) expect(text, 'the problem names the scope').toContain(scope);
   });
 

@@ -15,6 +15,7 @@ import type { Context } from '../../context.ts';
 import type { PlayerRecord } from '../players/player-repository.ts';
 import { canOnProject, decideEntry, playerPermissions, type PlayerPermission, type Principal } from '../../auth/policy.ts';
 import { hasExpired, playerFacts } from './player-facts.ts';
+import { apiMetadataUrl, bearerChallenge } from '../../http/auth.ts';
 import { HttpProblem, notFound } from '../../http/problem.ts';
 import type { Caller } from '../../auth/access.ts';
 import { LISTENER_SESSION_COOKIE, ListenerSessionSigner, passwordTag, type ListenerSession } from './listener-session.ts';
@@ -178,9 +179,8 @@ async function bearerCaller(ctx: Context, req: Request): Promise<Caller | undefi
   const holder = match ? await ctx.store.tokens.findHolder(match[1]) : undefined;
   const user = holder && !holder.disabled && (holder.timeExpires === null || holder.timeExpires > ctx.clock.now()) ? holder.user : undefined;
   if (!user) {
-    // RFC 6750 section 3: a 401 carries WWW-Authenticate, with error="invalid_token" when a token was sent.
     throw new HttpProblem('unauthorized', 'The bearer token is unknown or revoked; send a valid one, or none to open the player as a listener.', {
-      headers: { 'WWW-Authenticate': 'Bearer realm="api", error="invalid_token"' },
+      headers: { 'WWW-Authenticate': bearerChallenge(true, apiMetadataUrl(ctx.config.publicUrl)) },
     });
   }
   return user;

@@ -180,7 +180,8 @@ describe.each(backends)('listening on %s', (backend) => {
       const bad = await view(player.id, { token: 'not-a-token' });
       expect(bad.status).toBe(401);
       expect(await bad.json()).toMatchObject({ type: '/problems/unauthorized' });
-      expect(bad.headers.get('www-authenticate')).toMatch(/invalid_token/);
+      // RFC 6750 §3 and RFC 9728 §5.1: invalid_token, and where the API's resource metadata is, as the API's own 401s say.
+      expect(bad.headers.get('www-authenticate')).toBe(`Bearer realm="api", error="invalid_token", resource_metadata="${t.server.address}/.well-known/oauth-protected-resource/api/v1"`);
       expect((await view('ply_doesnotexist')).status).toBe(404);
     });
   });

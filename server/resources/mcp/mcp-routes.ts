@@ -30,8 +30,8 @@ import { authenticate } from '../../http/auth.ts';
 import { jsonBody } from '../../http/json-body.ts';
 import { forbidden, HttpProblem } from '../../http/problem.ts';
 import { relayHeaders } from '../../http/internal-relay.ts';
-import { protectedResourceMetadata } from '../oauth/oauth-routes.ts';
-import { mcpResource } from '../oauth/oauth-provider.ts';
+import { protectedResourceMetadata } from '../oauth/resource-metadata.ts';
+import { issuerOf, mcpResource } from '../oauth/oauth-provider.ts';
 import { provisionSandboxAccount } from '../sandbox/sandbox-service.ts';
 import { apiTools, toolAllowed, type ApiTool } from './mcp-tools.ts';
 
@@ -70,7 +70,7 @@ export function mcpRoutes(ctx: Ports): Router {
   // RFC 9728 §3.1: the metadata of https://host/mcp is at https://host/.well-known/oauth-protected-resource/mcp.
   router.get(MCP_METADATA_PATH, (_req, res) => {
     res.setHeader('Access-Control-Allow-Origin', '*');
-    res.json(protectedResourceMetadata(ctx.config.publicUrl, MCP_PATH, 'Audio Share MCP server'));
+    res.json(protectedResourceMetadata(ctx.config.publicUrl, MCP_PATH, 'Audio Share MCP server', [issuerOf(ctx.config.publicUrl)]));
   });
 
   router.all(

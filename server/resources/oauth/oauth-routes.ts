@@ -19,29 +19,15 @@ import type Provider from 'oidc-provider';
 import type { InteractionDetails } from 'oidc-provider';
 import type { Context } from '../../context.ts';
 import { checkSameOrigin } from '../../auth/same-origin.ts';
+import { API_METADATA_PATH } from '../../http/auth.ts';
 import { assetHref } from '../../pages/page-assets.ts';
 import { signedInUser } from '../../pages/account-pages.ts';
 import { provisionSandboxAccount } from '../sandbox/sandbox-service.ts';
 import { apiResource, createProvider, errorPage, INTERACTION_PATH, issuerOf } from './oauth-provider.ts';
 import { SCOPES, scopeInWords } from './oauth-scopes.ts';
+import { protectedResourceMetadata } from './resource-metadata.ts';
 
 type Ports = Pick<Context, 'config' | 'store' | 'secrets' | 'clock' | 'logger' | 'media'>;
-
-/**
- * RFC 9728 §2: the protected resource's metadata. `resourcePath` is where
- * the resource lives under PUBLIC_URL (/api/v1, or the MCP server's /mcp).
- */
-export function protectedResourceMetadata(publicUrl: string, resourcePath: string, name: string) {
-  return {
-    resource: `${publicUrl.replace(/\/+$/, '')}${resourcePath}`,
-    authorization_servers: [issuerOf(publicUrl)],
-    scopes_supported: [...SCOPES],
-    bearer_methods_supported: ['header'],
-    resource_name: name,
-    resource_documentation: `${publicUrl.replace(/\/+$/, '')}/docs`,
-  };
-}
-
 
 /**
  * The resources the request names (RFC 8707 `resource`, which oidc-provider has checked against those this server
@@ -113,9 +99,6 @@ ${items}
 `;
 }
 
-/** RFC 9728 §3.1: the metadata of https://host/api/v1 is at /.well-known/oauth-protected-resource/api/v1. */
-export const API_METADATA_PATH = '/.well-known/oauth-protected-resource/api/v1';
-
 export function oauthRoutes(ctx: Ports): Router {
   const router = Router();
   let provider: Promise<Provider> | undefined;
@@ -129,7 +112,7 @@ export function oauthRoutes(ctx: Ports): Router {
   const basePath = () => new URL(ctx.config.publicUrl.replace(/\/+$/, '')).pathname.replace(/\/+$/, '');
   const apiMetadata = (_req: Request, res: Response) => {
     res.setHeader('Access-Control-Allow-Origin', '*');
-    res.json(protectedResourceMetadata(ctx.config.publicUrl, '/api/v1', 'Audio Share API'));
+    res.json(protectedResourceMetadata(ctx.config.publicUrl, '/api/v1', 'Audio Share API', [issuerOf(ctx.config.publicUrl)]));
   };
   // RFC 9728 §3.1: the metadata of https://host/api/v1 is at /.well-known/oauth-protected-resource/api/v1; the bare one
   // serves the API too, as the issue names it.

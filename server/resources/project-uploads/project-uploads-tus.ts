@@ -17,6 +17,7 @@
 import type { Request, Response } from 'express';
 import { apiRoot, type Context } from '../../context.ts';
 import type { Caller } from '../../auth/access.ts';
+import { apiMetadataUrl, bearerChallenge } from '../../http/auth.ts';
 import { HttpProblem, notFound } from '../../http/problem.ts';
 import { announcedBytes, TUS_VERSION, tusRoutes, type TusResource } from '../tus/tus-routes.ts';
 import { abandon, claimRoom, createUpload, finishUpload, projectUploadDir, requireUpload, settleUpload, uploadableProject } from './project-uploads-service.ts';
@@ -27,13 +28,16 @@ interface ProjectScope {
   caller: Caller | undefined;
 }
 
-/** The caller, who authentication found (it refused the request with 401 otherwise; OPTIONS is the one method it lets through without). */
-function callerOf(scope: ProjectScope): Caller {
-  if (!scope.caller) throw new HttpProblem('unauthorized', 'Send an Authorization header of the form "Bearer <token>", or sign in.', { headers: { 'WWW-Authenticate': 'Bearer realm="api"' } });
-  return scope.caller;
-}
-
 export function projectUploadRoutes(ctx: Context) {
+  /** The caller, who authentication found (it refused the request with 401 otherwise; OPTIONS is the one method it lets through without). */
+  const callerOf = (scope: ProjectScope): Caller => {
+    if (!scope.caller) {
+      throw new HttpProblem('unauthorized', 'Send an Authorization header of the form "Bearer <token>", or sign in.', {
+        headers: { 'WWW-Authenticate': bearerChallenge(false, apiMetadataUrl(ctx.config.publicUrl)) },
+      });
+    }
+    return scope.caller;
+  };
   const resource: TusResource<ProjectScope> = {
     what: 'a project member\'s upload',
     route: '/projects/:projectid/tus',
