@@ -32,8 +32,9 @@ const SHOT_MS = 20_000;
 /**
  * A screenshot for a person to look at; the tests assert nothing on its pixels. The page is brought to the front
  * first: Chromium captures only from a frame its compositor commits, and a page behind another window may not commit
- * one (playwright#20434). A full-page capture hung for 45 s in a CI run, once in many, while the same capture takes
- * about 100 ms; so a capture that times out is tried once more, and a second timeout fails the test.
+ * one (playwright#20434). Captures that take about 100 ms here hung in CI runs (45 s, then twice 20 s, on the player
+ * page after a download), so a capture that times out is tried once more, and a second timeout fails the test with
+ * what the page still does.
  */
 export async function screenshot(page: Page, options: PageScreenshotOptions & { path: string }): Promise<void> {
   for (let attempt = 1; ; attempt++) {
