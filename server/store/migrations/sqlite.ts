@@ -23,6 +23,7 @@ import { idempotencySchema } from './idempotency.ts';
 import { oauthSchema } from './oauth.ts';
 import { projectContentSchema } from './project-content.ts';
 import { listingPagesSchema } from './listing-pages.ts';
+import { sweepIndexesSchema } from './sweep-indexes.ts';
 
 export const sqliteMigrations: Migration[] = [
   { version: 1, name: 'initial schema', sql: initialSchema('INTEGER') },
@@ -49,4 +50,5 @@ export const sqliteMigrations: Migration[] = [
   { version: 25, name: 'the OAuth authorization server: apps, grants, codes and tokens', sql: oauthSchema('INTEGER') },
   { version: 27, name: 'the size and last change of projects read from indexes', sql: projectContentSchema() },
   { version: 28, name: 'the pages of players and of a project\'s boxes read from indexes in their orders', sql: listingPagesSchema('sqlite') },
+  { version: 29, name: 'what the sweeps delete and the job queue claims found by indexes', sql: sweepIndexesSchema() },
 ];
