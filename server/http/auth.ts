@@ -125,7 +125,8 @@ export interface AuthOptions {
   resource?: (req: Request) => string;
   /**
    * The URL of this resource's metadata (RFC 9728), named in every challenge: §5.1, "the resource_metadata parameter
-   * ... indicates the URL of the protected resource metadata", which is how an MCP client finds the authorization server.
+   * ... indicates the URL of the protected resource metadata", which is how an OAuth client (an MCP client among them)
+   * finds the authorization server. Read per request: the mock answers on whatever origin it was reached at.
    */
   resourceMetadata?: (req: Request) => string;
 }
