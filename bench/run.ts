@@ -272,6 +272,8 @@ async function benchSession(server: Started): Promise<string> {
 }
 
 const ratio = (a: number, b: number) => (a / b).toFixed(2);
+/** The median of `values` (the upper one of an even count), as every part reports its rounds. */
+const medianOf = (values: number[]) => [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)];
 /** A prefix of Idempotency-Keys no other run used. */
 const ownKey = () => randomBytes(6).toString('hex');
 const lines: string[] = [];
@@ -422,12 +424,12 @@ if (parts.has('accounts')) {
     bySession.push(await load(url, { Cookie: cookie }));
   }
   await server.stop();
-  const medianOf = (runs: Array<{ rps: number; p99: number }>, key: 'rps' | 'p99') => runs.map((run) => run[key]).sort((a, b) => a - b)[Math.floor(runs.length / 2)];
-  const tokenRps = medianOf(byToken, 'rps');
+  const runMedian = (runs: Array<{ rps: number; p99: number }>, key: 'rps' | 'p99') => runs.map((run) => run[key]).sort((a, b) => a - b)[Math.floor(runs.length / 2)];
+  const tokenRps = runMedian(byToken, 'rps');
   say(
-    `GET /players/:id with a personal token ${tokenRps.toFixed(0)} req/s, p99 ${medianOf(byToken, 'p99')} ms; ` +
-      `with an OAuth access token ${medianOf(byOAuth, 'rps').toFixed(0)} req/s, p99 ${medianOf(byOAuth, 'p99')} ms (OAuth/token ${ratio(medianOf(byOAuth, 'rps'), tokenRps)}×); ` +
-      `with a session cookie ${medianOf(bySession, 'rps').toFixed(0)} req/s, p99 ${medianOf(bySession, 'p99')} ms (session/token ${ratio(medianOf(bySession, 'rps'), tokenRps)}×)`,
+    `GET /players/:id with a personal token ${tokenRps.toFixed(0)} req/s, p99 ${runMedian(byToken, 'p99')} ms; ` +
+      `with an OAuth access token ${runMedian(byOAuth, 'rps').toFixed(0)} req/s, p99 ${runMedian(byOAuth, 'p99')} ms (OAuth/token ${ratio(runMedian(byOAuth, 'rps'), tokenRps)}×); ` +
+      `with a session cookie ${runMedian(bySession, 'rps').toFixed(0)} req/s, p99 ${runMedian(bySession, 'p99')} ms (session/token ${ratio(runMedian(bySession, 'rps'), tokenRps)}×)`,
   );
 }
 
@@ -465,11 +467,11 @@ if (parts.has('idempotency')) {
   const runs: Record<'none' | 'fresh' | 'same', Array<{ rps: number; p50: number; p99: number }>> = { none: [], fresh: [], same: [] };
   for (let round = 0; round < rounds; round++) for (const key of ['none', 'fresh', 'same'] as const) runs[key].push(await create(key));
   await server.stop();
-  const medianOf = (key: 'none' | 'fresh' | 'same', field: 'rps' | 'p50' | 'p99') => runs[key].map((one) => one[field]).sort((a, b) => a - b)[Math.floor(runs[key].length / 2)];
+  const runMedian = (key: 'none' | 'fresh' | 'same', field: 'rps' | 'p50' | 'p99') => runs[key].map((one) => one[field]).sort((a, b) => a - b)[Math.floor(runs[key].length / 2)];
   say(
-    `POST /projects/:id/folders (10 connections): without Idempotency-Key ${medianOf('none', 'rps').toFixed(0)} req/s, p50 ${medianOf('none', 'p50')} ms, p99 ${medianOf('none', 'p99')} ms; ` +
-      `a new key each ${medianOf('fresh', 'rps').toFixed(0)} req/s (${ratio(medianOf('fresh', 'rps'), medianOf('none', 'rps'))}×), p50 ${medianOf('fresh', 'p50')} ms, p99 ${medianOf('fresh', 'p99')} ms; ` +
-      `one key replayed ${medianOf('same', 'rps').toFixed(0)} req/s (${ratio(medianOf('same', 'rps'), medianOf('none', 'rps'))}×), p50 ${medianOf('same', 'p50')} ms, p99 ${medianOf('same', 'p99')} ms`,
+    `POST /projects/:id/folders (10 connections): without Idempotency-Key ${runMedian('none', 'rps').toFixed(0)} req/s, p50 ${runMedian('none', 'p50')} ms, p99 ${runMedian('none', 'p99')} ms; ` +
+      `a new key each ${runMedian('fresh', 'rps').toFixed(0)} req/s (${ratio(runMedian('fresh', 'rps'), runMedian('none', 'rps'))}×), p50 ${runMedian('fresh', 'p50')} ms, p99 ${runMedian('fresh', 'p99')} ms; ` +
+      `one key replayed ${runMedian('same', 'rps').toFixed(0)} req/s (${ratio(runMedian('same', 'rps'), runMedian('none', 'rps'))}×), p50 ${runMedian('same', 'p50')} ms, p99 ${runMedian('same', 'p99')} ms`,
   );
 }
 
@@ -536,9 +538,8 @@ if (parts.has('s3-upload')) {
       await api.DELETE('/projects/{projectid}/files/{fileid}', { params: { path: { projectid, fileid: upload!.boxid } } });
     }
     await server.stop();
-    const middle = (runs: number[]) => [...runs].sort((a, b) => a - b)[Math.floor(runs.length / 2)];
-    const sdk = middle(sdkRuns);
-    const ours = middle(oursRuns.map((run) => run.mbps));
+    const sdk = medianOf(sdkRuns);
+    const ours = medianOf(oursRuns.map((run) => run.mbps));
     const rss = Math.max(...oursRuns.map((run) => run.rss));
     say(`AWS SDK multipart upload (lib-storage defaults) to S3: ${sdk.toFixed(0)} MB/s (rounds: ${sdkRuns.map((run) => run.toFixed(0)).join(', ')})`);
     say(`server upload PUT into S3: ${ours.toFixed(0)} MB/s (${ratio(ours, sdk)}× the SDK), RSS growth ${rss.toFixed(1)} MiB (rounds: ${oursRuns.map((run) => run.mbps.toFixed(0)).join(', ')})`);
@@ -1046,11 +1047,11 @@ if (parts.has('webhooks')) {
   for (let round = 0; round < rounds; round++) {
     rawRuns.push((await autocannon({ url: receiver.url, method: 'POST', body, headers: { 'Content-Type': 'application/json' }, connections: 16, duration: seconds })).requests.average);
   }
-  const rawRate = rawRuns.sort((a, b) => a - b)[Math.floor(rawRuns.length / 2)];
+  const rawRate = medianOf(rawRuns);
   // The ceiling: Node's own HTTP client, on the sender's core, signing and POSTing as many deliveries with no database.
   const bareSenderRuns: number[] = [];
   for (let round = 0; round < rounds; round++) bareSenderRuns.push(await bareSenderRate(receiver.url, body, backlog));
-  const bareSender = bareSenderRuns.sort((a, b) => a - b)[Math.floor(bareSenderRuns.length / 2)];
+  const bareSender = medianOf(bareSenderRuns);
   const share = perSecond / rawRate;
   // The issue's target: "webhook deliveries per second on one core, against the receiver's raw rate: ≥ 25 %".
   const target = 0.25;
@@ -1163,7 +1164,6 @@ if (parts.has('listings')) {
   }
   await server.stop();
   const ms = (p99: number) => (Number.isFinite(p99) ? `${p99} ms` : `over ${seconds} s (no answer within the run)`);
-  const medianOf = (values: number[]) => [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)];
   const p99 = targets.map((_, index) => ({
     first: medianOf(samples[index].first),
     deep: medianOf(samples[index].deep),
@@ -1244,7 +1244,6 @@ if (parts.has('studio')) {
     });
     return context;
   };
-  const medianOf = (values: number[]) => [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)];
 
   /**
    * Opens `path` in a fresh context: the time from the navigation's start to the first item of the list named

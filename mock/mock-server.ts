@@ -103,6 +103,8 @@ export async function createMockApp(options: Pick<MockOptions, 'publicUrl' | 'sp
   const isPublicPath = publicPaths(operations as MockOperation[]);
   const hasHead = headOperations(operations as MockOperation[]);
   const publicUrl = options.publicUrl?.replace(/\/+$/, '');
+  /** Where the mock is, for the URLs it gives: PUBLIC_URL, or the address it was reached at. */
+  const baseOf = (req: Request) => publicUrl ?? ownBase(req);
   const log = options.log;
 
   const app = express();
@@ -122,7 +124,7 @@ export async function createMockApp(options: Pick<MockOptions, 'publicUrl' | 'sp
   // authorization server, as the mock takes any token.
   app.get(['/.well-known/oauth-protected-resource', API_METADATA_PATH], (req, res) => {
     res.setHeader('Access-Control-Allow-Origin', '*');
-    res.json(protectedResourceMetadata(publicUrl ?? ownBase(req), '/api/v1', 'Audio Share API (mock)', []));
+    res.json(protectedResourceMetadata(baseOf(req), '/api/v1', 'Audio Share API (mock)', []));
   });
 
   const api = express.Router();
@@ -132,7 +134,7 @@ export async function createMockApp(options: Pick<MockOptions, 'publicUrl' | 'sp
     authenticate(anyToken, isPublicPath, {
       howToGetOne: MOCK_TAKES_ANY_TOKEN,
       publicOrigin: (req) => `${req.protocol}://${req.get('host')}`,
-      resourceMetadata: (req) => apiMetadataUrl(publicUrl ?? ownBase(req)),
+      resourceMetadata: (req) => apiMetadataUrl(baseOf(req)),
     }),
   );
   api.use(jsonBody());
@@ -149,7 +151,7 @@ export async function createMockApp(options: Pick<MockOptions, 'publicUrl' | 'sp
       };
       const result = await prism.request(prismInput(req, res.locals.rawBody, hasHead(req.path)), operations, config)();
       if (result._tag === 'Left') return next(fromPrismError(result.left, req));
-      send(res, result.right.output, publicUrl ?? ownBase(req), req.id);
+      send(res, result.right.output, baseOf(req), req.id);
     } catch (error) {
       next(error);
     }
