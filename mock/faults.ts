@@ -16,7 +16,7 @@
  * made here the way the validator makes them.
  */
 import { HttpProblem } from '../server/http/problem.ts';
-import { allowedMethods, toProblem } from '../server/http/errors.ts';
+import { toProblem } from '../server/http/errors.ts';
 import { refused } from './prefer.ts';
 
 /** The parts of a Prism operation (an `IHttpOperation` of @stoplight/types) that the mock reads. */
@@ -164,23 +164,6 @@ export function validatorErrorOf(diagnostic: PrismDiagnostic): ValidatorFieldErr
 export function validationFault(diagnostics: PrismDiagnostic[]): HttpProblem | undefined {
   const errors = diagnostics.filter((diagnostic) => diagnostic.severity === 0);
   return errors.length > 0 ? asProblem(400, errors.map(validatorErrorOf)) : undefined;
-}
-
-/**
- * A method the path does not take, as the server answers it (405 with
- * Allow): Prism would route POST …/comments/export to the templated
- * …/comments/{commentid}, which takes POST, although OpenAPI 3.1 §4.8.8
- * says "concrete (non-templated) paths would be matched before their
- * templated counterparts". `path` is under /api/v1; HEAD is GET's unless
- * the spec has a HEAD of its own.
- */
-export function methodFault(method: string, path: string): HttpProblem | undefined {
-  // allowedMethods knows the operations of the handler table, which holds no HEAD or OPTIONS of their own (tus's, on the portal's and
-  // project members' upload paths): those Prism routes by the spec itself, as before.
-  if (method === 'HEAD' || method === 'OPTIONS') return undefined;
-  const allowed = allowedMethods(path);
-  if (allowed.length === 0 || allowed.includes(method) || (method === 'HEAD' && allowed.includes('GET'))) return undefined;
-  return asProblem(405, [{ path, message: `${method} method not allowed` }]);
 }
 
 /**

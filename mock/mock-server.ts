@@ -34,7 +34,8 @@ import { jsonBody } from '../server/http/json-body.ts';
 import { refuseNulInUrl } from '../server/http/nul-characters.ts';
 import { HttpProblem, notFound } from '../server/http/problem.ts';
 import { requestIds } from '../server/http/request-context.ts';
-import { contentTypeFault, defaultExampleFor, documentsStatus, methodFault, namingRequestedIds, preferFault, routeFault, tusVersionFault, unknownQueryFault, validationFault, type MockOperation, type PrismDiagnostic } from './faults.ts';
+import { routeOperations } from '../server/http/route.ts';
+import { contentTypeFault, defaultExampleFor, documentsStatus, namingRequestedIds, preferFault, routeFault, tusVersionFault, unknownQueryFault, validationFault, type MockOperation, type PrismDiagnostic } from './faults.ts';
 import { parsePrefer } from './prefer.ts';
 import { rewriteApiUrl, rewriteApiUrls } from './signed-urls.ts';
 import { protectedResourceMetadata } from '../server/resources/oauth/resource-metadata.ts';
@@ -100,7 +101,6 @@ export async function createMockApp(options: Pick<MockOptions, 'publicUrl' | 'sp
   const specPath = options.spec ?? defaultSpecPath;
   const operations = (await getHttpOperationsFromSpec(specPath)) as Array<Parameters<PrismHttpComponents['mock']>[0]['resource']>;
   const prism = createInstance(prismConfig, { logger: silentLogger, mock: mockUnlessRefused });
-  const isPublicPath = publicPaths(operations as MockOperation[]);
   const hasHead = headOperations(operations as MockOperation[]);
   const publicUrl = options.publicUrl?.replace(/\/+$/, '');
   /** Where the mock is, for the URLs it gives: PUBLIC_URL, or the address it was reached at. */
@@ -127,11 +127,14 @@ export async function createMockApp(options: Pick<MockOptions, 'publicUrl' | 'sp
     res.json(protectedResourceMetadata(baseOf(req), '/api/v1', 'Audio Share API (mock)', []));
   });
 
-  const api = express.Router();
+  // Paths are case-sensitive (RFC 3986 §6.2.2.1), as on the server.
+  const api = express.Router({ caseSensitive: true, strict: true });
+  // The server's one match of a request to its operation (http/route.ts): 404 or 405 before any credential is looked at.
+  api.use(routeOperations());
   // The server's authentication, with a store that takes any token: the mock has no users.
   // The mock's own origin is wherever it was reached: a session's changes must come from there, as on a server.
   api.use(
-    authenticate(anyToken, isPublicPath, {
+    authenticate(anyToken, {
       howToGetOne: MOCK_TAKES_ANY_TOKEN,
       publicOrigin: (req) => `${req.protocol}://${req.get('host')}`,
       resourceMetadata: (req) => apiMetadataUrl(baseOf(req)),
@@ -141,8 +144,6 @@ export async function createMockApp(options: Pick<MockOptions, 'publicUrl' | 'sp
   api.use(rawBody);
   api.use(async (req: Request, res: Response, next: NextFunction) => {
     try {
-      const wrongMethod = methodFault(req.method, req.originalUrl.split('?')[0]);
-      if (wrongMethod) return next(wrongMethod);
       const preferences = parsePrefer(req.get('prefer'));
       if (preferences instanceof HttpProblem) return next(preferences);
       const config: IHttpConfig = {
@@ -245,16 +246,6 @@ const silentLogger = (() => {
   logger.child = () => logger;
   return logger as unknown as PrismHttpComponents['logger'];
 })();
-
-/** The first path segments whose every operation is public (`security: []`): the signed URLs' /upload and /download, as on the server. */
-function publicPaths(operations: MockOperation[]): (path: string) => boolean {
-  const firstSegment = (path: string) => path.split('/')[1] ?? '';
-  const segments = new Set(operations.map((operation) => firstSegment(operation.path)));
-  for (const operation of operations) {
-    if (operation.security === undefined || operation.security.length > 0) segments.delete(firstSegment(operation.path));
-  }
-  return (path) => segments.has(firstSegment(path));
-}
 
 /** Where a 401 of the mock says a token comes from: the mock has no accounts, and takes any. */
 export const MOCK_TAKES_ANY_TOKEN = 'The mock takes any token, such as "Bearer any-token".';

@@ -6,6 +6,10 @@
  *   generated/schema.d.ts   TypeScript types (openapi-typescript)
  *   generated/client.ts     the typed client on openapi-fetch, with the table
  *                           of operations and the two-step upload helpers
+ *   generated/operations.ts the operation table the request path, MCP, the
+ *                           mock and the contract suite read: per operation
+ *                           its method, path, security, body and deprecation
+ *                           (operation-table.ts)
  *   generated/docs.html     the reference the server serves at /docs (Redoc,
  *                           with its scripts inlined: the page makes no
  *                           request to a CDN)
@@ -32,6 +36,7 @@ import { type OperationRow, renderClient } from './client-template.ts';
 import { finishDocsPage } from './docs-page.ts';
 import { buildPlayerBundle, PLAYER_BUNDLE_FILES } from './build-player.ts';
 import { bundleSpec, redocly } from './bundle.ts';
+import { operationTable, renderOperationTable } from './operation-table.ts';
 import { renderChangelog } from './breaking/changelog.ts';
 import { releases, specOf } from './breaking/releases.ts';
 
@@ -76,6 +81,9 @@ for (const [path, item] of Object.entries(spec.paths)) {
 }
 writeFileSync(join(out, 'client.ts'), header + renderClient(operations));
 
+// 3b. The operation table: what each operation is and who may call it, decided here once (operation-table.ts).
+writeFileSync(join(out, 'operations.ts'), header + renderOperationTable(operationTable(spec as unknown as Parameters<typeof operationTable>[0])));
+
 /**
  * Whether an operation has a caller: `required` where a bearer token must be
  * sent, `optional` where `{}` stands beside it (OpenAPI 3.1: "To make security
@@ -99,7 +107,7 @@ await buildPlayerBundle(join(out, 'player'));
 const released = releases().map((release) => ({ version: release.version, date: release.date, notes: release.notes, spec: specOf(release) }));
 writeFileSync(join(out, 'changelog.html'), renderChangelog(released, JSON.parse(readFileSync(join(out, 'openapi.json'), 'utf8'))));
 
-const files = ['openapi.json', 'schema.d.ts', 'client.ts', 'docs.html', 'changelog.html', ...PLAYER_BUNDLE_FILES.map((name) => `player/${name}`)];
+const files = ['openapi.json', 'schema.d.ts', 'client.ts', 'operations.ts', 'docs.html', 'changelog.html', ...PLAYER_BUNDLE_FILES.map((name) => `player/${name}`)];
 if (check) {
   const stale = files.filter((name) => {
     const mine = join(committed, name);

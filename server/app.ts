@@ -22,15 +22,15 @@ import { apiMetadataUrl, authenticate } from './http/auth.ts';
 import { rateLimitByAddress, rateLimitByUser } from './http/rate-limit.ts';
 import { idempotency } from './http/idempotency.ts';
 import { IdempotencyKeys } from './http/idempotency-keys.ts';
-import { deprecationHeadersOf } from './http/deprecation.ts';
+import { deprecationHeaders } from './http/deprecation.ts';
 import { securityHeaders } from './http/security-headers.ts';
 import { servedChangelog, servedDocsPage, servedSpec } from './http/served-docs.ts';
 import { refuseNulInUrl } from './http/nul-characters.ts';
 import { jsonBody } from './http/json-body.ts';
 import { notFound } from './http/problem.ts';
 import { problemHandler } from './http/errors.ts';
-import { memoiseRouteRegexps } from './http/route-regexp-cache.ts';
-import { indexValidatorRoutes } from './http/validator-route-index.ts';
+import { feedValidatorTheMatch } from './http/validator-match.ts';
+import { routeOperations } from './http/route.ts';
 import { readinessHandler } from './http/readiness.ts';
 import { mailLinksHandlers } from './resources/mail-links/mail-links-handlers.ts';
 import { dispatchOperations } from './http/operations.ts';
@@ -48,9 +48,7 @@ import { paymentsHandlers } from './resources/payments/payments-handlers.ts';
 import { playerPageRoutes } from './pages/page-routes.ts';
 import { accountPageRoutes } from './pages/account-pages.ts';
 import { studioPageRoutes } from './pages/studio-pages.ts';
-import { portalRoutes } from './resources/portal/portal-tus.ts';
 import { portalHandlers } from './resources/portal/portal-handlers.ts';
-import { projectUploadRoutes } from './resources/project-uploads/project-uploads-tus.ts';
 import { projectUploadsHandlers } from './resources/project-uploads/project-uploads-handlers.ts';
 import { passkeysHandlers } from './resources/passkeys/passkeys-handlers.ts';
 import { accountSecurityHandlers } from './resources/account/security-handlers.ts';
@@ -71,9 +69,6 @@ export const changelogPath = resolve(root, 'generated/changelog.html');
 /** Made once from web/assets/icon.svg by scripts/make-favicon.ts, and committed. */
 const faviconPath = resolve(root, 'web/assets/favicon.ico');
 
-/** The signed-URL operations carry their authority in the URL, not in a bearer token. */
-const isSignedPath = (path: string) => path.startsWith('/upload/') || path.startsWith('/download/');
-
 /** What the app needs to know of the process that serves it. */
 export interface Lifecycle {
   /** True once a shutdown began: /readyz then answers 503, so that a load balancer sends nothing new. */
@@ -81,10 +76,11 @@ export interface Lifecycle {
 }
 
 export function createApp(ctx: Context, lifecycle: Lifecycle = { isDraining: () => false }): Express {
-  memoiseRouteRegexps();
-  indexValidatorRoutes();
+  feedValidatorTheMatch();
   const app = express();
   app.disable('x-powered-by');
+  // RFC 3986 §6.2.2.1: the path is case-sensitive. The API matches its own (http/route.ts); the pages' routes follow suit.
+  app.set('case sensitive routing', true);
   // JSON answers change with every write; a weak ETag over each body would cost a hash per request for nothing.
   app.set('etag', false);
   // Whose X-Forwarded-For to believe for req.ip, which the per-address rate limit counts by (TRUST_PROXY).
@@ -114,11 +110,16 @@ export function createApp(ctx: Context, lifecycle: Lifecycle = { isDraining: () 
   const byAddress = rateLimitByAddress(ctx.store.db, ctx.config.addressRateLimit);
   // The MCP server's tool calls, relayed to the API by this process, were counted when they reached /mcp.
   app.use((req, res, next) => (isRelayed(req) ? next() : byAddress(req, res, next)));
-  // The upload portals' tus endpoints: before the API's token check (a portal's uploader has none) and its validator (PATCH bodies stream unparsed).
-  app.use(portalRoutes(ctx));
   // The API before the pages, docs and OAuth routes: none of them is under /api/v1, and an API request (the most
   // frequent kind) then passes none of their route patterns (issue 23).
-  const api = express.Router();
+  const dispatch = dispatchOperations(
+    [accountHandlers(ctx), projectsHandlers(ctx), boxesHandlers(ctx), uploadsHandlers(ctx), downloadsHandlers(ctx), playersHandlers(ctx), listeningHandlers(ctx), insightsHandlers(ctx), commentsHandlers(ctx), sandboxHandlers(ctx), webhooksHandlers(ctx), paymentsHandlers(ctx), sessionsHandlers(ctx), passkeysHandlers(ctx), mailLinksHandlers(ctx), accountSecurityHandlers(ctx), adminHandlers(ctx), notificationsHandlers(ctx), oauthHandlers(ctx)],
+    [portalHandlers(ctx), projectUploadsHandlers(ctx)],
+  );
+  const api = express.Router({ caseSensitive: true, strict: true });
+  // The one match of the request to its operation (generated/operations.ts), before anything else of the API: a request
+  // that matches none is answered 404 (or 405) here, before any credential is looked at.
+  api.use(routeOperations());
   api.use(
     authenticate(
       {
@@ -128,7 +129,6 @@ export function createApp(ctx: Context, lifecycle: Lifecycle = { isDraining: () 
           touch: (id, now) => ctx.store.sessions.touch(id, now),
         },
       },
-      isSignedPath,
       {
         accountOfUnknownToken: (token) => provisionSandboxAccount(ctx, token),
         ...(ctx.config.sandbox ? { howToGetOne: 'This is a sandbox: any token works, such as "Bearer my-sandbox-token".' } : {}),
@@ -145,12 +145,12 @@ export function createApp(ctx: Context, lifecycle: Lifecycle = { isDraining: () 
     ),
   );
   api.use(rateLimitByUser(ctx.store.db, ctx.config.rateLimit));
-  // Project members' tus endpoints: after the token or session check (they need one), before the body parser and the validator (PATCH
-  // bodies stream unparsed; the routes check their own headers).
-  api.use(projectUploadRoutes(ctx));
+  // The tus operations (the portals' and project members'): after the credential check (the portal's take none), before the body parser
+  // and the validator (PATCH bodies stream unparsed; tus checks its own headers).
+  api.use(dispatch.raw);
   api.use(jsonBody());
   // Deprecation and Sunset for what the spec deprecates, before the validator: its refusals carry them too.
-  api.use(deprecationHeadersOf(specPath));
+  api.use(deprecationHeaders());
   api.use(
     OpenApiValidator.middleware({
       apiSpec: specPath,
@@ -167,7 +167,7 @@ export function createApp(ctx: Context, lifecycle: Lifecycle = { isDraining: () 
   );
   // After the validator (a request it refuses claims no key), before the handlers: a retry gets the first answer.
   api.use(idempotency({ keys: new IdempotencyKeys(ctx.store.db, ctx.secrets), now: () => ctx.clock.now(), logger: ctx.logger }));
-  api.use(dispatchOperations(accountHandlers(ctx), projectsHandlers(ctx), boxesHandlers(ctx), uploadsHandlers(ctx), downloadsHandlers(ctx), playersHandlers(ctx), listeningHandlers(ctx), insightsHandlers(ctx), commentsHandlers(ctx), sandboxHandlers(ctx), webhooksHandlers(ctx), paymentsHandlers(ctx), portalHandlers(), projectUploadsHandlers(), sessionsHandlers(ctx), passkeysHandlers(ctx), mailLinksHandlers(ctx), accountSecurityHandlers(ctx), adminHandlers(ctx), notificationsHandlers(ctx), oauthHandlers(ctx)));
+  api.use(dispatch.typed);
   app.use('/api/v1', api);
   const docsPage = servedDocsPage(docsPath, ctx.config);
   app.get(['/docs', '/docs/'], (req, res, next) => {

@@ -1,7 +1,7 @@
 /**
  * Baseline for the small read's ceiling: bare Express with what the architecture puts on every API request,
- * express-openapi-validator on generated/openapi.json with the server's request options and the server's two
- * speed-ups of its route lookup, answering the same player body with res.json. No token, no database, no log, no
+ * the request path's one match (server/http/route.ts) and express-openapi-validator on generated/openapi.json,
+ * fed that match, with the server's request options, answering the same player body with res.json. No token, no database, no log, no
  * security headers: what the server spends beyond this is ours to cut; what this spends beyond bare Express is the
  * validator's, which the architecture prescribes (README: every request validated), so its ratio to bare Express is
  * the ceiling of the small read's (issue 23).
@@ -10,16 +10,16 @@ import { readFileSync } from 'node:fs';
 import { resolve } from 'node:path';
 import express from 'express';
 import * as OpenApiValidator from 'express-openapi-validator';
-import { memoiseRouteRegexps } from '../../server/http/route-regexp-cache.ts';
-import { indexValidatorRoutes } from '../../server/http/validator-route-index.ts';
+import { routeOperations } from '../../server/http/route.ts';
+import { feedValidatorTheMatch } from '../../server/http/validator-match.ts';
 
 const bodies = JSON.parse(readFileSync(process.env.BENCH_BODIES!, 'utf8'));
-memoiseRouteRegexps();
-indexValidatorRoutes();
+feedValidatorTheMatch();
 // Otherwise as bare-express.ts (its defaults, a weak ETag included), so that the two differ by the validator alone.
 const app = express();
 app.get('/healthz', (_req, res) => res.json({ status: 'ok' }));
 const api = express.Router();
+api.use(routeOperations());
 api.use(
   OpenApiValidator.middleware({
     apiSpec: resolve(import.meta.dirname, '../../generated/openapi.json'),

@@ -15,64 +15,24 @@
  *   player session, whose credential is its own cookie): nothing is looked at.
  *
  * A token sent with a session cookie wins: the cookie is not looked at.
+ *
+ * What the operation is was decided once, by http/route.ts (`req.operation`),
+ * before this runs: a request that matched no operation never gets here, so
+ * no credential is ever taken for a path the API does not know.
  */
-import { readFileSync } from 'node:fs';
-import { resolve } from 'node:path';
 import type { NextFunction, Request, Response } from 'express';
 import { parse as parseCookies } from 'cookie';
 import { HttpProblem } from './problem.ts';
 import { checkSameOrigin } from '../auth/same-origin.ts';
 import { SESSION_COOKIE, SECURE_SESSION_COOKIE } from '../auth/session-cookie.ts';
+import { scopeCovers } from '../auth/scopes.ts';
+import type { OperationSecurity } from '../../generated/operations.ts';
 
-type SecurityRequirement = Record<string, string[]>;
-interface SpecOperation {
-  security?: SecurityRequirement[];
-}
+/** What an operation takes (its row's `security`, generated/operations.ts). */
+export type OperationAuth = Pick<OperationSecurity, 'token' | 'session' | 'anonymous' | 'scope'>;
 
-/** What an operation takes, from its `security`. */
-export interface OperationAuth {
-  token: boolean;
-  session: boolean;
-  /** `{}` is among the alternatives: the operation is open to a caller with no credential. */
-  anonymous: boolean;
-  /** The scope a token needs, from the `oauth2` requirement; undefined when the operation names none. */
-  scope: string | undefined;
-}
-
-const specFile = resolve(import.meta.dirname, '../../generated/openapi.json');
-
-/** Each operation's authentication, by method and path pattern (under /api/v1), from the bundled spec. */
-export function operationAuths(spec: { security?: SecurityRequirement[]; paths: Record<string, Record<string, unknown>> }) {
-  const routes: Array<{ method: string; pattern: RegExp; auth: OperationAuth }> = [];
-  for (const [path, item] of Object.entries(spec.paths)) {
-    for (const [method, operation] of Object.entries(item)) {
-      if (!['get', 'put', 'post', 'delete', 'patch', 'head'].includes(method)) continue;
-      // OpenAPI, Operation Object `security`: "This definition overrides any declared top-level security."
-      // Security Requirement Object: "To make security optional, an empty security requirement ({}) can be included in the array."
-      const security = (operation as SpecOperation).security ?? spec.security ?? [];
-      const auth: OperationAuth = {
-        token: security.some((requirement) => 'bearerAuth' in requirement || 'oauth2' in requirement),
-        session: security.some((requirement) => 'sessionCookie' in requirement),
-        anonymous: security.length === 0 || security.some((requirement) => Object.keys(requirement).length === 0),
-        // OpenAPI, Security Requirement Object: "If the security scheme is of type "oauth2" or "openIdConnect", then the
-        // value is a list of scope names required for the execution".
-        scope: security.find((requirement) => requirement.oauth2?.length)?.oauth2[0],
-      };
-      routes.push({ method: method.toUpperCase(), pattern: new RegExp(`^${path.replace(/\{[^}]+\}/g, '[^/]+')}/?$`), auth });
-    }
-  }
-  const required: OperationAuth = { token: true, session: false, anonymous: false, scope: undefined };
-  const find = (method: string, path: string) => routes.find((route) => route.method === method && route.pattern.test(path))?.auth;
-  // A HEAD is its own operation where the spec has one (tus's, which reads an upload's offset), else its path's GET: RFC 9110 §9.3.2,
-  // "The HEAD method is identical to GET except that the server MUST NOT send content in the response".
-  return (method: string, path: string): OperationAuth => find(method, path) ?? (method === 'HEAD' ? find('GET', path) : undefined) ?? required;
-}
-
-let authsOfSpec: ReturnType<typeof operationAuths> | undefined;
-const authOf = (method: string, path: string) => {
-  authsOfSpec ??= operationAuths(JSON.parse(readFileSync(specFile, 'utf8')));
-  return authsOfSpec(method, path);
-};
+/** What a 401 tells an OAuth app whose access token no longer works. */
+export const REFRESH_OR_REAUTHORIZE = 'Refresh the access token with the refresh token (POST /oauth/token, grant_type=refresh_token), or send the person through authorization again.';
 
 /** What a 401 tells the caller to do, on a server whose people sign in and make their own tokens. */
 export const MINT_A_TOKEN = 'Sign in and create a token in Settings (or POST /me/tokens), or ask the operator: npm run --silent admin -- token create --email you@example.com';
@@ -109,6 +69,11 @@ export interface Credentials {
 }
 
 export interface AuthOptions {
+  /**
+   * What the request's operation takes: by default its row's (req.operation, set by http/route.ts). A request
+   * without one is a bug of the app's wiring, refused 500 rather than let through.
+   */
+  securityOf?: (req: Request) => OperationAuth | undefined;
   /** Only in the sandbox (resources/sandbox): the account a token nobody has seen gets; elsewhere such a token is a 401. */
   accountOfUnknownToken?: (token: string) => Promise<{ id: string; email: string } | undefined>;
   /** Ends every 401's detail: where a token comes from here (the mock and the sandbox take any). */
@@ -150,14 +115,14 @@ const TOUCH_EVERY_MS = 60_000;
 
 const SAFE_METHODS = new Set(['GET', 'HEAD', 'OPTIONS']);
 
-export function authenticate(store: Credentials, isPublicPath: (path: string) => boolean, options: AuthOptions = {}) {
-  const { accountOfUnknownToken = async () => undefined, howToGetOne = MINT_A_TOKEN, publicOrigin, now = Date.now, onBookkeepingError = () => {}, resource, resourceMetadata } = options;
+export function authenticate(store: Credentials, options: AuthOptions = {}) {
+  const { securityOf = (req: Request) => req.operation?.security, accountOfUnknownToken = async () => undefined, howToGetOne = MINT_A_TOKEN, publicOrigin, now = Date.now, onBookkeepingError = () => {}, resource, resourceMetadata } = options;
   const unauthorized = (req: Request, detail: string, tokenSent: boolean) => unauthorizedProblem(detail, tokenSent, resourceMetadata?.(req));
-  const insufficientScope = (req: Request, scope: string, held: string[]) => insufficientScopeProblem(scope, held, resourceMetadata?.(req));
+  const insufficientScope = (req: Request, scope: string, held: string[], isAppToken: boolean) => insufficientScopeProblem(scope, held, resourceMetadata?.(req), isAppToken);
   const touchLater = (touch: Promise<void> | undefined) => touch?.catch(onBookkeepingError);
   return async (req: Request, _res: Response, next: NextFunction) => {
-    if (req.method === 'OPTIONS' || isPublicPath(req.path)) return next();
-    const auth = authOf(req.method, req.path);
+    const auth = securityOf(req);
+    if (!auth) return next(new Error(`${req.method} ${req.path} reached authentication without a matched operation`));
     if (!auth.token && !auth.session) return next();
     try {
       const header = req.get('authorization');
@@ -173,7 +138,12 @@ export function authenticate(store: Credentials, isPublicPath: (path: string) =>
           req.auth = { kind: 'token', scopes: 'all', timeAuthenticated: at };
           return next();
         }
-        if (holder.timeExpires !== null && holder.timeExpires <= at) throw unauthorized(req, `The bearer token expired at ${new Date(holder.timeExpires).toISOString()}. ${howToGetOne}`, true);
+        // An OAuth access token is an app's, which refreshes it or sends its person through authorization again; a
+        // personal token is made again by its person.
+        const isAppToken = !!holder.audience;
+        if (holder.timeExpires !== null && holder.timeExpires <= at) {
+          throw unauthorized(req, `The bearer token expired at ${new Date(holder.timeExpires).toISOString()}. ${isAppToken ? REFRESH_OR_REAUTHORIZE : howToGetOne}`, true);
+        }
         if (holder.disabled) throw unauthorized(req, 'The account this token belongs to is disabled. Ask the server\'s administrator.', true);
         // An OAuth access token is issued for one resource (RFC 8707, its audience): a token meant for another resource
         // of this server (the MCP server) is not taken here, nor one meant for here there.
@@ -181,7 +151,7 @@ export function authenticate(store: Credentials, isPublicPath: (path: string) =>
         if (holder.audience && here !== undefined && holder.audience !== here) {
           throw unauthorized(req, `This access token was issued for ${holder.audience}, not for ${here}. Ask the authorization server for a token with resource=${here}.`, true);
         }
-        if (auth.scope !== undefined && holder.scopes !== null && !holder.scopes.includes(auth.scope)) throw insufficientScope(req, auth.scope, holder.scopes);
+        if (auth.scope !== undefined && holder.scopes !== null && !scopeCovers(holder.scopes, auth.scope)) throw insufficientScope(req, auth.scope, holder.scopes, isAppToken);
         if (holder.timeLastUsed === null || at - holder.timeLastUsed >= TOUCH_EVERY_MS) touchLater(store.tokens.touch?.(holder.tokenId, at));
         req.user = holder.user;
         req.auth = { kind: 'token', tokenId: holder.tokenId, scopes: holder.scopes ?? 'all', timeAuthenticated: at };
@@ -234,11 +204,13 @@ function unauthorizedProblem(detail: string, tokenSent: boolean, resourceMetadat
   return new HttpProblem('unauthorized', detail, { headers: { 'WWW-Authenticate': bearerChallenge(tokenSent, resourceMetadata) } });
 }
 
-function insufficientScopeProblem(scope: string, held: string[], resourceMetadata: string | undefined) {
+function insufficientScopeProblem(scope: string, held: string[], resourceMetadata: string | undefined, isAppToken: boolean) {
   // RFC 6750 section 3.1: insufficient_scope: "The request requires higher privileges than provided by the access token.
   // The resource server SHOULD respond with the HTTP 403 (Forbidden) status code and MAY include the "scope" attribute
   // with the scope necessary to access the protected resource."
-  return new HttpProblem('insufficient-scope', `This token lacks the scope ${scope}, which this operation needs. It holds: ${held.join(', ') || 'no scope'}. Create a token with ${scope}.`, {
+  return new HttpProblem('insufficient-scope', `This token lacks the scope ${scope}, which this operation needs. It holds: ${held.join(', ') || 'no scope'}. ${
+    isAppToken ? `Send the person through authorization again with scope=${scope} added to the scopes the app asks for.` : `Create a token with ${scope} in Settings.`
+  }`, {
     headers: { 'WWW-Authenticate': `Bearer realm="api", error="insufficient_scope", scope="${scope}"${metadataParam(resourceMetadata)}` },
     members: { scope },
   });

@@ -13,7 +13,9 @@
  *   (scopes unset, as tokens made before scopes and by the admin CLI), and
  *   the account's session cookie (same-origin) are not refused for want of
  *   authority: no 401, no insufficient-scope 403, no 500;
- * - a token with every scope but that one gets 403
+ * - a token with only the write scope of a read's resource may read (the
+ *   spec: "a write on a resource implies its read");
+ * - a token with every scope but that one (and, for a read, its write) gets 403
  *   `/problems/insufficient-scope` naming it, with `WWW-Authenticate:
  *   Bearer error="insufficient_scope", scope="…"` (RFC 6750 §3.1), even on
  *   the listener operations, where a token is checked when one is sent;
@@ -70,7 +72,9 @@ describe.each(backends)('authorization matrix on %s', (backend) => {
     const user = await store.users.findOrCreate(OWNER, Date.now());
     for (const scope of SCOPES) {
       only.set(scope, (await store.tokens.create(user.id, `only ${scope}`, Date.now(), { scopes: [scope] })).secret);
-      allBut.set(scope, (await store.tokens.create(user.id, `all but ${scope}`, Date.now(), { scopes: SCOPES.filter((other) => other !== scope) })).secret);
+      // The spec: "a write on a resource implies its read", so every other scope of a read is every scope but it and its write.
+      const implying = scope.endsWith(':read') ? scope.replace(/:read$/, ':write') : undefined;
+      allBut.set(scope, (await store.tokens.create(user.id, `all but ${scope}`, Date.now(), { scopes: SCOPES.filter((other) => other !== scope && other !== implying) })).secret);
     }
 
     // The account's browser session, as a browser gets it: by signing in with a password.
@@ -114,6 +118,11 @@ describe.each(backends)('authorization matrix on %s', (backend) => {
   it.each(operations)('%s: a token with its scope alone, or with every scope, may call it', async (_, operation) => {
     await expectAllowed(await call(operation, { token: only.get(operation.scope!) }), `only ${operation.scope}`);
     await expectAllowed(await call(operation, { token: everyScope }), 'every scope');
+  });
+
+  const reads = operations.filter(([, operation]) => operation.scope!.endsWith(':read') && SCOPES.includes(operation.scope!.replace(/:read$/, ':write') as never));
+  it.each(reads)('%s: a token with the write scope of its resource alone may call it (a write implies its read)', async (_, operation) => {
+    await expectAllowed(await call(operation, { token: only.get(operation.scope!.replace(/:read$/, ':write')) }), 'the write scope alone');
   });
 
   it.each(operations)('%s: a token with every other scope gets 403 insufficient-scope naming it', async (_, operation) => {

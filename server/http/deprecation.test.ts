@@ -16,6 +16,8 @@ import { backends } from '../testing/databases.ts';
 import { json, useTestServer } from '../testing/harness.ts';
 import { DeprecationSpecError, deprecationHeaders, deprecationsOf } from './deprecation.ts';
 import { jsonBody } from './json-body.ts';
+import { operationMatcher, routeOperations, type Operation } from './route.ts';
+import { operationTable } from '../../scripts/operation-table.ts';
 
 type Fields = Record<string, unknown>;
 /** The parts of the bundled spec these tests mark. */
@@ -46,7 +48,9 @@ describe('Deprecation and Sunset', () => {
   let base = '';
   beforeAll(async () => {
     const app = express();
-    app.use('/api/v1', jsonBody(), deprecationHeaders(specWithDeprecations()), (_req, res) => {
+    // As the server runs: the table made from the spec at generate time (operation-table.ts), the one match, then the headers.
+    const table = operationTable(specWithDeprecations() as Parameters<typeof operationTable>[0]) as unknown as Operation[];
+    app.use('/api/v1', routeOperations(operationMatcher(table)), jsonBody(), deprecationHeaders(), (_req, res) => {
       res.json({});
     });
     server = createServer(app);

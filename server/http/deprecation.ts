@@ -19,7 +19,6 @@
  * gets the earliest deprecation and the earliest sunset: the soonest that
  * concerns it.
  */
-import { readFileSync } from 'node:fs';
 import type { NextFunction, Request, RequestHandler, Response } from 'express';
 
 type Json = null | boolean | number | string | Json[] | { [key: string]: Json };
@@ -35,6 +34,13 @@ export interface Dates {
 /** One deprecated thing of the spec: what it is (for people), and its dates. */
 export interface Deprecation extends Dates {
   what: string;
+}
+
+/** What usedBy reads: the deprecations of an operation, as deprecationsOf finds them or as its row holds them. */
+interface Deprecations {
+  operation?: Deprecation;
+  parameters: ReadonlyArray<Deprecation & { in: string; name: string }>;
+  fields: ReadonlyArray<Deprecation & { field: readonly string[] }>;
 }
 
 /** The deprecations of one operation: itself, its parameters, the fields of its request body. */
@@ -163,7 +169,7 @@ export function deprecationsOf(spec: JsonObject): OperationDeprecations[] {
 }
 
 /** Whether the body holds a value at `field` (any item of an array, for `[]`). */
-function holds(value: unknown, field: string[]): boolean {
+function holds(value: unknown, field: readonly string[]): boolean {
   if (field.length === 0) return value !== undefined;
   const [head, ...rest] = field;
   if (head === '[]') return Array.isArray(value) && value.some((item) => holds(item, rest));
@@ -171,7 +177,7 @@ function holds(value: unknown, field: string[]): boolean {
 }
 
 /** What of `operation`'s deprecations this request uses. */
-export function usedBy(req: Pick<Request, 'query' | 'body' | 'get' | 'headers'>, operation: OperationDeprecations): Deprecation[] {
+export function usedBy(req: Pick<Request, 'query' | 'body' | 'get' | 'headers'>, operation: Pick<Deprecations, 'operation' | 'parameters' | 'fields'>): Deprecation[] {
   const used: Deprecation[] = operation.operation ? [operation.operation] : [];
   for (const parameter of operation.parameters) {
     const sent =
@@ -207,27 +213,15 @@ export function deprecationHeadersFor(used: Dates[], changelog: string): Record<
  * The middleware: for a request to a deprecated operation, or that uses a
  * deprecated parameter or field, the headers, set before the handler runs
  * (so that refusals carry them too). Mounted in the API router after the body
- * parser; paths are matched under the router's mount point, the most
- * concrete template first, as the validator matches them.
+ * parser; what the operation deprecates is its row's (generated/operations.ts,
+ * made by deprecationsOf at generate time), for the operation the request
+ * path matched (req.operation).
  */
-export function deprecationHeaders(spec: JsonObject, changelog = '/docs/changelog#deprecations'): RequestHandler {
-  const operations = deprecationsOf(spec);
-  if (operations.length === 0) return (_req, _res, next) => next();
-  const patternOf = (path: string) => new RegExp(`^${path.replace(/[.*+?^$()|[\]\\]/g, '\\$&').replace(/\{[^}]+\}/g, '[^/]+')}/?$`);
-  const templatesIn = (path: string) => path.match(/\{[^}]+\}/g)?.length ?? 0;
-  const routes = operations.map((operation) => ({ operation, templated: templatesIn(operation.path), pattern: patternOf(operation.path) }));
-  // Every operation of the spec, so that a concrete path (…/comments/export) is not taken for a templated one (…/{commentid}).
-  const all = Object.entries(isObject(spec.paths) ? spec.paths : {}).flatMap(([path, item]) =>
-    isObject(item) ? METHODS.filter((method) => isObject(item[method])).map((method) => ({ method: method.toUpperCase(), templated: templatesIn(path), pattern: patternOf(path) })) : [],
-  );
+export function deprecationHeaders(changelog = '/docs/changelog#deprecations'): RequestHandler {
   return (req: Request, res: Response, next: NextFunction) => {
-    const matching = routes.filter(({ operation, pattern }) => operation.method === req.method && pattern.test(req.path));
-    if (matching.length === 0) return next();
-    const route = matching.sort((a, b) => a.templated - b.templated)[0];
-    // A path of the spec more concrete than the match is the request's operation, and it deprecates nothing.
-    const concrete = all.some(({ method, templated, pattern }) => method === req.method && templated < route.templated && pattern.test(req.path));
-    if (!concrete) {
-      const used = usedBy(req, route.operation);
+    const deprecation = req.operation?.deprecation;
+    if (deprecation) {
+      const used = usedBy(req, deprecation);
       if (used.length > 0) {
         for (const [name, value] of Object.entries(deprecationHeadersFor(used, changelog))) {
           if (name === 'Link') res.append('Link', value);
@@ -238,6 +232,3 @@ export function deprecationHeaders(spec: JsonObject, changelog = '/docs/changelo
     next();
   };
 }
-
-/** The middleware over the bundled spec in `file`. */
-export const deprecationHeadersOf = (file: string) => deprecationHeaders(JSON.parse(readFileSync(file, 'utf8')) as JsonObject);

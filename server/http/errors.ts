@@ -7,7 +7,6 @@
 import type { NextFunction, Request, Response } from 'express';
 import { NulCharacterError } from '../store/db.ts';
 import { HttpProblem, PROBLEMS, type FieldError, type ProblemType } from './problem.ts';
-import { operations } from '../../generated/client.ts';
 
 interface ValidatorError {
   status: number;
@@ -94,20 +93,6 @@ function fieldError({ path, message }: { path: string; message: string }): Field
   return { detail: `${path} ${message}` };
 }
 
-/** The methods the spec gives the API path `path` (under /api/v1), upper case. */
-const operationRoutes = Object.values(operations).map(({ method, path }) => ({
-  method: method.toUpperCase(),
-  templated: path.match(/\{[^}]+\}/g)?.length ?? 0,
-  pattern: new RegExp(`^/api/v1${path.replace(/\{[^}]+\}/g, '[^/]+')}/?$`),
-}));
-export function allowedMethods(path: string): string[] {
-  const matching = operationRoutes.filter(({ pattern }) => pattern.test(path));
-  // OpenAPI 3.1 §4.8.8: "When matching URLs, concrete (non-templated) paths would be matched before their
-  // templated counterparts": …/comments/export is that path, whose methods are its own, not …/comments/{commentid}'s.
-  const mostConcrete = Math.min(...matching.map(({ templated }) => templated));
-  return matching.filter(({ templated }) => templated === mostConcrete).map(({ method }) => method);
-}
-
 /** The media types the operation the validator matched takes as its body (set by express-openapi-validator as req.openapi). */
 function declaredBodyTypes(req: Request): string[] {
   const operation = (req as Request & { openapi?: { schema?: { requestBody?: { content?: Record<string, unknown> } } } }).openapi?.schema;
@@ -128,9 +113,7 @@ export function problemHandler() {
       return;
     }
     for (const [name, value] of Object.entries(problem.extra.headers ?? {})) res.setHeader(name, value);
-    // RFC 9110 §15.5.6: "The origin server MUST generate an Allow header field in a 405 response containing a list of the target resource's currently supported methods."
-    // A route outside the spec (the MCP server's) names its own.
-    if (problem.status === 405 && !problem.extra.headers?.Allow) res.setHeader('Allow', allowedMethods(req.path).join(', '));
+    // A 405 names its Allow itself (RFC 9110 §15.5.6), from the operation table (http/route.ts) or, outside the API, the MCP server's.
     res.status(problem.status).type('application/problem+json').send(JSON.stringify(problem.body(String(req.id))));
   };
 }

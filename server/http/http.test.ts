@@ -42,7 +42,7 @@ describe('HTTP behaviour', () => {
     // RFC 9110 §15.5.6: a 405 lists the methods the resource has.
     const patched = await t.fetch('/players', { method: 'PATCH', headers: { 'Content-Type': 'application/json' }, body: '{}', token });
     expect(patched.status).toBe(405);
-    expect(patched.headers.get('allow')).toBe('GET, POST');
+    expect(patched.headers.get('allow')).toBe('GET, POST, HEAD');
     expect((await patched.json()).type).toBe('/problems/method-not-allowed');
     // A 415 says what the operation takes: JSON for the API, an image for an artwork PUT.
     const asText = await t.fetch('/players', { method: 'POST', headers: { 'Content-Type': 'text/plain' }, body: '{}', token });

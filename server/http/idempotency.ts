@@ -38,8 +38,6 @@
  * minute (idempotency-keys.ts), and a retry then runs the request again.
  */
 import { createHash } from 'node:crypto';
-import { readFileSync } from 'node:fs';
-import { resolve } from 'node:path';
 import type { NextFunction, Request, Response } from 'express';
 import type { Logger } from '../lib/logger.ts';
 import { CLAIM_LEASE_MS, type IdempotencyKeys, type StoredAnswer } from './idempotency-keys.ts';
@@ -61,33 +59,6 @@ export interface IdempotencyOptions {
   keys: IdempotencyKeys;
   now: () => number;
   logger: Pick<Logger, 'warn' | 'error'>;
-  /** The operations that take the header; by default those whose parameters in the bundled spec include it. */
-  honoured?: ReadonlySet<string>;
-}
-
-const specFile = resolve(import.meta.dirname, '../../generated/openapi.json');
-
-type SpecParameter = { $ref?: string; name?: string; in?: string };
-interface Spec {
-  paths: Record<string, Record<string, { operationId?: string; parameters?: SpecParameter[] }>>;
-  components?: { parameters?: Record<string, SpecParameter> };
-}
-
-/** The operationIds whose parameters include the `Idempotency-Key` header. */
-export function operationsTakingKeys(spec: Spec): Set<string> {
-  const honoured = new Set<string>();
-  const resolved = (parameter: SpecParameter) => (parameter.$ref ? spec.components?.parameters?.[parameter.$ref.split('/').pop() ?? ''] : parameter);
-  for (const item of Object.values(spec.paths)) {
-    for (const operation of Object.values(item)) {
-      if (typeof operation !== 'object' || !operation?.operationId) continue;
-      const takes = (operation.parameters ?? []).some((parameter) => {
-        const { name, in: where } = resolved(parameter) ?? {};
-        return where === 'header' && name?.toLowerCase() === IDEMPOTENCY_HEADER;
-      });
-      if (takes) honoured.add(operation.operationId);
-    }
-  }
-  return honoured;
 }
 
 /**
@@ -128,7 +99,6 @@ export function fingerprintOf(req: Request): string {
 
 export function idempotency(options: IdempotencyOptions) {
   const { keys, now, logger } = options;
-  let honoured = options.honoured;
   let lastSweep = Number.NEGATIVE_INFINITY;
   const sweepNowAndThen = (at: number) => {
     if (at - lastSweep < SWEEP_EVERY_MS) return;
@@ -139,10 +109,11 @@ export function idempotency(options: IdempotencyOptions) {
   return async (req: Request, res: Response, next: NextFunction) => {
     const header = req.get(IDEMPOTENCY_HEADER);
     if (req.method !== 'POST' || header === undefined) return next();
-    const operationId = (req as Request & { openapi?: { schema?: { operationId?: string } } }).openapi?.schema?.operationId;
-    if (!operationId) return next();
-    honoured ??= operationsTakingKeys(JSON.parse(readFileSync(specFile, 'utf8')) as Spec);
-    if (!honoured.has(operationId)) {
+    // Which operations take a key is their row's (generated/operations.ts): the parameters the spec gives them.
+    const operation = req.operation;
+    if (!operation) return next();
+    const operationId = operation.id;
+    if (!operation.idempotencyKey) {
       return next(refusedKey(`${operationId} does not take Idempotency-Key, so a retry of it would not be recognised. Send it without the header; the API reference lists the operations that take one.`));
     }
     if (!req.user) {

@@ -45,11 +45,11 @@ describe('typed operations', () => {
     expectTypeOf<OperationRequest<'getPlayer' | 'deletePlayer'>['params']>().toEqualTypeOf<{ playerid: string }>();
   });
 
-  it('are dispatched by the operationId the validator matched, with its path parameters', async () => {
+  it('refuse to start without exactly one handler for every operation of the table', async () => {
     const { dispatchOperations } = await import('./operations.ts');
     // Every operation of the spec must have a handler: the typed table above lacks most of them.
     expect(Object.keys(typedHandlers)).toEqual(['createPlayer', 'getPlayer', 'listPlayers', 'getPlayerView', 'fetchSignedDownload']);
-    expect(() => dispatchOperations(typedHandlers)).toThrow(/^No handler for operations: updatePlayer, deletePlayer, /);
-    expect(() => dispatchOperations(typedHandlers, { getPlayer: async () => {} })).toThrow('Two handlers for operation getPlayer');
+    expect(() => dispatchOperations([typedHandlers])).toThrow(/^No handler for operations: .*\bupdatePlayer, .*\bdeletePlayer\b/);
+    expect(() => dispatchOperations([typedHandlers, { getPlayer: async () => {} }])).toThrow('Two handlers for operation getPlayer');
   });
 });

@@ -1,12 +1,19 @@
 /**
- * Routing by operationId. express-openapi-validator has already matched
- * each request to an operation of the spec (req.openapi.schema) and parsed
- * its path parameters, so the handler is looked up by that operation's id
- * instead of matching the path again. Each resource exports a table of
- * handlers; at start, every operation of the spec must have exactly one.
+ * Dispatch by operationId. The request path (http/route.ts) has already
+ * matched each request to its operation (req.operation) and decoded its path
+ * parameters (req.pathParams), so the handler is looked up by that
+ * operation's id, never by matching the path again. Each resource exports a
+ * table of handlers; at start, every operation of the table
+ * (generated/operations.ts) must have exactly one.
+ *
+ * Two kinds: typed handlers, called after the JSON body is parsed and the
+ * request validated; and raw handlers, for the operations that read their
+ * own bytes and speak a protocol of their own (tus: `protocol: 'tus'`),
+ * called after authentication and before the body parser and validator.
  */
 import type { NextFunction, Request, RequestHandler, Response } from 'express';
-import { operations, type OperationId } from '../../generated/client.ts';
+import type { OperationId, operations } from '../../generated/client.ts';
+import { OPERATIONS, type OperationId as AnyOperationId } from '../../generated/operations.ts';
 import type { operations as OperationTypes } from '../../generated/schema.d.ts';
 import type { Caller } from '../auth/access.ts';
 
@@ -45,29 +52,56 @@ export type OperationRequest<Id extends OperationId> = Id extends OperationId
 export type OperationHandler<Id extends OperationId> = (req: OperationRequest<Id>, res: Response) => Promise<void> | void;
 export type OperationHandlers = { [Id in OperationId]?: OperationHandler<Id> };
 
-export function dispatchOperations(...tables: OperationHandlers[]): RequestHandler {
-  // At run time every handler takes the request the validator matched; the types above hold each to its operation.
-  type AnyHandler = (req: Request, res: Response) => Promise<void> | void;
-  const handlers = new Map<string, AnyHandler>();
-  for (const table of tables) {
-    for (const [operationId, handler] of Object.entries(table)) {
-      if (handlers.has(operationId)) throw new Error(`Two handlers for operation ${operationId}`);
-      handlers.set(operationId, handler as unknown as AnyHandler);
-    }
-  }
-  const missing = Object.keys(operations).filter((operationId) => !handlers.has(operationId));
-  if (missing.length > 0) throw new Error(`No handler for operations: ${missing.join(', ')}`);
+/** A handler that reads the request itself (its bytes, its protocol's headers): a tus operation's. */
+export type RawHandler = (req: Request<Record<string, string>>, res: Response, next: NextFunction) => Promise<void> | void;
+export type RawHandlers = { [Id in AnyOperationId]?: RawHandler };
 
-  return async (req: Request, res: Response, next: NextFunction) => {
-    const openapi = (req as Request & { openapi?: { schema?: { operationId?: string }; pathParams?: Record<string, string> } }).openapi;
-    const handler = openapi?.schema?.operationId ? handlers.get(openapi.schema.operationId) : undefined;
-    if (!handler) return next();
-    // Express resets req.params for each layer; the validator's match holds the operation's.
-    req.params = openapi!.pathParams ?? {};
-    try {
-      await handler(req, res);
-    } catch (error) {
-      next(error);
+/** The two middlewares of dispatch: `raw` before the body parser and validator, `typed` after them. */
+export interface Dispatch {
+  raw: RequestHandler;
+  typed: RequestHandler;
+}
+
+export function dispatchOperations(tables: OperationHandlers[], rawTables: RawHandlers[] = []): Dispatch {
+  // At run time every handler takes the request the router matched; the types above hold each to its operation.
+  type AnyHandler = (req: Request, res: Response) => Promise<void> | void;
+  const typed = new Map<string, AnyHandler>();
+  const raw = new Map<string, RawHandler>();
+  const add = <H>(into: Map<string, H>, table: Record<string, unknown>) => {
+    for (const [operationId, handler] of Object.entries(table)) {
+      if (typed.has(operationId) || raw.has(operationId)) throw new Error(`Two handlers for operation ${operationId}`);
+      into.set(operationId, handler as H);
     }
+  };
+  for (const table of tables) add(typed, table);
+  for (const table of rawTables) add(raw, table);
+  const missing = OPERATIONS.filter(({ id }) => !typed.has(id) && !raw.has(id)).map(({ id }) => id);
+  if (missing.length > 0) throw new Error(`No handler for operations: ${[...new Set(missing)].join(', ')}`);
+  const misplaced = OPERATIONS.filter(({ id, protocol }) => (protocol === 'tus') !== raw.has(id)).map(({ id }) => id);
+  if (misplaced.length > 0) throw new Error(`The tus operations, and only they, are served raw: ${misplaced.join(', ')}`);
+
+  return {
+    raw: async (req: Request, res: Response, next: NextFunction) => {
+      const handler = req.operation && raw.get(req.operation.id);
+      if (!handler) return next();
+      // Express resets req.params for each layer; the router's match holds the operation's.
+      req.params = req.pathParams ?? {};
+      try {
+        await handler(req as Request<Record<string, string>>, res, next);
+      } catch (error) {
+        next(error);
+      }
+    },
+    typed: async (req: Request, res: Response, next: NextFunction) => {
+      const handler = req.operation && typed.get(req.operation.id);
+      // Unreachable: every operation has a handler, checked above, and the router refused every request without one.
+      if (!handler) return next(new Error(`${req.method} ${req.path} reached dispatch without an operation that has a handler`));
+      req.params = req.pathParams ?? {};
+      try {
+        await handler(req, res);
+      } catch (error) {
+        next(error);
+      }
+    },
   };
 }

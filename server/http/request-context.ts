@@ -12,12 +12,17 @@
 import { randomBytes } from 'node:crypto';
 import type { NextFunction, Request, Response } from 'express';
 import type { Logger } from '../lib/logger.ts';
+import type { Operation } from '../../generated/operations.ts';
 
 declare global {
   // eslint-disable-next-line @typescript-eslint/no-namespace
   namespace Express {
     interface Request {
       id: string;
+      /** The operation this API request was matched to, once (http/route.ts); absent outside /api/v1. */
+      operation?: Operation;
+      /** Its path parameters, decoded (http/route.ts); Express resets req.params per layer, this stays. */
+      pathParams?: Record<string, string>;
       user?: { id: string; email: string };
       /** How `user` was authenticated (server/http/auth.ts). */
       auth?: {

@@ -396,7 +396,7 @@ describe.each(backends)('comments across files on %s', (backend) => {
       // The concrete path is matched before the templated …/comments/{commentid} (OpenAPI 3.1 §4.8.8), which takes POST.
       const post = await t.fetch(`/projects/${projectid}/files/${v1}/comments/export`, { method: 'POST', token: owner.token });
       expect(post.status).toBe(405);
-      expect(post.headers.get('allow')).toBe('GET');
+      expect(post.headers.get('allow')).toBe('GET, HEAD');
     });
   });
 });

@@ -68,7 +68,7 @@ export async function resolveListener(ctx: Context, req: Request, playerId: stri
 export async function resolveListenerAccess(ctx: Context, req: Request, playerId: string): Promise<ListenerAccess> {
   const player = await ctx.store.players.get(playerId);
   if (!player) throw notFound(`No player ${playerId} exists. Check that the link was copied whole.`);
-  return listenerAccessOf(ctx, player, await bearerCaller(ctx, req), readSession(ctx, req, playerId, ctx.clock.now()));
+  return listenerAccessOf(ctx, player, bearerCaller(req), readSession(ctx, req, playerId, ctx.clock.now()));
 }
 
 /**
@@ -165,25 +165,14 @@ export async function paidFor(ctx: Pick<Context, 'store'>, player: PlayerRecord,
 }
 
 /**
- * The API caller, when the request carries a bearer token: the middleware
- * has checked it already when it ran (req.user); a token it let through
- * unchecked is checked here. A token that is not valid is refused, never
- * quietly taken for an anonymous listener, so a client learns its token is
- * wrong.
+ * The API caller, when the request carries a credential: authentication
+ * (http/auth.ts) checked it for this very operation, by its row of the
+ * operation table, before the handler ran, and refused a token that is not
+ * valid with 401, so a client learns its token is wrong. There is no second
+ * check here: one bearer check serves every caller.
  */
-async function bearerCaller(ctx: Context, req: Request): Promise<Caller | undefined> {
-  if (req.user) return req.user;
-  const header = req.get('authorization');
-  if (!header) return undefined;
-  const match = /^Bearer\s+(\S+)\s*$/i.exec(header);
-  const holder = match ? await ctx.store.tokens.findHolder(match[1]) : undefined;
-  const user = holder && !holder.disabled && (holder.timeExpires === null || holder.timeExpires > ctx.clock.now()) ? holder.user : undefined;
-  if (!user) {
-    throw new HttpProblem('unauthorized', 'The bearer token is unknown or revoked; send a valid one, or none to open the player as a listener.', {
-      headers: { 'WWW-Authenticate': bearerChallenge(true, apiMetadataUrl(ctx.config.publicUrl)) },
-    });
-  }
-  return user;
+function bearerCaller(req: Request): Caller | undefined {
+  return req.user;
 }
 
 const signers = new WeakMap<Buffer, ListenerSessionSigner>();

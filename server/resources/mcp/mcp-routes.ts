@@ -60,6 +60,9 @@ const mcpSdk = async () => {
   return { Server, StreamableHTTPServerTransport, CallToolRequestSchema, ErrorCode, ListToolsRequestSchema, McpError };
 };
 
+/** What /mcp takes: a bearer token (personal, or an OAuth access token for the MCP resource), with no scope of its own. */
+const MCP_SECURITY = { token: true, session: false, anonymous: false } as const;
+
 const toolError = (text: string): CallToolResult => ({ content: [{ type: 'text', text }], isError: true });
 
 export function mcpRoutes(ctx: Ports): Router {
@@ -76,7 +79,9 @@ export function mcpRoutes(ctx: Ports): Router {
   router.all(
     MCP_PATH,
     refuseOtherOrigins,
-    authenticate({ tokens: ctx.store.tokens }, () => false, {
+    authenticate({ tokens: ctx.store.tokens }, {
+      // /mcp is no operation of the API's table: it takes a bearer token, and each tool call asks for its operation's scope.
+      securityOf: () => MCP_SECURITY,
       accountOfUnknownToken: ctx.config.sandbox ? (token) => provisionSandboxAccount(ctx, token) : undefined,
       howToGetOne: ctx.config.sandbox
         ? 'This is a sandbox: any token works, such as "Bearer my-sandbox-token".'

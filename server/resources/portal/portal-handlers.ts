@@ -1,16 +1,15 @@
 /**
- * The portal's operations in the table every operation of the spec must
- * have a handler in (http/operations.ts). Their requests never reach it:
- * portal-tus.ts serves them before the API's authentication and validator,
- * since tus requests carry no token and PATCH bodies stream unparsed. A
- * request that did reach it would be a routing bug, answered 500.
+ * The portal's operations: tus 1.0.0 requests (their rows are `protocol:
+ * 'tus'` in generated/operations.ts), served raw by portal-tus.ts. The API's
+ * router calls them after matching and before its body parser and
+ * validator: a portal's uploader has no credential (the rows take none), and
+ * PATCH bodies stream to disk unparsed.
  */
-import type { OperationHandlers } from '../../http/operations.ts';
+import type { Context } from '../../context.ts';
+import type { RawHandlers } from '../../http/operations.ts';
+import { portalTusHandler } from './portal-tus.ts';
 
-const servedByTus = () => {
-  throw new Error('a tus request of the upload portal reached the API router: portalRoutes must be mounted before it');
-};
-
-export function portalHandlers(): OperationHandlers {
-  return { createPortalUpload: servedByTus, appendPortalUpload: servedByTus, cancelPortalUpload: servedByTus };
+export function portalHandlers(ctx: Context): RawHandlers {
+  const tus = portalTusHandler(ctx);
+  return { createPortalUpload: tus, getPortalCapabilities: tus, getPortalUploadOffset: tus, appendPortalUpload: tus, cancelPortalUpload: tus };
 }

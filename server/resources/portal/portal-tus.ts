@@ -20,7 +20,7 @@ import type { RateLimiterAbstract } from 'rate-limiter-flexible';
 import { apiRoot, type Context } from '../../context.ts';
 import { HttpProblem, notFound } from '../../http/problem.ts';
 import { addressKey, consumeOrRefuse } from '../../http/rate-limit.ts';
-import { announcedBytes, TUS_WATCH_MS, tusRoutes, type TusResource } from '../tus/tus-routes.ts';
+import { announcedBytes, TUS_WATCH_MS, tusHandler, type TusResource } from '../tus/tus-routes.ts';
 import { abandon, claimRoom, CLOSED_BEFORE_COMPLETE, createUpload, finishUpload, openPortal, portalUploadDir, requireOpenUpload, settleRoom, type PortalPlayer } from './portal-service.ts';
 
 /** How often a PATCH under way reads the portal again, so that closing it stops the PATCH within about this long. */
@@ -28,13 +28,12 @@ export const PORTAL_WATCH_MS = TUS_WATCH_MS;
 
 export { portalUploadDir };
 
-export function portalRoutes(ctx: Context) {
+export function portalTusHandler(ctx: Context) {
   const limiter: RateLimiterAbstract | undefined =
     ctx.config.portal.uploadsPerHour > 0 ? ctx.store.db.rateLimiter({ keyPrefix: 'portal', points: ctx.config.portal.uploadsPerHour, durationSeconds: 3600 }) : undefined;
 
   const portal: TusResource<PortalPlayer> = {
     what: 'a portal upload',
-    route: '/api/v1/portal/:playerid/tus',
     scopeParam: 'playerid',
     uploadParam: 'portaluploadid',
     idPrefix: 'pup',
@@ -92,5 +91,5 @@ export function portalRoutes(ctx: Context) {
     // Closing the portal, or its link expiring, cuts a request under way.
     stillOpen: (player) => openPortal(ctx, player.id).then(() => true),
   };
-  return tusRoutes(ctx, portal);
+  return tusHandler(ctx, portal);
 }

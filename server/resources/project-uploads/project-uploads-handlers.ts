@@ -1,16 +1,15 @@
 /**
- * Project members' resumable uploads in the table every operation of the
- * spec must have a handler in (http/operations.ts). Their requests never
- * reach it: project-uploads-tus.ts serves them before the API's body parser
- * and validator, since PATCH bodies stream unparsed. A request that did reach
- * it would be a routing bug, answered 500.
+ * Project members' resumable uploads: tus 1.0.0 requests (their rows are
+ * `protocol: 'tus'` in generated/operations.ts), served raw by
+ * project-uploads-tus.ts. The API's router calls them after matching and
+ * authentication (a token with projects:write, or the session) and before
+ * its body parser and validator: PATCH bodies stream to disk unparsed.
  */
-import type { OperationHandlers } from '../../http/operations.ts';
+import type { Context } from '../../context.ts';
+import type { RawHandlers } from '../../http/operations.ts';
+import { projectUploadTusHandler } from './project-uploads-tus.ts';
 
-const servedByTus = () => {
-  throw new Error('a tus request of a project member reached the API router: projectUploadRoutes must be mounted before it');
-};
-
-export function projectUploadsHandlers(): OperationHandlers {
-  return { createProjectUpload: servedByTus, appendProjectUpload: servedByTus, cancelProjectUpload: servedByTus };
+export function projectUploadsHandlers(ctx: Context): RawHandlers {
+  const tus = projectUploadTusHandler(ctx);
+  return { createProjectUpload: tus, getProjectUploadCapabilities: tus, getProjectUploadOffset: tus, appendProjectUpload: tus, cancelProjectUpload: tus };
 }

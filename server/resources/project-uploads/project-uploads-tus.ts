@@ -19,7 +19,7 @@ import { apiRoot, type Context } from '../../context.ts';
 import type { Caller } from '../../auth/access.ts';
 import { apiMetadataUrl, bearerChallenge } from '../../http/auth.ts';
 import { HttpProblem, notFound } from '../../http/problem.ts';
-import { announcedBytes, TUS_VERSION, tusRoutes, type TusResource } from '../tus/tus-routes.ts';
+import { announcedBytes, TUS_VERSION, tusHandler, type TusResource } from '../tus/tus-routes.ts';
 import { abandon, claimRoom, createUpload, finishUpload, projectUploadDir, requireUpload, settleUpload, uploadableProject } from './project-uploads-service.ts';
 
 /** What a request is admitted for: the project, and the member who calls (none on OPTIONS, which takes no credential). */
@@ -28,7 +28,7 @@ interface ProjectScope {
   caller: Caller | undefined;
 }
 
-export function projectUploadRoutes(ctx: Context) {
+export function projectUploadTusHandler(ctx: Context) {
   /** The caller, who authentication found (it refused the request with 401 otherwise; OPTIONS is the one method it lets through without). */
   const callerOf = (scope: ProjectScope): Caller => {
     if (!scope.caller) {
@@ -40,7 +40,6 @@ export function projectUploadRoutes(ctx: Context) {
   };
   const resource: TusResource<ProjectScope> = {
     what: 'a project member\'s upload',
-    route: '/projects/:projectid/tus',
     scopeParam: 'projectid',
     uploadParam: 'projectuploadid',
     idPrefix: 'tup',
@@ -89,7 +88,7 @@ export function projectUploadRoutes(ctx: Context) {
     // A project deleted, or the caller's role taken away, cuts a request under way.
     stillOpen: (scope) => uploadableProject(ctx, callerOf(scope), scope.projectId).then(() => true),
   };
-  return tusRoutes(ctx, resource);
+  return tusHandler(ctx, resource);
 }
 
 function completeRefusal(projectId: string, uploadId: string, fileId: string) {

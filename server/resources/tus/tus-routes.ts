@@ -27,7 +27,7 @@
 import type { IncomingMessage } from 'node:http';
 import { rm, stat } from 'node:fs/promises';
 import { join } from 'node:path';
-import { Router, type NextFunction, type Request, type Response } from 'express';
+import type { NextFunction, Request, Response } from 'express';
 import { Server, type ServerOptions } from '@tus/server';
 import { FileStore } from '@tus/file-store';
 import type { Context } from '../../context.ts';
@@ -57,9 +57,7 @@ export interface NewTusUpload {
 export interface TusResource<Scope> {
   /** Names the uploads in logs: "a portal upload". */
   what: string;
-  /** The creation URL's Express route (with `:<scopeParam>`); an upload's URL is this and `/:uploadid`. */
-  route: string;
-  /** The route's parameter naming the scope (a player, a project), and how the spec names the upload's. */
+  /** The spec's path parameters naming the scope (a player, a project) and the upload (its operations' rows, generated/operations.ts). */
   scopeParam: string;
   uploadParam: string;
   /** The prefix of the upload ids this resource makes (newId(prefix)): nothing else is taken as one, so no path can be named. */
@@ -99,8 +97,11 @@ export async function removeTusBytes(directory: string, uploadId: string): Promi
   await Promise.all([rm(path, { force: true }), rm(`${path}.json`, { force: true })]);
 }
 
-/** The routes of one resource's tus uploads. */
-export function tusRoutes<Scope>(ctx: Context, resource: TusResource<Scope>): Router {
+/**
+ * The handler of one resource's tus operations (their rows in generated/operations.ts are `protocol: 'tus'`): the API's
+ * router matched the request to one of them, and set its path parameters, before calling it.
+ */
+export function tusHandler<Scope>(ctx: Context, resource: TusResource<Scope>) {
   const { directory } = resource;
   const datastore = new FileStore({ directory });
   // tus 1.0.0: "The Tus-Extension response header MUST be a comma-separated list of the extensions supported by the Server": only those that work here. FileStore lists
@@ -122,7 +123,8 @@ export function tusRoutes<Scope>(ctx: Context, resource: TusResource<Scope>): Ro
   };
 
   const tus = new ProblemTusServer({
-    path: resource.route.replace(/\/:[^/]+/g, ''),
+    // Used by tus only to make URLs and find ids, both of which generateUrl and getFileIdFromRequest below do themselves.
+    path: '/api/v1',
     datastore,
     namingFunction: () => newId(resource.idPrefix),
     // A waiting request costs nothing (EventLocker), and a HEAD takes no lock at all: it only reads the upload's record and the size of
@@ -172,7 +174,7 @@ export function tusRoutes<Scope>(ctx: Context, resource: TusResource<Scope>): Ro
     if ((await resource.settle(id, () => storedBytes(id))) === 'remove') await datastore.remove(id).catch(() => removeTusBytes(directory, id));
   };
 
-  const handle = async (req: Request<Record<string, string>>, res: Response, next: NextFunction) => {
+  return async (req: Request<Record<string, string>>, res: Response, next: NextFunction) => {
     let watch: NodeJS.Timeout | undefined;
     const sendsBytes = req.method === 'PATCH' || (req.method === 'POST' && carriesBytes(req));
     try {
@@ -180,7 +182,7 @@ export function tusRoutes<Scope>(ctx: Context, resource: TusResource<Scope>): Ro
       checkQuery(req);
       checkTusHeaders(req);
       const scope = await resource.admit(req);
-      const id = req.params.uploadid;
+      const id = req.params[resource.uploadParam];
       if (id !== undefined) {
         if (await resource.beforeUpload(req, res, scope, id)) return;
       } else if (req.method === 'POST') {
@@ -190,7 +192,7 @@ export function tusRoutes<Scope>(ctx: Context, resource: TusResource<Scope>): Ro
       // A creation that carries the file's bytes (creation-with-upload) is cut like a PATCH.
       if (sendsBytes) {
         watch = watchRequest(ctx, req, () => resource.stillOpen(scope), async () => {
-          const streaming = req.params.uploadid ?? created.get(req);
+          const streaming = req.params[resource.uploadParam] ?? created.get(req);
           return streaming === undefined ? 0 : storedBytes(streaming);
         });
       }
@@ -203,20 +205,10 @@ export function tusRoutes<Scope>(ctx: Context, resource: TusResource<Scope>): Ro
       next(error);
     } finally {
       clearInterval(watch);
-      const id = req.params.uploadid ?? created.get(req);
+      const id = req.params[resource.uploadParam] ?? created.get(req);
       if (sendsBytes && id) await settle(id).catch((error: unknown) => ctx.logger.error(`settling the room of ${resource.what} failed`, { err: error, uploadId: id }));
     }
   };
-
-  const router = Router();
-  const upload = `${resource.route}/:uploadid`;
-  router.post(resource.route, handle);
-  router.options(resource.route, handle);
-  router.head(upload, handle);
-  router.patch(upload, handle);
-  router.delete(upload, handle);
-  router.options(upload, handle);
-  return router;
 }
 
 /**
@@ -298,7 +290,7 @@ const BASE64 = /^(?:[A-Za-z0-9+/]{4})*(?:[A-Za-z0-9+/]{2}==|[A-Za-z0-9+/]{3}=)?$
 function checkPathIds(req: Request<Record<string, string>>, resource: Pick<TusResource<unknown>, 'scopeParam' | 'uploadParam' | 'idPrefix'>, uploadId: RegExp): void {
   const errors: FieldError[] = [];
   if ((req.params[resource.scopeParam] ?? '').length > 64) errors.push({ parameter: resource.scopeParam, detail: 'must be at most 64 characters' });
-  if (req.params.uploadid !== undefined && !uploadId.test(req.params.uploadid)) {
+  if (req.params[resource.uploadParam] !== undefined && !uploadId.test(req.params[resource.uploadParam])) {
     errors.push({ parameter: resource.uploadParam, detail: `must be an upload id this server gave (${resource.idPrefix}_ and 16 characters)` });
   }
   if (errors.length > 0) throw new HttpProblem('validation-error', `The request's path is not valid: ${errors.map((error) => `${error.parameter} ${error.detail}`).join('; ')}.`, { errors });
