@@ -33,7 +33,8 @@ import { relayHeaders } from '../../http/internal-relay.ts';
 import { protectedResourceMetadata } from '../oauth/resource-metadata.ts';
 import { issuerOf, mcpResource } from '../oauth/oauth-provider.ts';
 import { provisionSandboxAccount } from '../sandbox/sandbox-service.ts';
-import { apiTools, toolAllowed, type ApiTool } from './mcp-tools.ts';
+import { apiRoutes, apiTools, toolAllowed, type ApiTool } from './mcp-tools.ts';
+import { buildRelayedRequest } from './mcp-relay.ts';
 
 type Ports = Pick<Context, 'config' | 'store' | 'clock' | 'logger' | 'secrets' | 'media'>;
 
@@ -140,32 +141,20 @@ export function mcpRoutes(ctx: Ports): Router {
     const known = new Set([...tool.parameters.map((parameter) => parameter.name), ...(tool.hasBody ? ['body'] : [])]);
     const unknown = Object.keys(args).filter((name) => !known.has(name));
     if (unknown.length) return toolError(`${tool.name} takes no argument ${unknown.join(', ')}. It takes: ${[...known].join(', ') || 'nothing'}.`);
-    let path = tool.path;
-    const query = new URLSearchParams();
-    const headers: Record<string, string> = { authorization: `Bearer ${token}`, accept: 'application/json', ...relayHeaders() };
-    if (req.id) headers['x-request-id'] = String(req.id);
-    for (const parameter of tool.parameters) {
-      const value = args[parameter.name];
-      if (parameter.in === 'path') {
-        if (typeof value !== 'string' || value === '') return toolError(`${tool.name} needs ${parameter.name}, a non-empty string (the path's {${parameter.name}}).`);
-        path = path.replace(`{${parameter.name}}`, encodeURIComponent(value));
-      } else if (value !== undefined && value !== null) {
-        const values = (Array.isArray(value) ? value : [value]).map((item) => (typeof item === 'object' ? JSON.stringify(item) : String(item)));
-        if (parameter.in === 'query') for (const item of values) query.append(parameter.name, item);
-        else headers[parameter.name.toLowerCase()] = values.join(', ');
-      }
-    }
-    let body: string | undefined;
-    if (tool.hasBody && args.body !== undefined) {
-      body = JSON.stringify(args.body);
-      headers['content-type'] = 'application/json';
-    }
     const socket = req.socket;
     const host = isIPv6(socket.localAddress ?? '') ? `[${socket.localAddress}]` : socket.localAddress;
-    const url = `http://${host}:${socket.localPort}/api/v1${path}${query.size ? `?${query}` : ''}`;
+    // Refused arguments are the caller's to fix, like the unknown ones above: a tool error saying what to fix, and
+    // nothing is sent (mcp-relay.ts says which and why).
+    const built = buildRelayedRequest(tool, args, `http://${host}:${socket.localPort}`, apiRoutes());
+    if (built.refused !== undefined) return toolError(built.refused);
+    const { method, url, body } = built.request;
+    // The caller's credential and the relay's mark after the header arguments: no argument can stand in for them.
+    const headers: Record<string, string> = { ...built.request.headers, authorization: `Bearer ${token}`, accept: 'application/json', ...relayHeaders() };
+    if (body !== undefined) headers['content-type'] = 'application/json';
+    if (req.id) headers['x-request-id'] = String(req.id);
     let response: globalThis.Response;
     try {
-      response = await fetch(url, { method: tool.method, headers, body, redirect: 'manual' });
+      response = await fetch(url, { method, headers, body, redirect: 'manual' });
     } catch (error) {
       ctx.logger.error('an MCP tool call could not reach the API', { err: error, tool: tool.name });
       return toolError(`${tool.name} could not be performed: the API did not answer. Try again.`);
