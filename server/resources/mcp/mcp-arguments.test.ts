@@ -6,7 +6,9 @@
  *   nothing is relayed to the API and nothing changes (deleteComment with
  *   commentid `..` used to delete the whole file);
  * - a header argument with CR/LF is refused the same way, and nothing is
- *   logged as an error.
+ *   logged as an error;
+ * - a tools/call without params, with arguments that are no object, without
+ *   a name or naming no tool is answered -32602 Invalid params, not -32603.
  * What reaches the API is seen by watching fetch for requests that carry the
  * relay's mark (internal-relay.ts): the server runs in this process.
  */
@@ -125,5 +127,39 @@ describe.each(backends)('MCP tool arguments on %s', (backend) => {
       logged.warn.mockRestore();
     }
     expect(await (await t.fetch(`/projects/${ids.projectid}/folders`, { token })).json()).toEqual(folders);
+  });
+
+  it('answers a malformed tools/call, or one naming no tool, with -32602 Invalid params saying what is wrong', async () => {
+    const logged = vi.spyOn(t.server.ctx.logger, 'error');
+    const post = async (message: Record<string, unknown>) => {
+      const response = await fetch(`${t.server.address}/mcp`, {
+        method: 'POST',
+        headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json', accept: 'application/json, text/event-stream', 'mcp-protocol-version': '2025-06-18' },
+        body: JSON.stringify({ jsonrpc: '2.0', id: 1, ...message }),
+      });
+      expect(response.status).toBe(200);
+      return (await response.json()) as { error?: { code: number; message: string }; result?: unknown };
+    };
+    try {
+      const cases: Array<[Record<string, unknown>, string]> = [
+        [{ method: 'tools/call' }, 'tools/call needs params, an object naming the tool and holding its arguments'],
+        [{ method: 'tools/call', params: { arguments: {} } }, 'tools/call needs params.name'],
+        [{ method: 'tools/call', params: { name: 'listProjects', arguments: 'all' } }, "params.arguments is an object of the tool's arguments by name"],
+        [{ method: 'tools/call', params: { name: 'listProjects', arguments: [] } }, 'this one was an array'],
+        [{ method: 'tools/call', params: { name: 'listProjects', arguments: null } }, 'this one was null'],
+        [{ method: 'tools/call', params: { name: 'noSuchOperation', arguments: {} } }, 'There is no tool noSuchOperation for this token'],
+      ];
+      for (const [message, says] of cases) {
+        const answer = await post(message);
+        expect(answer.error?.code, JSON.stringify(message)).toBe(-32602);
+        expect(answer.error?.message).toContain(says);
+      }
+      // A well-formed call still works, and a method the server has not is still -32601.
+      expect((await post({ method: 'tools/call', params: { name: 'listProjects', arguments: {} } })).result).toMatchObject({ content: [{ type: 'text' }] });
+      expect((await post({ method: 'prompts/list' })).error?.code).toBe(-32601);
+      expect(logged).not.toHaveBeenCalled();
+    } finally {
+      logged.mockRestore();
+    }
   });
 });

@@ -2,7 +2,7 @@
  * The requests tools/call relays (mcp-relay.ts), without a database: every
  * path argument that is a dot-segment, holds a delimiter or a control
  * character is refused for every tool; a header argument with CR, LF or NUL
- * is refused.
+ * is refused; a malformed tools/call is told what is wrong.
  *
  * And a property, against an independent judge: random strings as path
  * arguments are either refused, or the request, sent by fetch over loopback,
@@ -16,7 +16,7 @@ import type { Server } from 'node:http';
 import express from 'express';
 import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { API_BASE, buildRelayedRequest } from './mcp-relay.ts';
+import { API_BASE, buildRelayedRequest, readToolCall } from './mcp-relay.ts';
 import { apiRoutes, apiTools, type ApiTool } from './mcp-tools.ts';
 
 const tools = apiTools();
@@ -89,6 +89,16 @@ describe('The requests MCP tools relay', () => {
     expect(request?.url.hash).toBe('');
   });
 
+  it('tells a malformed tools/call what is wrong: no params, arguments that are no object, no name, an unknown tool', () => {
+    expect(readToolCall(undefined, tools).invalid).toMatch(/^tools\/call needs params, .* this one had none\.$/);
+    expect(readToolCall([], tools).invalid).toContain('this one had an array');
+    expect(readToolCall({ arguments: {} }, tools).invalid).toContain('needs params.name');
+    for (const [value, kind] of [['x', 'a string'], [[], 'an array'], [null, 'null'], [1, 'a number']] as const) {
+      expect(readToolCall({ name: 'listProjects', arguments: value }, tools).invalid).toContain(`params.arguments is an object of the tool's arguments by name, such as {"name": "listProjects", "arguments": {}}; this one was ${kind}`);
+    }
+    expect(readToolCall({ name: 'noSuchOperation' }, tools).invalid).toBe('There is no tool noSuchOperation for this token. tools/list names those it may call.');
+    expect(readToolCall({ name: 'listProjects' }, tools)).toEqual({ tool: tool('listProjects'), args: {} });
+  });
 });
 
 describe('Random path arguments, judged by Express routing every operation of the spec', () => {

@@ -97,6 +97,27 @@ export function headerArgumentProblem(tool: Pick<ApiTool, 'name'>, name: string,
   return undefined;
 }
 
+const isObject = (value: unknown): value is Record<string, unknown> => typeof value === 'object' && value !== null && !Array.isArray(value);
+const kindOf = (value: unknown) => (value === null ? 'null' : Array.isArray(value) ? 'an array' : `a ${typeof value}`);
+
+/**
+ * The tool a tools/call names and its arguments, or why the call does not satisfy the CallToolRequest schema
+ * (params an object, params.name a string, params.arguments absent or an object) or names no tool of this token:
+ * the MCP spec's protocol errors ("Unknown tools", "Malformed requests (requests that fail to satisfy
+ * CallToolRequest schema)"), which mcp-routes.ts answers with -32602.
+ */
+export function readToolCall(params: unknown, tools: readonly ApiTool[]): { tool: ApiTool; args: Record<string, unknown>; invalid?: undefined } | { invalid: string } {
+  const example = '{"name": "listProjects", "arguments": {}}';
+  if (!isObject(params)) return { invalid: `tools/call needs params, an object naming the tool and holding its arguments, such as ${example}; this one had ${params === undefined ? 'none' : kindOf(params)}.` };
+  if (typeof params.name !== 'string') return { invalid: `tools/call needs params.name, the name of a tool as tools/list gives it, such as ${example}; this one had ${params.name === undefined ? 'none' : kindOf(params.name)}.` };
+  if (params.arguments !== undefined && !isObject(params.arguments)) {
+    return { invalid: `tools/call's params.arguments is an object of the tool's arguments by name, such as ${example}; this one was ${kindOf(params.arguments)}.` };
+  }
+  const tool = tools.find((candidate) => candidate.name === params.name);
+  if (!tool) return { invalid: `There is no tool ${params.name} for this token. tools/list names those it may call.` };
+  return { tool, args: (params.arguments ?? {}) as Record<string, unknown> };
+}
+
 const argumentText = (item: unknown) => (typeof item === 'object' ? JSON.stringify(item) : String(item));
 
 /**

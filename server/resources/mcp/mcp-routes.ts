@@ -34,7 +34,7 @@ import { protectedResourceMetadata } from '../oauth/resource-metadata.ts';
 import { issuerOf, mcpResource } from '../oauth/oauth-provider.ts';
 import { provisionSandboxAccount } from '../sandbox/sandbox-service.ts';
 import { apiRoutes, apiTools, toolAllowed, type ApiTool } from './mcp-tools.ts';
-import { buildRelayedRequest } from './mcp-relay.ts';
+import { buildRelayedRequest, readToolCall } from './mcp-relay.ts';
 
 type Ports = Pick<Context, 'config' | 'store' | 'clock' | 'logger' | 'secrets' | 'media'>;
 
@@ -53,12 +53,12 @@ const listed = (tool: ApiTool) => ({ name: tool.name, ...(tool.title ? { title: 
  * uses never pays its memory. Node keeps each module once loaded, so later requests find them at once.
  */
 const mcpSdk = async () => {
-  const [{ Server }, { StreamableHTTPServerTransport }, { CallToolRequestSchema, ErrorCode, ListToolsRequestSchema, McpError }] = await Promise.all([
+  const [{ Server }, { StreamableHTTPServerTransport }, { ErrorCode, ListToolsRequestSchema, McpError }] = await Promise.all([
     import('@modelcontextprotocol/sdk/server/index.js'),
     import('@modelcontextprotocol/sdk/server/streamableHttp.js'),
     import('@modelcontextprotocol/sdk/types.js'),
   ]);
-  return { Server, StreamableHTTPServerTransport, CallToolRequestSchema, ErrorCode, ListToolsRequestSchema, McpError };
+  return { Server, StreamableHTTPServerTransport, ErrorCode, ListToolsRequestSchema, McpError };
 };
 
 const toolError = (text: string): CallToolResult => ({ content: [{ type: 'text', text }], isError: true });
@@ -116,15 +116,22 @@ export function mcpRoutes(ctx: Ports): Router {
     const tools = apiTools().filter((tool) => toolAllowed(tool, scopes));
     refuseBeyondScope(req.body, scopes, metadataUrl());
 
-    const { Server, StreamableHTTPServerTransport, CallToolRequestSchema, ErrorCode, ListToolsRequestSchema, McpError } = await mcpSdk();
+    const { Server, StreamableHTTPServerTransport, ErrorCode, ListToolsRequestSchema, McpError } = await mcpSdk();
     const server = new Server({ name: 'audio-share', title: 'Audio Share', version: '1.0.0' }, { capabilities: { tools: { listChanged: false } }, instructions: INSTRUCTIONS });
     server.setRequestHandler(ListToolsRequestSchema, async () => ({ tools: tools.map(listed) }));
-    server.setRequestHandler(CallToolRequestSchema, async (request) => {
-      const tool = tools.find((candidate) => candidate.name === request.params.name);
-      // MCP, Tools, Error Handling: "Protocol Errors: Standard JSON-RPC errors for issues like: Unknown tools".
-      if (!tool) throw new McpError(ErrorCode.InvalidParams, `There is no tool ${request.params.name} for this token. tools/list names those it may call.`);
-      return perform(req, tool, (request.params.arguments ?? {}) as Record<string, unknown>, token);
-    });
+    // tools/call is read from the raw request, by the SDK's handler of methods that have none of their own, and not
+    // through setRequestHandler(CallToolRequestSchema): the SDK parses a request against a handler's schema before the
+    // handler runs, and answers one that fails it (no params, arguments that are not an object) with -32603 Internal
+    // error. JSON-RPC 2.0 §5.1: "-32602 | Invalid params | Invalid method parameter(s)."; MCP, Tools, Error Handling:
+    // "Protocol Errors: Standard JSON-RPC errors for issues like: Unknown tools, Malformed requests (requests that
+    // fail to satisfy CallToolRequest schema)".
+    server.fallbackRequestHandler = async (request) => {
+      // What the SDK answers a method without a handler (JSON-RPC 2.0 §5.1: "-32601 | Method not found").
+      if (request.method !== 'tools/call') throw new McpError(ErrorCode.MethodNotFound, 'Method not found');
+      const call = readToolCall(request.params, tools);
+      if (call.invalid !== undefined) throw new McpError(ErrorCode.InvalidParams, call.invalid);
+      return perform(req, call.tool, call.args, token);
+    };
     // enableJsonResponse: each answer is one JSON document, not an event stream: nothing here streams.
     const transport = new StreamableHTTPServerTransport({ sessionIdGenerator: undefined, enableJsonResponse: true });
     res.on('close', () => {
