@@ -33,7 +33,8 @@ import { relayHeaders } from '../../http/internal-relay.ts';
 import { protectedResourceMetadata } from '../oauth/resource-metadata.ts';
 import { issuerOf, mcpResource } from '../oauth/oauth-provider.ts';
 import { provisionSandboxAccount } from '../sandbox/sandbox-service.ts';
-import { apiTools, toolAllowed, type ApiTool } from './mcp-tools.ts';
+import { apiRoutes, apiTools, toolAllowed, type ApiTool } from './mcp-tools.ts';
+import { buildRelayedRequest, readToolCall } from './mcp-relay.ts';
 
 type Ports = Pick<Context, 'config' | 'store' | 'clock' | 'logger' | 'secrets' | 'media'>;
 
@@ -52,12 +53,12 @@ const listed = (tool: ApiTool) => ({ name: tool.name, ...(tool.title ? { title: 
  * uses never pays its memory. Node keeps each module once loaded, so later requests find them at once.
  */
 const mcpSdk = async () => {
-  const [{ Server }, { StreamableHTTPServerTransport }, { CallToolRequestSchema, ErrorCode, ListToolsRequestSchema, McpError }] = await Promise.all([
+  const [{ Server }, { StreamableHTTPServerTransport }, { ErrorCode, ListToolsRequestSchema, McpError }] = await Promise.all([
     import('@modelcontextprotocol/sdk/server/index.js'),
     import('@modelcontextprotocol/sdk/server/streamableHttp.js'),
     import('@modelcontextprotocol/sdk/types.js'),
   ]);
-  return { Server, StreamableHTTPServerTransport, CallToolRequestSchema, ErrorCode, ListToolsRequestSchema, McpError };
+  return { Server, StreamableHTTPServerTransport, ErrorCode, ListToolsRequestSchema, McpError };
 };
 
 /** What /mcp takes: a bearer token (personal, or an OAuth access token for the MCP resource), with no scope of its own. */
@@ -120,15 +121,22 @@ export function mcpRoutes(ctx: Ports): Router {
     const tools = apiTools().filter((tool) => toolAllowed(tool, scopes));
     refuseBeyondScope(req.body, scopes, metadataUrl());
 
-    const { Server, StreamableHTTPServerTransport, CallToolRequestSchema, ErrorCode, ListToolsRequestSchema, McpError } = await mcpSdk();
+    const { Server, StreamableHTTPServerTransport, ErrorCode, ListToolsRequestSchema, McpError } = await mcpSdk();
     const server = new Server({ name: 'audio-share', title: 'Audio Share', version: '1.0.0' }, { capabilities: { tools: { listChanged: false } }, instructions: INSTRUCTIONS });
     server.setRequestHandler(ListToolsRequestSchema, async () => ({ tools: tools.map(listed) }));
-    server.setRequestHandler(CallToolRequestSchema, async (request) => {
-      const tool = tools.find((candidate) => candidate.name === request.params.name);
-      // MCP, Tools, Error Handling: "Protocol Errors: Standard JSON-RPC errors for issues like: Unknown tools".
-      if (!tool) throw new McpError(ErrorCode.InvalidParams, `There is no tool ${request.params.name} for this token. tools/list names those it may call.`);
-      return perform(req, tool, (request.params.arguments ?? {}) as Record<string, unknown>, token);
-    });
+    // tools/call is read from the raw request, by the SDK's handler of methods that have none of their own, and not
+    // through setRequestHandler(CallToolRequestSchema): the SDK parses a request against a handler's schema before the
+    // handler runs, and answers one that fails it (no params, arguments that are not an object) with -32603 Internal
+    // error. JSON-RPC 2.0 §5.1: "-32602 | Invalid params | Invalid method parameter(s)."; MCP, Tools, Error Handling:
+    // "Protocol Errors: Standard JSON-RPC errors for issues like: Unknown tools, Malformed requests (requests that
+    // fail to satisfy CallToolRequest schema)".
+    server.fallbackRequestHandler = async (request) => {
+      // What the SDK answers a method without a handler (JSON-RPC 2.0 §5.1: "-32601 | Method not found").
+      if (request.method !== 'tools/call') throw new McpError(ErrorCode.MethodNotFound, 'Method not found');
+      const call = readToolCall(request.params, tools);
+      if (call.invalid !== undefined) throw new McpError(ErrorCode.InvalidParams, call.invalid);
+      return perform(req, call.tool, call.args, token);
+    };
     // enableJsonResponse: each answer is one JSON document, not an event stream: nothing here streams.
     const transport = new StreamableHTTPServerTransport({ sessionIdGenerator: undefined, enableJsonResponse: true });
     res.on('close', () => {
@@ -145,32 +153,20 @@ export function mcpRoutes(ctx: Ports): Router {
     const known = new Set([...tool.parameters.map((parameter) => parameter.name), ...(tool.hasBody ? ['body'] : [])]);
     const unknown = Object.keys(args).filter((name) => !known.has(name));
     if (unknown.length) return toolError(`${tool.name} takes no argument ${unknown.join(', ')}. It takes: ${[...known].join(', ') || 'nothing'}.`);
-    let path = tool.path;
-    const query = new URLSearchParams();
-    const headers: Record<string, string> = { authorization: `Bearer ${token}`, accept: 'application/json', ...relayHeaders() };
-    if (req.id) headers['x-request-id'] = String(req.id);
-    for (const parameter of tool.parameters) {
-      const value = args[parameter.name];
-      if (parameter.in === 'path') {
-        if (typeof value !== 'string' || value === '') return toolError(`${tool.name} needs ${parameter.name}, a non-empty string (the path's {${parameter.name}}).`);
-        path = path.replace(`{${parameter.name}}`, encodeURIComponent(value));
-      } else if (value !== undefined && value !== null) {
-        const values = (Array.isArray(value) ? value : [value]).map((item) => (typeof item === 'object' ? JSON.stringify(item) : String(item)));
-        if (parameter.in === 'query') for (const item of values) query.append(parameter.name, item);
-        else headers[parameter.name.toLowerCase()] = values.join(', ');
-      }
-    }
-    let body: string | undefined;
-    if (tool.hasBody && args.body !== undefined) {
-      body = JSON.stringify(args.body);
-      headers['content-type'] = 'application/json';
-    }
     const socket = req.socket;
     const host = isIPv6(socket.localAddress ?? '') ? `[${socket.localAddress}]` : socket.localAddress;
-    const url = `http://${host}:${socket.localPort}/api/v1${path}${query.size ? `?${query}` : ''}`;
+    // Refused arguments are the caller's to fix, like the unknown ones above: a tool error saying what to fix, and
+    // nothing is sent (mcp-relay.ts says which and why).
+    const built = buildRelayedRequest(tool, args, `http://${host}:${socket.localPort}`, apiRoutes());
+    if (built.refused !== undefined) return toolError(built.refused);
+    const { method, url, body } = built.request;
+    // The caller's credential and the relay's mark after the header arguments: no argument can stand in for them.
+    const headers: Record<string, string> = { ...built.request.headers, authorization: `Bearer ${token}`, accept: 'application/json', ...relayHeaders() };
+    if (body !== undefined) headers['content-type'] = 'application/json';
+    if (req.id) headers['x-request-id'] = String(req.id);
     let response: globalThis.Response;
     try {
-      response = await fetch(url, { method: tool.method, headers, body, redirect: 'manual' });
+      response = await fetch(url, { method, headers, body, redirect: 'manual' });
     } catch (error) {
       ctx.logger.error('an MCP tool call could not reach the API', { err: error, tool: tool.name });
       return toolError(`${tool.name} could not be performed: the API did not answer. Try again.`);

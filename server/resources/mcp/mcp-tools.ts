@@ -156,12 +156,44 @@ export function toolsOfSpec(spec: Spec): ApiTool[] {
   return tools;
 }
 
+/** One operation of the spec, tool or not, by its method and path template (under /api/v1). */
+export interface ApiRoute {
+  operationId: string;
+  method: string;
+  path: string;
+}
+
+/**
+ * Every operation of the spec, tools and the others (session-only, anonymous, tus): a relayed request is checked
+ * against all of them (mcp-relay.ts), since reaching any operation but the tool's own would be wrong.
+ */
+export function routesOfSpec(spec: Spec): ApiRoute[] {
+  const routes: ApiRoute[] = [];
+  for (const [path, item] of Object.entries(spec.paths)) {
+    for (const method of [...METHODS, 'options'] as const) {
+      const operation = item[method] as Operation | undefined;
+      if (operation?.operationId) routes.push({ operationId: operation.operationId, method: method.toUpperCase(), path });
+    }
+  }
+  return routes;
+}
+
+let bundled: Spec | undefined;
+const bundledSpec = (): Spec => (bundled ??= JSON.parse(readFileSync(resolve(import.meta.dirname, '../../../generated/openapi.json'), 'utf8')) as Spec);
+
 let fromSpec: ApiTool[] | undefined;
+let routes: ApiRoute[] | undefined;
 
 /** The tools of the bundled spec, made once. */
 export function apiTools(): ApiTool[] {
-  fromSpec ??= toolsOfSpec(JSON.parse(readFileSync(resolve(import.meta.dirname, '../../../generated/openapi.json'), 'utf8')) as Spec);
+  fromSpec ??= toolsOfSpec(bundledSpec());
   return fromSpec;
+}
+
+/** The operations of the bundled spec, listed once. */
+export function apiRoutes(): ApiRoute[] {
+  routes ??= routesOfSpec(bundledSpec());
+  return routes;
 }
 
 /** Whether a token with these scopes (`all`: a personal token with every scope) may call the tool. */
