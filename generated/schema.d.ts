@@ -992,9 +992,12 @@ export interface paths {
         /**
          * Change the password
          * @description **Extension.** Asks for the current password, sets the new one, and
-         *     ends every other session of the account (this one goes on). Wrong
-         *     current passwords count against the account's limit of failed
-         *     attempts. Only with a signed-in session, from the server's own pages.
+         *     ends every other session of the account (this one goes on), with
+         *     every personal token, passkey and connected app made before it: a
+         *     new password takes the account back from whoever held the old one.
+         *     The answer says how many of each ended. Wrong current passwords count
+         *     against the account's limit of failed attempts. Only with a signed-in
+         *     session, from the server's own pages.
          */
         post: operations["changePassword"];
         delete?: never;
@@ -1095,7 +1098,10 @@ export interface paths {
          * Set a new password with a reset link
          * @description **Extension.** Sets the account's password (the rules of
          *     *Sign up*) with the token of a reset link, and ends every session of
-         *     the account, wherever it was signed in; then sign in with the new
+         *     the account, wherever it was signed in, with every personal token,
+         *     passkey and connected app made before it: whoever made the account
+         *     with this address (open registration) keeps no way into it. The
+         *     answer says how many of each ended; then sign in with the new
          *     password. The link works once: a second use, an unknown or expired
          *     token answers 400 `/problems/link-invalid`. Using it also shows that
          *     the account receives mail at its address, which counts as verified.
@@ -5921,6 +5927,32 @@ export interface components {
             ended: number;
         };
         /**
+         * @description **Extension.** What a new password ended: a change of password, or a
+         *     reset through a mailed link. Every way into the account made before it
+         *     ends with it (a new password takes the account back), so that whoever
+         *     held the old one, or made the account with someone else's address,
+         *     keeps nothing: its sessions (all of them on a
+         *     reset, all but this one on a change), its personal tokens, its
+         *     passkeys, and the apps it let in (each app's grants, with their access
+         *     and refresh tokens).
+         * @example {
+         *       "ended": 2,
+         *       "tokens": 2,
+         *       "passkeys": 1,
+         *       "apps": 1
+         *     }
+         */
+        EndedAccess: {
+            /** @description How many sessions were ended, as in `EndedSessions`. */
+            ended: number;
+            /** @description How many personal tokens were revoked (those not expired yet). */
+            tokens: number;
+            /** @description How many passkeys were removed. */
+            passkeys: number;
+            /** @description How many connected apps were disconnected, their access and refresh tokens with them. */
+            apps: number;
+        };
+        /**
          * @description **Extension.** The address of the account whose password is to be reset.
          * @example {
          *       "email": "sam@example.com"
@@ -10253,13 +10285,13 @@ export interface operations {
             };
         };
         responses: {
-            /** @description The password is changed; other sessions are ended. */
+            /** @description The password is changed; other sessions, personal tokens, passkeys and connected apps are ended. */
             200: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["EndedSessions"];
+                    "application/json": components["schemas"]["EndedAccess"];
                 };
             };
             400: components["responses"]["BadRequest"];
@@ -10396,13 +10428,13 @@ export interface operations {
             };
         };
         responses: {
-            /** @description The password is set, and every session of the account ended. */
+            /** @description The password is set; every session, personal token, passkey and connected app of the account ended. */
             200: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["EmptyObject"];
+                    "application/json": components["schemas"]["EndedAccess"];
                 };
             };
             400: components["responses"]["LinkInvalid"];

@@ -47,7 +47,9 @@ class FakeAccount {
     if (call === 'GET /auth/config') return json(this.config);
     // The mail part's operations: the same answer whether or not the address is known (202), and 204 for a used link.
     if (call === 'POST /auth/password-reset') return route.fulfill({ status: 202 });
-    if (call === 'POST /auth/password-reset/complete' || call === 'POST /auth/email-verification') return empty();
+    // A reset answers what it ended (EndedAccess), which the page says in words.
+    if (call === 'POST /auth/password-reset/complete') return json({ ended: 2, tokens: 2, passkeys: 1, apps: 1 });
+    if (call === 'POST /auth/email-verification') return empty();
     if (call === 'POST /auth/signin') {
       if (body?.password !== 'correct horse battery staple') return json(problem(401, 'invalid-credentials', 'The email or the password is not right.'), 401);
       this.signedIn = true;
@@ -213,6 +215,7 @@ describe('the account pages against the contract', () => {
         await page.getByLabel('New password', { exact: true }).fill('a brand new passphrase');
         await page.getByRole('button', { name: 'Set password', exact: true }).click();
         await page.getByRole('heading', { name: 'Your password is set' }).waitFor();
+        expect(await page.locator('#ended').textContent()).toBe('Signed out everywhere; 2 tokens, 1 passkey and 1 connected app were ended.');
         expect(fake.bodies['POST /auth/password-reset/complete']).toEqual({ token: 'rst_secret', password: 'a brand new passphrase' });
         await screenshot(page, { path: `${SHOTS}/reset-password-set-360.png`, fullPage: true });
 

@@ -322,7 +322,7 @@ describe.each(backends)('the front door in Chromium on %s', (backend) => {
         await page.getByLabel('Current password', { exact: true }).fill(PASSWORD);
         await page.getByLabel('New password', { exact: true }).fill(NEW_PASSWORD);
         await page.getByRole('button', { name: 'Change password', exact: true }).click();
-        await expect.poll(() => page.locator('#password-form-done').textContent()).toBe('Your password is changed, and every other session has ended.');
+        await expect.poll(() => page.locator('#password-form-done').textContent()).toBe('Your password is changed. Signed out everywhere else.');
         expect(await page.locator('#password-form-error').textContent()).toBe('');
         const signedIn = await t.fetch('/auth/signin', {
           method: 'POST',

@@ -93,7 +93,7 @@ export function passwordResetMail(input: { to: string; name: string; url: string
     subject: `Reset your ${SERVICE} password`,
     paragraphs: [
       paragraph('Hello {0},', oneLine(input.name) || 'there'),
-      paragraph('Someone (we hope you) asked to set a new password for the account {0}. Setting one signs the account out everywhere.', input.to),
+      paragraph('Someone (we hope you) asked to set a new password for the account {0}. Setting one signs the account out everywhere, and ends its tokens, passkeys and connected apps.', input.to),
     ],
     action: { label: 'Set a new password', url: input.url },
     footer: `The link works once, for ${validity(input.validForMs)}. If you did not ask for it, ignore this mail: your password stays as it is.`,

@@ -97,14 +97,15 @@ ${registration === 'open' ? `      <p class="aside" id="signup-link">New here? <
     case 'reset-password':
       if (withToken) {
         return `      <h1>Choose a new password</h1>
-      <p class="lead">Setting it signs the account out everywhere.</p>
+      <p class="lead">Setting it signs the account out everywhere, and ends its tokens, passkeys and connected apps.</p>
       <form id="account-form" novalidate>
 ${field('password', 'New password', 'name="password" type="password" autocomplete="new-password" required minlength="12" maxlength="1024"', NEW_PASSWORD_HINT)}
 ${formEnd('Set password')}
       </form>
       <section id="done" class="done" hidden>
         <h2 tabindex="-1">Your password is set</h2>
-        <p>Every session of the account has ended. <a href="${b}/signin">Sign in</a> with the new password.</p>
+        <p id="ended">Signed out everywhere.</p>
+        <p><a href="${b}/signin">Sign in</a> with the new password.</p>
       </section>`;
       }
       return `      <h1>Reset your password</h1>

@@ -49,6 +49,7 @@ export type Session = Schemas['Session'];
 export type Token = Schemas['Token'];
 export type NewToken = Schemas['TokenWithSecret'];
 export type Passkey = Schemas['Passkey'];
+export type EndedAccess = Schemas['EndedAccess'];
 
 export class AccountApi {
   readonly client: ApiClient;
@@ -85,8 +86,8 @@ export class AccountApi {
     return answer(this.client.POST('/auth/password-reset', { body: { email } }), true);
   }
 
-  completePasswordReset(token: string, password: string): Promise<Answer<unknown>> {
-    return answer(this.client.POST('/auth/password-reset/complete', { body: { token, password } }), true);
+  completePasswordReset(token: string, password: string): Promise<Answer<Schemas['EndedAccess']>> {
+    return answer(this.client.POST('/auth/password-reset/complete', { body: { token, password } }));
   }
 
   sendEmailVerification(): Promise<Answer<unknown>> {
@@ -97,7 +98,7 @@ export class AccountApi {
     return answer(this.client.POST('/auth/email-verification', { body: { token } }), true);
   }
 
-  changePassword(currentPassword: string, newPassword: string): Promise<Answer<Schemas['EndedSessions']>> {
+  changePassword(currentPassword: string, newPassword: string): Promise<Answer<Schemas['EndedAccess']>> {
     return answer(this.client.POST('/me/password', { body: { currentPassword, newPassword } }));
   }
 

@@ -4,7 +4,8 @@
  * (server/pages/account-shell.ts); this wires them to the API. A success
  * that starts a session (setup, sign-up, sign-in) goes to the home page.
  */
-import type { AccountApi, AuthConfig } from './api.ts';
+import type { AccountApi, AuthConfig, EndedAccess } from './api.ts';
+import { endedAccessInWords } from './ended-access.ts';
 import { showError, value, wireForm } from './forms.ts';
 import { signInWithPasskey } from './passkeys.ts';
 import { nextAfterSignIn, safeNext } from './next-path.ts';
@@ -143,7 +144,12 @@ export function resetPasswordPage(ctx: PageContext): void {
     done.querySelector('h2')?.focus();
   };
   if (token) {
-    wireForm(f, formError(), () => ctx.api.completePasswordReset(token, value(f, 'password')), finish);
+    // What the reset ended, in words: every session, and the tokens, passkeys and apps made before it.
+    const saySigned = (ended: EndedAccess) => {
+      document.getElementById('ended')!.textContent = endedAccessInWords(ended);
+      finish();
+    };
+    wireForm(f, formError(), () => ctx.api.completePasswordReset(token, value(f, 'password')), saySigned);
   } else {
     // The same answer whether an account has this address or not: the page says so in words that hold either way.
     wireForm(f, formError(), () => ctx.api.requestPasswordReset(value(f, 'email')), finish);

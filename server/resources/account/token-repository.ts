@@ -166,6 +166,19 @@ export class TokenRepository {
     return rows.map(fromRow);
   }
 
+  /**
+   * Revokes every personal token of the account (a new password takes the account back: session-service.ts's
+   * endAccessOf); answers how many of them still worked, the expired ones revoked too but not counted. The access
+   * tokens of the apps it let in are not personal tokens: they end with their grants (OAuthRepository.endGrantsOf).
+   */
+  async revokeAllPersonalOf(userId: string, now: number): Promise<number> {
+    const revoked = await this.db.query<{ time_expires: number | null }>(
+      'UPDATE tokens SET time_revoked = $2 WHERE user_id = $1 AND time_revoked IS NULL AND grant_id IS NULL RETURNING time_expires',
+      [userId, now],
+    );
+    return revoked.filter((row) => row.time_expires === null || Number(row.time_expires) > now).length;
+  }
+
   /** Revokes one of the account's own tokens, and answers it; undefined when it has no such token, or it is revoked already. */
   async revokeOwn(userId: string, id: string, now: number): Promise<TokenRecord | undefined> {
     if ((await this.db.execute('UPDATE tokens SET time_revoked = $3 WHERE id = $1 AND user_id = $2 AND time_revoked IS NULL AND grant_id IS NULL', [id, userId, now])) !== 1) return undefined;

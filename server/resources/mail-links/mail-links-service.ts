@@ -12,10 +12,11 @@ import { attemptLimitsOf } from '../../auth/attempt-limits.ts';
 import { hashPassword, requireGoodPassword } from '../../auth/passwords.ts';
 import { conflict, HttpProblem } from '../../http/problem.ts';
 import type { Store } from '../../repositories.ts';
+import type { Schemas } from '../../lib/api-types.ts';
 import { passwordResetMail, verifyEmailMail } from '../../mail/templates.ts';
 import { normalizeEmail, type UserRecord } from '../account/user-repository.ts';
 import { recordSecurityEvent } from '../account/security-events.ts';
-import { endSessionsOf } from '../sessions/session-service.ts';
+import { endAccessOf, endedAccessInWords } from '../sessions/session-service.ts';
 import { queueMail } from '../mail/mail-outbox.ts';
 
 type Ports = Pick<Context, 'store' | 'clock' | 'config' | 'logger' | 'secrets' | 'jobQueued'>;
@@ -85,7 +86,7 @@ export async function createResetLink(ctx: Pick<Context, 'store' | 'clock' | 'co
   return { url: resetUrl(ctx, link.secret), expires: link.expires, email: user.email };
 }
 
-export async function completePasswordReset(ctx: Ports, req: Request, body: { token: string; password: string }): Promise<Record<string, never>> {
+export async function completePasswordReset(ctx: Ports, req: Request, body: { token: string; password: string }): Promise<Schemas['EndedAccess']> {
   const limits = attemptLimitsOf(ctx.store.db);
   const attempt = addressOf(req);
   await limits.guard(attempt);
@@ -107,8 +108,10 @@ export async function completePasswordReset(ctx: Ports, req: Request, body: { to
     await store.users.setEmailVerified(user.id);
     // Every other reset link of the account dies with this one.
     await store.oneTimeLinks.revokeAll('reset', user.id, now);
-    // The accounts rules: the reset page "ends every session of the account".
-    return endSessionsOf({ store }, user.id);
+    // The accounts rules: the reset page "ends every session of the account". Issue 28: and every personal token,
+    // passkey and app's grant made before it. The address is verified above, so the players shared with it open to
+    // this account now: whoever made it first with this address (open registration) must keep no way in.
+    return endAccessOf(store, user.id, now);
   });
   if (ended === undefined) {
     await limits.failed(attempt);
@@ -116,8 +119,8 @@ export async function completePasswordReset(ctx: Ports, req: Request, body: { to
   }
   // Proving the address clears the failed sign-ins that may have sent them here.
   await limits.succeeded({ account: user.email, address: attempt.address });
-  await recordSecurityEvent(ctx, { userId: user.id, kind: 'password-reset', req, detail: `${ended} session(s) ended` });
-  return {};
+  await recordSecurityEvent(ctx, { userId: user.id, kind: 'password-reset', req, detail: endedAccessInWords(ended) });
+  return ended;
 }
 
 export async function sendEmailVerification(ctx: Ports, caller: Caller): Promise<Record<string, never>> {

@@ -78,6 +78,18 @@ export function appStore(ctx: Ports): AppStore {
 
 const LOOPBACK = new Set(['127.0.0.1', '[::1]', 'localhost']);
 
+/**
+ * What is wrong with the redirect URIs of a new app, each with its index; none when all may be used. The one rule
+ * of both ways an app is made: POST /apps, and dynamic registration at /oauth/register (RFC 7591, oauth-provider.ts),
+ * where `type` is public for a client that authenticates with `none` and confidential otherwise (saveRegistered).
+ */
+export function redirectUriProblems(uris: readonly string[], type: 'public' | 'confidential'): Array<{ index: number; detail: string }> {
+  return uris.flatMap((uri, index) => {
+    const detail = redirectUriProblem(uri, type);
+    return detail ? [{ index, detail }] : [];
+  });
+}
+
 /** Checks one redirect URI of a new app; answers what is wrong with it, or undefined. */
 function redirectUriProblem(uri: string, type: 'public' | 'confidential'): string | undefined {
   const url = URL.parse(uri);
@@ -116,10 +128,7 @@ export async function getApp(ctx: Ports, caller: Caller, appId: string): Promise
 }
 
 export async function createApp(ctx: Ports, caller: Caller, body: Schemas['CreateAppRequest']): Promise<Schemas['AppWithSecret']> {
-  const errors = body.redirectUris.flatMap((uri, index) => {
-    const problem = redirectUriProblem(uri, body.type);
-    return problem ? [{ pointer: `#/redirectUris/${index}`, detail: problem }] : [];
-  });
+  const errors = redirectUriProblems(body.redirectUris, body.type).map(({ index, detail }) => ({ pointer: `#/redirectUris/${index}`, detail }));
   if (errors.length > 0) throw badRequest(`Some redirect URIs cannot be used: ${errors.map((error) => error.detail).join(' ')}`, errors);
   const secret = body.type === 'confidential' ? newAppSecret() : undefined;
   const app: AppRecord = {

@@ -289,6 +289,60 @@ describe.each(backends)('OAuth 2.1 for partners on %s', (backend) => {
     expect((await api(tokens.access_token, '/webhooks')).status).toBe(401);
   });
 
+  it('refuses a refresh naming a resource the grant lacks (invalid_target, RFC 8707), without spending the refresh token', async () => {
+    const { config, tokens } = await connect('projects:read');
+    const mcp = `${issuer().origin}/mcp`;
+    // The grant is for the API only: a refresh for the MCP server is refused, and so is one for a resource nobody serves.
+    await expect(client.refreshTokenGrant(config, tokens.refresh_token!, { resource: mcp })).rejects.toMatchObject({ error: 'invalid_target', error_description: expect.stringContaining('refresh without resource') });
+    await expect(client.refreshTokenGrant(config, tokens.refresh_token!, { resource: 'https://elsewhere.example/api' })).rejects.toMatchObject({ error: 'invalid_target' });
+    // The refresh token was not spent: the right refresh works, and is no reuse that would end the grant.
+    const renewed = await client.refreshTokenGrant(config, tokens.refresh_token!);
+    expect((await api(renewed.access_token, '/projects')).status).toBe(200);
+    expect((await api(tokens.access_token, '/projects')).status).toBe(200);
+    // Naming the grant's own resource is a right refresh too.
+    const named = await client.refreshTokenGrant(config, renewed.refresh_token!, { resource: server.apiUrl });
+    expect((await api(named.access_token, '/projects')).status).toBe(200);
+  });
+
+  it('refuses a scope this server does not have with invalid_scope (RFC 6749 §4.1.2.1), back to the app, before the consent page', async () => {
+    const config = await registerPublicApp();
+    const { url } = await authorizationRequest(config, 'projects:read photos:delete', { state: 'unknown-scope' });
+    // Straight back to the app, signed in or not: no consent page on the way.
+    const response = await fetch(url, { redirect: 'manual', headers: { cookie: person.cookie } });
+    expect([302, 303]).toContain(response.status);
+    const back = new URL(response.headers.get('location')!);
+    expect(back.href.startsWith(redirectUri())).toBe(true);
+    expect(back.searchParams.get('error')).toBe('invalid_scope');
+    expect(back.searchParams.get('error_description')).toContain('photos:delete');
+    expect(back.searchParams.get('state')).toBe('unknown-scope');
+    expect(back.searchParams.get('code')).toBeNull();
+    // OpenID's offline_access is no unknown scope: it is taken, and dropped (every exchange gives a refresh token here).
+    const asking = await authorizationRequest(config, 'projects:read offline_access', { prompt: 'consent' });
+    const tokens = await client.authorizationCodeGrant(config, await consentByFetch(asking.url, person.cookie), { pkceCodeVerifier: asking.verifier, expectedState: asking.state });
+    expect(tokens.scope).toBe('projects:read');
+    expect(tokens.refresh_token).toEqual(expect.any(String));
+  });
+
+  it('registers dynamically (RFC 7591) only the redirect URIs POST /apps takes, refusing the rest with invalid_redirect_uri', async () => {
+    const register = (metadata: Record<string, unknown>) =>
+      fetch(`${issuer().origin}/oauth/register`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ client_name: 'Odd', ...metadata }) });
+    const publicApp = { token_endpoint_auth_method: 'none', application_type: 'native' };
+    for (const [uris, kind, words] of [
+      [['myapp:/callback'], publicApp, 'reversed domain name'],
+      [['https://127.0.0.1/callback'], publicApp, 'uses http, not https'],
+      [['http://partner.example/callback'], {}, 'not loopback'],
+      [['com.example.app:/callback'], {}, 'confidential app is a web app'],
+      [['http://127.0.0.1/callback', 'http://partner.example/callback'], publicApp, 'not loopback'],
+    ] as const) {
+      const refused = await register({ redirect_uris: uris, ...kind });
+      expect(refused.status, uris.join(' ')).toBe(400);
+      expect(await refused.json(), uris.join(' ')).toEqual({ error: 'invalid_redirect_uri', error_description: expect.stringContaining(words) });
+    }
+    // What POST /apps takes, registration takes.
+    expect((await register({ redirect_uris: ['com.example.app:/callback'], ...publicApp })).status).toBe(201);
+    expect((await register({ redirect_uris: ['https://partner.example/callback'] })).status).toBe(201);
+  });
+
   it('sweeps the records past their expiry in the periodic sweep, and keeps the grant and refresh token that live on', async () => {
     const { config, tokens } = await connect('projects:read');
     const appId = config.clientMetadata().client_id;

@@ -27,7 +27,7 @@ import type { Configuration, KoaContextWithOIDC } from 'oidc-provider';
 import type { Context } from '../../context.ts';
 import { derivedKey } from '../../signing/derived-keys.ts';
 import { storeAdapter } from './oauth-adapter.ts';
-import { appStore, newAppId, newAppSecret } from './oauth-apps.ts';
+import { appStore, newAppId, newAppSecret, redirectUriProblems } from './oauth-apps.ts';
 import { SCOPES } from './oauth-scopes.ts';
 
 type Ports = Pick<Context, 'config' | 'store' | 'secrets' | 'clock' | 'logger'>;
@@ -133,11 +133,37 @@ export async function createProvider(ctx: Ports): Promise<Provider> {
     // the client's requested metadata values"): what an app gets is what the person allows on the consent page.
     extraClientMetadata: {
       properties: ['scope'],
+      // Run once for every client, registered now or read from the store, whatever its metadata holds.
       validator(_koa: unknown, key: string, value: unknown, metadata: Record<string, unknown>) {
-        if (key !== 'scope' || value === undefined) return;
-        const unknown = String(value).split(' ').filter((scope) => scope !== '' && scope !== 'openid' && !(SCOPES as readonly string[]).includes(scope));
+        if (key !== 'scope') return;
+        // A registered app's redirect URIs follow the rules of POST /apps (oauth-apps.ts), public (`none`) or not. RFC 7591
+        // §3.2.2: invalid_redirect_uri, "The value of one or more redirection URIs is invalid."
+        const uris = metadata.redirect_uris;
+        if (Array.isArray(uris) && uris.every((uri) => typeof uri === 'string')) {
+          const problems = redirectUriProblems(uris, metadata.token_endpoint_auth_method === 'none' ? 'public' : 'confidential');
+          if (problems.length) {
+            throw Object.assign(new errors.InvalidRedirectUri(), { error_description: `Some redirect URIs cannot be used: ${problems.map((problem) => problem.detail).join(' ')}` });
+          }
+        }
+        if (value === undefined) return;
+        const unknown = unknownScopes(value);
         if (unknown.length) throw new errors.InvalidClientMetadata(`scope names what this server does not have: ${unknown.join(', ')}. Its scopes: ${SCOPES.join(' ')}.`);
         delete metadata.scope;
+      },
+    },
+    extraParams: {
+      // Run for every authorization request, once the app and its redirect URI are known good, so that a refusal goes
+      // back to the app with its state. RFC 6749 §4.1.2.1: invalid_scope, "The requested scope is invalid, unknown, or
+      // malformed." A scope this server does not have is refused here, before the consent page, not dropped there (the
+      // grant then lacked it, and the request ended as access_denied).
+      scope(koa: KoaContextWithOIDC, value: unknown) {
+        const unknown = unknownScopes(value);
+        if (unknown.length) {
+          throw new errors.InvalidScope(`This server has no scope ${unknown.join(', ')}. Ask for some of: ${SCOPES.join(' ')} (and openid for an ID token).`, unknown.join(' '));
+        }
+        // offline_access (OpenID Connect Core §11) is taken and dropped: every code exchange gives a refresh token here.
+        const asked = String(value ?? '').split(' ').filter((scope) => scope !== '' && scope !== 'offline_access');
+        if (koa.oidc.params) koa.oidc.params.scope = asked.length ? asked.join(' ') : undefined;
       },
     },
     responseTypes: ['code'],
@@ -182,7 +208,22 @@ export async function createProvider(ctx: Ports): Promise<Provider> {
     issueRefreshToken: async (_koa: unknown, client: { grantTypeAllowed(type: string): boolean }) => client.grantTypeAllowed('refresh_token'),
     // RFC 9700 §4.14.2 (refresh token rotation): a used refresh token presented again means two parties hold it, one of
     // them an attacker, so the whole grant is revoked; oidc-provider does that when a consumed refresh token comes back.
-    rotateRefreshToken: true,
+    // Always rotated; asked just before the token is spent, this also refuses a `resource` the grant lacks while the
+    // token is still unspent: RFC 8707 §2.2, invalid_target, "The requested resource is invalid, missing, unknown, or
+    // malformed". (oidc-provider would refuse it only after spending the token, so that the app's next, right refresh
+    // looked like a reuse and ended the grant.)
+    rotateRefreshToken: async (koa: KoaContextWithOIDC) => {
+      const named = koa.oidc.params?.resource;
+      if (named === undefined) return true;
+      const asked = Array.isArray(named) ? named : [named];
+      const token = koa.oidc.entities?.RefreshToken as { resourceIndicators: Set<string> } | undefined;
+      const granted = [...(token?.resourceIndicators ?? [])].filter((resource): resource is string => typeof resource === 'string');
+      if (asked.length !== 1) throw new errors.InvalidTarget(`Name one resource for a refresh, or none for this grant's own: ${granted.join(' ')}.`);
+      if (!granted.includes(String(asked[0]))) {
+        throw new errors.InvalidTarget(`This grant is for ${granted.join(' and ')}, not for ${String(asked[0])}: refresh without resource, or ask the person again with resource=${String(asked[0])}.`);
+      }
+      return true;
+    },
     // Refresh tokens belong to the grant, not to the provider's browser session (which only remembers who signed in).
     expiresWithSession: async () => false,
     ttl: TTL,
@@ -205,6 +246,12 @@ export async function createProvider(ctx: Ports): Promise<Provider> {
   return provider;
 }
 
+
+/** The scopes of a space-separated list that this server does not have (its own, and OpenID's openid and offline_access). */
+function unknownScopes(value: unknown): string[] {
+  const known = new Set<string>([...SCOPES, 'openid', 'offline_access']);
+  return String(value ?? '').split(' ').filter((scope) => scope !== '' && !known.has(scope));
+}
 
 /**
  * The page for an authorization request that cannot be sent back to the

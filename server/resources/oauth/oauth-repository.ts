@@ -204,6 +204,23 @@ export class OAuthRepository {
     return [...byApp.values()];
   }
 
+  /**
+   * Ends every grant the account gave, to every app (a new password takes the account back: session-service.ts's
+   * endAccessOf): the access tokens' rows revoked, and every record of the account deleted, its grants, codes, access
+   * and refresh tokens, and the provider's sessions that remember it signed in. Answers how many apps held a grant that
+   * had not expired. Not a transaction of its own: the caller's, which also sets the new password, holds it.
+   */
+  async endGrantsOf(accountId: string, now: number): Promise<number> {
+    const grants = await this.db.query<{ grant_id: string; client_id: string; time_expires: number | null }>(
+      "SELECT grant_id, client_id, time_expires FROM oauth_records WHERE model = 'Grant' AND account_id = $1",
+      [accountId],
+    );
+    await this.db.execute('UPDATE tokens SET time_revoked = $2 WHERE user_id = $1 AND grant_id IS NOT NULL AND time_revoked IS NULL', [accountId, now]);
+    for (const { grant_id: grantId } of grants) await this.db.execute('DELETE FROM oauth_records WHERE grant_id = $1', [grantId]);
+    await this.db.execute('DELETE FROM oauth_records WHERE account_id = $1', [accountId]);
+    return new Set(grants.filter((grant) => grant.time_expires === null || Number(grant.time_expires) > now).map((grant) => grant.client_id)).size;
+  }
+
   /** Ends every grant the account gave the app: its records and its access tokens, at once. False when there was none. */
   async revokeConnectedApp(accountId: string, appId: string, now: number): Promise<boolean> {
     return this.db.transaction(async (db) => {

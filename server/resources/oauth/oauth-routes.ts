@@ -11,7 +11,8 @@
  *   scopes in words, and answers Allow or Deny, a plain form post (no
  *   script) that must come from our own origin (CSRF). On the sandbox, a
  *   request to the page that carries a sandbox token is that token's
- *   account consenting, so a partner's script can run the whole flow.
+ *   account consenting, so a partner's script can run the whole flow, if
+ *   the token could give that consent itself (sandboxConsent).
  */
 import { escapeHtml } from '../../lib/html.ts';
 import { Router, urlencoded, type NextFunction, type Request, type Response } from 'express';
@@ -141,8 +142,9 @@ export function oauthRoutes(ctx: Ports): Router {
     const client = await oidc.Client.find(details.params.client_id);
     if (!client) throw new Error('The app of this authorization was deleted.');
     if (ctx.config.sandbox) {
-      const account = await sandboxAccount(req);
-      if (account) return finish(req, res, details, account.id, true);
+      const consent = await sandboxConsent(req, requestedScopes(details));
+      if (consent && 'refused' in consent) return sendHtml(res, 403, errorPage('forbidden', consent.refused), "default-src 'none'");
+      if (consent) return finish(req, res, details, consent.id, true);
     }
     const user = await signedInUser(ctx, req);
     if (!user) {
@@ -185,12 +187,31 @@ export function oauthRoutes(ctx: Ports): Router {
     await p.interactionFinished(req, res, { login: { accountId }, consent: { grantId } }, { mergeWithLastSubmission: false });
   }
 
-  /** On the sandbox, the account of the bearer token sent to the consent page, if one is. */
-  async function sandboxAccount(req: Request): Promise<{ id: string } | undefined> {
+  /**
+   * On the sandbox, the consent of the account of the bearer token sent to the consent page, if one is sent: the token
+   * must be able to give it, as a person must. It works (not revoked or expired, its account not disabled), it is a
+   * person's token and not an app's access token (an app does not let apps in), and it holds every scope the app asks
+   * for: a token lets an app do only what it may do itself, as a token cannot mint a token with more (POST /me/tokens
+   * needs a session). A token the sandbox has not seen gets its account, with every scope.
+   */
+  async function sandboxConsent(req: Request, scopes: string[]): Promise<{ id: string } | { refused: string } | undefined> {
     const token = /^Bearer\s+(\S+)\s*$/i.exec(req.get('authorization') ?? '')?.[1];
     if (!token) return undefined;
     const holder = await ctx.store.tokens.findHolder(token);
-    return holder?.user ?? (await provisionSandboxAccount(ctx, token));
+    if (!holder) {
+      const made = await provisionSandboxAccount(ctx, token);
+      return made ?? { refused: 'The bearer token sent to this page is revoked, so it cannot consent. Send a token that works, or none and sign in.' };
+    }
+    if (holder.timeExpires !== null && holder.timeExpires <= ctx.clock.now()) {
+      return { refused: `The bearer token sent to this page expired at ${new Date(holder.timeExpires).toISOString()}, so it cannot consent. Send a token that works.` };
+    }
+    if (holder.disabled) return { refused: "The account of the bearer token sent to this page is disabled. Ask the server's administrator." };
+    if (holder.audience) return { refused: "The bearer token sent to this page is an app's access token: an app cannot let another app in. Send the account's own sandbox token." };
+    const missing = holder.scopes === null ? [] : scopes.filter((scope) => !holder.scopes!.includes(scope));
+    if (missing.length) {
+      return { refused: `The bearer token sent to this page does not hold ${missing.join(', ')}, which the app asks for, and a token lets an app do only what it may do itself. Send a token that holds every scope asked for, or ask for fewer.` };
+    }
+    return holder.user;
   }
 
   function interactionError(error: unknown, _req: Request, res: Response, next: NextFunction): void {

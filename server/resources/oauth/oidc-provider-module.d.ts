@@ -66,6 +66,8 @@ declare module 'oidc-provider' {
       client?: Client;
       params?: Record<string, unknown>;
       result?: { consent?: unknown };
+      /** The models the request loaded (RefreshToken, Grant, Client…). */
+      entities?: Record<string, unknown>;
       [key: string]: unknown;
     };
   }
@@ -154,6 +156,8 @@ declare module 'oidc-provider' {
 
   export const errors: {
     InvalidTarget: new (description?: string) => Error;
+    InvalidScope: new (description: string, scope: string) => Error;
+    InvalidRedirectUri: new () => Error & { error_description: string };
     InvalidClientMetadata: new (description?: string) => Error;
     SessionNotFound: new (description?: string) => Error;
   };

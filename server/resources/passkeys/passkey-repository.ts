@@ -126,6 +126,15 @@ export class PasskeyRepository {
   }
 
   /**
+   * Removes every passkey of the user, and the registrations it had begun (a new password takes the account back:
+   * session-service.ts's endAccessOf); answers how many passkeys there were.
+   */
+  async removeAllOf(userId: string): Promise<number> {
+    await this.db.execute("DELETE FROM auth_challenges WHERE user_id = $1 AND kind = 'passkey-registration'", [userId]);
+    return this.db.execute('DELETE FROM passkeys WHERE user_id = $1', [userId]);
+  }
+
+  /**
    * Records a sign-in: the counter the authenticator reported, whether it is
    * backed up now, and when. The counter only moves forward: of two sign-ins
    * with the same credential at once, the one whose counter another already

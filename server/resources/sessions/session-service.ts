@@ -16,6 +16,7 @@ import { clearedSessionCookie, sessionCookie } from '../../auth/session-cookie.t
 import { notFound } from '../../http/problem.ts';
 import { recordSecurityEvent } from '../account/security-events.ts';
 import type { SessionRecord } from './session-repository.ts';
+import type { Store } from '../../repositories.ts';
 
 type Ports = Pick<Context, 'store' | 'clock' | 'config'>;
 
@@ -46,6 +47,29 @@ export async function endCurrentSession(ctx: Ports, req: Request, res: Response,
 /** Ends every session of an account, but `except` (the one the person is using, when they keep it). */
 export async function endSessionsOf(ctx: Pick<Context, 'store'>, userId: string, options: { except?: string } = {}): Promise<number> {
   return ctx.store.sessions.deleteAllOf(userId, options.except);
+}
+
+/**
+ * Ends every way into an account that was made before now, but `except` (the session the person is using, when they
+ * keep it): its sessions, its personal tokens, its passkeys, and every app it let in, with the app's access and refresh
+ * tokens. Issue 28 ("One door"): a new password takes the account back. Someone who made the account first with
+ * another person's address (open registration), or who learnt the old password, must keep nothing once that person
+ * resets or changes it: not a token, a passkey or an app's grant, each of which would otherwise outlive the password.
+ * Run in the transaction that sets the new password, so that neither lands without the other.
+ */
+export async function endAccessOf(store: Pick<Store, 'sessions' | 'tokens' | 'passkeys' | 'oauth'>, userId: string, now: number, options: { except?: string } = {}): Promise<Schemas['EndedAccess']> {
+  const ended = await store.sessions.deleteAllOf(userId, options.except);
+  const tokens = await store.tokens.revokeAllPersonalOf(userId, now);
+  const passkeys = await store.passkeys.removeAllOf(userId);
+  const apps = await store.oauth.endGrantsOf(userId, now);
+  return { ended, tokens, passkeys, apps };
+}
+
+/** What endAccessOf ended, for the security event: "2 sessions, 2 personal tokens, 1 passkey and 1 connected app ended". */
+export function endedAccessInWords(ended: Schemas['EndedAccess'], sessions = 'session'): string {
+  const counted = (count: number, one: string) => `${count} ${one}${count === 1 ? '' : 's'}`;
+  const parts = [counted(ended.ended, sessions), counted(ended.tokens, 'personal token'), counted(ended.passkeys, 'passkey'), counted(ended.apps, 'connected app')];
+  return `${parts.slice(0, -1).join(', ')} and ${parts.at(-1)} ended`;
 }
 
 function sessionJson(ctx: Ports, session: SessionRecord, currentId: string | undefined): Schemas['Session'] {

@@ -140,7 +140,7 @@ describe.each(backends)('accounts and sessions on %s', (backend) => {
     expect(common.status).toBe(400);
     expect((await common.json()).detail).toMatch(/common|sequence|predictable/);
     const changed = await t.fetch('/me/password', ownPage('POST', { currentPassword: PASSWORD, newPassword: 'another long passphrase' }, kept.cookie));
-    expect(await changed.json()).toEqual({ ended: 1 });
+    expect(await changed.json()).toEqual({ ended: 1, tokens: 0, passkeys: 0, apps: 0 });
     expect((await t.fetch('/me', { headers: { Cookie: other.cookie! } })).status).toBe(401);
     expect((await t.fetch('/me', { headers: { Cookie: kept.cookie! } })).status).toBe(200);
     expect((await signIn('change@example.com')).response.status).toBe(401);

@@ -14,7 +14,7 @@ import { conflict, forbidden, HttpProblem } from '../../http/problem.ts';
 import { normalizeEmail } from '../account/user-repository.ts';
 import { userJson } from '../account/account-service.ts';
 import { recordSecurityEvent } from '../account/security-events.ts';
-import { startSession, endSessionsOf } from './session-service.ts';
+import { startSession, endAccessOf, endedAccessInWords } from './session-service.ts';
 import { acceptInvitation, joinCollaboratorInvitation, type Invitation } from './invitations.ts';
 
 type Ports = Pick<Context, 'store' | 'clock' | 'config' | 'logger'>;
@@ -126,7 +126,7 @@ export async function signIn(ctx: Ports, req: Request, res: Response, body: Sche
   return userJson(user);
 }
 
-export async function changePassword(ctx: Ports, req: Request, caller: Caller, body: Schemas['ChangePasswordRequest']): Promise<Schemas['EndedSessions']> {
+export async function changePassword(ctx: Ports, req: Request, caller: Caller, body: Schemas['ChangePasswordRequest']): Promise<Schemas['EndedAccess']> {
   const limits = attemptLimitsOf(ctx.store.db);
   const attempt = { account: normalizeEmail(caller.email), address: req.ip ?? 'unknown' };
   await limits.guard(attempt);
@@ -139,10 +139,14 @@ export async function changePassword(ctx: Ports, req: Request, caller: Caller, b
     throw new HttpProblem('validation-error', 'The current password is wrong.', { errors: [{ pointer: '/currentPassword', detail: 'The current password is wrong.' }] });
   }
   requireGoodPassword(body.newPassword, 'newPassword', passwordContext(user.email, user.name ?? ''));
-  await ctx.store.users.setPasswordHash(user.id, await hashPassword(body.newPassword));
+  const passwordHash = await hashPassword(body.newPassword);
+  // The accounts rules: "Changing it asks for the current one and ends every other session." Issue 28: and every
+  // personal token, passkey and app's grant made before it, so that whoever learnt the old password keeps nothing.
+  const ended = await ctx.store.transaction(async (store) => {
+    await store.users.setPasswordHash(user.id, passwordHash);
+    return endAccessOf(store, user.id, ctx.clock.now(), { except: req.auth?.sessionId });
+  });
   await limits.succeeded(attempt);
-  // The accounts rules: "Changing it asks for the current one and ends every other session."
-  const ended = await endSessionsOf(ctx, user.id, { except: req.auth?.sessionId });
-  await recordSecurityEvent(ctx, { userId: user.id, kind: 'password-changed', req, detail: `${ended} other session(s) ended` });
-  return { ended };
+  await recordSecurityEvent(ctx, { userId: user.id, kind: 'password-changed', req, detail: endedAccessInWords(ended, 'other session') });
+  return ended;
 }

@@ -8,6 +8,7 @@ import { useState } from 'preact/hooks';
 import { answer, type Schemas } from '../api.ts';
 import type { AccountApi } from '../../account/api.ts';
 import { addPasskey } from '../../account/passkeys.ts';
+import { endedAccessInWords } from '../../account/ended-access.ts';
 import { useSession } from '../session.ts';
 import { FormError, formatTime } from '../ui.tsx';
 import { ActionButton, checkForm, device, formatDate, ListState, useLoaded, type Loaded } from './common.tsx';
@@ -57,7 +58,7 @@ function PasswordSection({ account, onChanged }: { account: AccountApi; onChange
       return setError(answer.refusal.detail);
     }
     form.reset();
-    setDone('Your password is changed, and every other session has ended.');
+    setDone(`Your password is changed. ${endedAccessInWords(answer.data, { keptThisSession: true })}`);
     await onChanged();
   };
   return (
