@@ -1294,7 +1294,9 @@ export interface paths {
          * Delete an app
          * @description **Extension.** Deletes one of this account's apps. Every grant anyone
          *     gave it ends with it: its access and refresh tokens answer 401 from
-         *     now on, on every process of the server.
+         *     now on, on every process of the server. The webhooks it made, for
+         *     any account, are deleted with it, and their pending deliveries: no
+         *     event reaches it after.
          */
         delete: operations["deleteApp"];
         options?: never;
@@ -1344,8 +1346,10 @@ export interface paths {
          * Revoke a connected app
          * @description **Extension.** Ends what this account let the app do: every access
          *     token and refresh token of the grant stops working at once, on every
-         *     process of the server. The app must ask again, at the consent page,
-         *     to be let back in.
+         *     process of the server. The webhooks the app made for this account
+         *     are deleted with it, and their pending deliveries: no event reaches
+         *     it after. The app must ask again, at the consent page, to be let back
+         *     in.
          */
         delete: operations["revokeConnectedApp"];
         options?: never;
@@ -2478,7 +2482,11 @@ export interface paths {
         };
         /**
          * List webhooks
-         * @description **Extension.** The caller's webhook subscriptions, oldest first. Secrets are never shown again.
+         * @description **Extension.** The caller's webhook subscriptions, oldest first.
+         *     Secrets are never shown again. With a personal token or the session,
+         *     every subscription of the account, those its OAuth apps made included
+         *     (each names its app in `app`); with an app's access token, only the
+         *     subscriptions that app made.
          */
         get: operations["listWebhooks"];
         put?: never;
@@ -3604,6 +3612,16 @@ export interface components {
         /**
          * @description **Extension.** A subscription: the events of the caller's projects
          *     (those they own) that are POSTed, signed, to `url`.
+         *
+         *     A subscription an OAuth app made is that app's: the app sees and
+         *     manages only its own (any other answers 404, to it as to anyone who may
+         *     not see it), and `app` names it. The person, with a personal token or
+         *     their session, sees and manages every subscription of the account,
+         *     those of their apps included. It ends with the app's access: revoking
+         *     the app (*Revoke a connected app*), its grant ending otherwise (its
+         *     refresh token revoked, or reused), or the app being deleted, deletes
+         *     its subscriptions and their pending deliveries at once, so that nothing
+         *     more is sent to it.
          */
         Webhook: {
             /** @example whk_2m8q4t7w1k */
@@ -3647,6 +3665,23 @@ export interface components {
              * @example null
              */
             secretRotated: components["schemas"]["Timestamp"] | null;
+            app?: components["schemas"]["WebhookApp"];
+        };
+        /**
+         * @description The OAuth app that made the subscription, whose it is. Absent when the
+         *     person made it, with a personal token or their session.
+         */
+        WebhookApp: {
+            /**
+             * @description The app's id, its OAuth `client_id`, as *List connected apps* names it.
+             * @example app_7k2m9q4t1w8x3z5c6v0b
+             */
+            id: string;
+            /**
+             * @description The app's name, as the person saw it when they allowed it.
+             * @example Mastering Desk
+             */
+            name: string;
         };
         /**
          * @description A new subscription, with its signing secret. The secret is shown here
