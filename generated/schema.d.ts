@@ -7723,8 +7723,9 @@ export interface components {
          *     - the same key while its first request is still running answers 409
          *       with `Retry-After`; retry then.
          *
-         *     Keys are per account: send them with a bearer token or the account's
-         *     session. The key is a structured-field string, `"…"`, or the same
+         *     Keys are per account and per credential: send them with a bearer
+         *     token or the account's session; a key of one app (or token, or
+         *     session) is never another's. The key is a structured-field string, `"…"`, or the same
          *     characters bare; at most 255 printable ASCII characters, without `"`
          *     or `\`. See *Safe retries* in the introduction.
          * @example "8e03978e-40d5-43e8-bc93-6894a57f9324"
@@ -7965,8 +7966,9 @@ export interface operations {
                  *     - the same key while its first request is still running answers 409
                  *       with `Retry-After`; retry then.
                  *
-                 *     Keys are per account: send them with a bearer token or the account's
-                 *     session. The key is a structured-field string, `"…"`, or the same
+                 *     Keys are per account and per credential: send them with a bearer
+                 *     token or the account's session; a key of one app (or token, or
+                 *     session) is never another's. The key is a structured-field string, `"…"`, or the same
                  *     characters bare; at most 255 printable ASCII characters, without `"`
                  *     or `\`. See *Safe retries* in the introduction.
                  * @example "8e03978e-40d5-43e8-bc93-6894a57f9324"
@@ -8130,8 +8132,9 @@ export interface operations {
                  *     - the same key while its first request is still running answers 409
                  *       with `Retry-After`; retry then.
                  *
-                 *     Keys are per account: send them with a bearer token or the account's
-                 *     session. The key is a structured-field string, `"…"`, or the same
+                 *     Keys are per account and per credential: send them with a bearer
+                 *     token or the account's session; a key of one app (or token, or
+                 *     session) is never another's. The key is a structured-field string, `"…"`, or the same
                  *     characters bare; at most 255 printable ASCII characters, without `"`
                  *     or `\`. See *Safe retries* in the introduction.
                  * @example "8e03978e-40d5-43e8-bc93-6894a57f9324"
@@ -8265,8 +8268,9 @@ export interface operations {
                  *     - the same key while its first request is still running answers 409
                  *       with `Retry-After`; retry then.
                  *
-                 *     Keys are per account: send them with a bearer token or the account's
-                 *     session. The key is a structured-field string, `"…"`, or the same
+                 *     Keys are per account and per credential: send them with a bearer
+                 *     token or the account's session; a key of one app (or token, or
+                 *     session) is never another's. The key is a structured-field string, `"…"`, or the same
                  *     characters bare; at most 255 printable ASCII characters, without `"`
                  *     or `\`. See *Safe retries* in the introduction.
                  * @example "8e03978e-40d5-43e8-bc93-6894a57f9324"
@@ -8351,8 +8355,9 @@ export interface operations {
                  *     - the same key while its first request is still running answers 409
                  *       with `Retry-After`; retry then.
                  *
-                 *     Keys are per account: send them with a bearer token or the account's
-                 *     session. The key is a structured-field string, `"…"`, or the same
+                 *     Keys are per account and per credential: send them with a bearer
+                 *     token or the account's session; a key of one app (or token, or
+                 *     session) is never another's. The key is a structured-field string, `"…"`, or the same
                  *     characters bare; at most 255 printable ASCII characters, without `"`
                  *     or `\`. See *Safe retries* in the introduction.
                  * @example "8e03978e-40d5-43e8-bc93-6894a57f9324"
@@ -8491,8 +8496,9 @@ export interface operations {
                  *     - the same key while its first request is still running answers 409
                  *       with `Retry-After`; retry then.
                  *
-                 *     Keys are per account: send them with a bearer token or the account's
-                 *     session. The key is a structured-field string, `"…"`, or the same
+                 *     Keys are per account and per credential: send them with a bearer
+                 *     token or the account's session; a key of one app (or token, or
+                 *     session) is never another's. The key is a structured-field string, `"…"`, or the same
                  *     characters bare; at most 255 printable ASCII characters, without `"`
                  *     or `\`. See *Safe retries* in the introduction.
                  * @example "8e03978e-40d5-43e8-bc93-6894a57f9324"
@@ -8858,8 +8864,9 @@ export interface operations {
                  *     - the same key while its first request is still running answers 409
                  *       with `Retry-After`; retry then.
                  *
-                 *     Keys are per account: send them with a bearer token or the account's
-                 *     session. The key is a structured-field string, `"…"`, or the same
+                 *     Keys are per account and per credential: send them with a bearer
+                 *     token or the account's session; a key of one app (or token, or
+                 *     session) is never another's. The key is a structured-field string, `"…"`, or the same
                  *     characters bare; at most 255 printable ASCII characters, without `"`
                  *     or `\`. See *Safe retries* in the introduction.
                  * @example "8e03978e-40d5-43e8-bc93-6894a57f9324"
@@ -8941,8 +8948,9 @@ export interface operations {
                  *     - the same key while its first request is still running answers 409
                  *       with `Retry-After`; retry then.
                  *
-                 *     Keys are per account: send them with a bearer token or the account's
-                 *     session. The key is a structured-field string, `"…"`, or the same
+                 *     Keys are per account and per credential: send them with a bearer
+                 *     token or the account's session; a key of one app (or token, or
+                 *     session) is never another's. The key is a structured-field string, `"…"`, or the same
                  *     characters bare; at most 255 printable ASCII characters, without `"`
                  *     or `\`. See *Safe retries* in the introduction.
                  * @example "8e03978e-40d5-43e8-bc93-6894a57f9324"
@@ -9459,8 +9467,9 @@ export interface operations {
                  *     - the same key while its first request is still running answers 409
                  *       with `Retry-After`; retry then.
                  *
-                 *     Keys are per account: send them with a bearer token or the account's
-                 *     session. The key is a structured-field string, `"…"`, or the same
+                 *     Keys are per account and per credential: send them with a bearer
+                 *     token or the account's session; a key of one app (or token, or
+                 *     session) is never another's. The key is a structured-field string, `"…"`, or the same
                  *     characters bare; at most 255 printable ASCII characters, without `"`
                  *     or `\`. See *Safe retries* in the introduction.
                  * @example "8e03978e-40d5-43e8-bc93-6894a57f9324"
@@ -9600,8 +9609,9 @@ export interface operations {
                  *     - the same key while its first request is still running answers 409
                  *       with `Retry-After`; retry then.
                  *
-                 *     Keys are per account: send them with a bearer token or the account's
-                 *     session. The key is a structured-field string, `"…"`, or the same
+                 *     Keys are per account and per credential: send them with a bearer
+                 *     token or the account's session; a key of one app (or token, or
+                 *     session) is never another's. The key is a structured-field string, `"…"`, or the same
                  *     characters bare; at most 255 printable ASCII characters, without `"`
                  *     or `\`. See *Safe retries* in the introduction.
                  * @example "8e03978e-40d5-43e8-bc93-6894a57f9324"
@@ -9749,8 +9759,9 @@ export interface operations {
                  *     - the same key while its first request is still running answers 409
                  *       with `Retry-After`; retry then.
                  *
-                 *     Keys are per account: send them with a bearer token or the account's
-                 *     session. The key is a structured-field string, `"…"`, or the same
+                 *     Keys are per account and per credential: send them with a bearer
+                 *     token or the account's session; a key of one app (or token, or
+                 *     session) is never another's. The key is a structured-field string, `"…"`, or the same
                  *     characters bare; at most 255 printable ASCII characters, without `"`
                  *     or `\`. See *Safe retries* in the introduction.
                  * @example "8e03978e-40d5-43e8-bc93-6894a57f9324"
@@ -9919,8 +9930,9 @@ export interface operations {
                  *     - the same key while its first request is still running answers 409
                  *       with `Retry-After`; retry then.
                  *
-                 *     Keys are per account: send them with a bearer token or the account's
-                 *     session. The key is a structured-field string, `"…"`, or the same
+                 *     Keys are per account and per credential: send them with a bearer
+                 *     token or the account's session; a key of one app (or token, or
+                 *     session) is never another's. The key is a structured-field string, `"…"`, or the same
                  *     characters bare; at most 255 printable ASCII characters, without `"`
                  *     or `\`. See *Safe retries* in the introduction.
                  * @example "8e03978e-40d5-43e8-bc93-6894a57f9324"
@@ -10057,8 +10069,9 @@ export interface operations {
                  *     - the same key while its first request is still running answers 409
                  *       with `Retry-After`; retry then.
                  *
-                 *     Keys are per account: send them with a bearer token or the account's
-                 *     session. The key is a structured-field string, `"…"`, or the same
+                 *     Keys are per account and per credential: send them with a bearer
+                 *     token or the account's session; a key of one app (or token, or
+                 *     session) is never another's. The key is a structured-field string, `"…"`, or the same
                  *     characters bare; at most 255 printable ASCII characters, without `"`
                  *     or `\`. See *Safe retries* in the introduction.
                  * @example "8e03978e-40d5-43e8-bc93-6894a57f9324"
@@ -10466,8 +10479,9 @@ export interface operations {
                  *     - the same key while its first request is still running answers 409
                  *       with `Retry-After`; retry then.
                  *
-                 *     Keys are per account: send them with a bearer token or the account's
-                 *     session. The key is a structured-field string, `"…"`, or the same
+                 *     Keys are per account and per credential: send them with a bearer
+                 *     token or the account's session; a key of one app (or token, or
+                 *     session) is never another's. The key is a structured-field string, `"…"`, or the same
                  *     characters bare; at most 255 printable ASCII characters, without `"`
                  *     or `\`. See *Safe retries* in the introduction.
                  * @example "8e03978e-40d5-43e8-bc93-6894a57f9324"
@@ -10823,8 +10837,9 @@ export interface operations {
                  *     - the same key while its first request is still running answers 409
                  *       with `Retry-After`; retry then.
                  *
-                 *     Keys are per account: send them with a bearer token or the account's
-                 *     session. The key is a structured-field string, `"…"`, or the same
+                 *     Keys are per account and per credential: send them with a bearer
+                 *     token or the account's session; a key of one app (or token, or
+                 *     session) is never another's. The key is a structured-field string, `"…"`, or the same
                  *     characters bare; at most 255 printable ASCII characters, without `"`
                  *     or `\`. See *Safe retries* in the introduction.
                  * @example "8e03978e-40d5-43e8-bc93-6894a57f9324"
@@ -11136,8 +11151,9 @@ export interface operations {
                  *     - the same key while its first request is still running answers 409
                  *       with `Retry-After`; retry then.
                  *
-                 *     Keys are per account: send them with a bearer token or the account's
-                 *     session. The key is a structured-field string, `"…"`, or the same
+                 *     Keys are per account and per credential: send them with a bearer
+                 *     token or the account's session; a key of one app (or token, or
+                 *     session) is never another's. The key is a structured-field string, `"…"`, or the same
                  *     characters bare; at most 255 printable ASCII characters, without `"`
                  *     or `\`. See *Safe retries* in the introduction.
                  * @example "8e03978e-40d5-43e8-bc93-6894a57f9324"
@@ -11218,8 +11234,9 @@ export interface operations {
                  *     - the same key while its first request is still running answers 409
                  *       with `Retry-After`; retry then.
                  *
-                 *     Keys are per account: send them with a bearer token or the account's
-                 *     session. The key is a structured-field string, `"…"`, or the same
+                 *     Keys are per account and per credential: send them with a bearer
+                 *     token or the account's session; a key of one app (or token, or
+                 *     session) is never another's. The key is a structured-field string, `"…"`, or the same
                  *     characters bare; at most 255 printable ASCII characters, without `"`
                  *     or `\`. See *Safe retries* in the introduction.
                  * @example "8e03978e-40d5-43e8-bc93-6894a57f9324"
@@ -11402,8 +11419,9 @@ export interface operations {
                  *     - the same key while its first request is still running answers 409
                  *       with `Retry-After`; retry then.
                  *
-                 *     Keys are per account: send them with a bearer token or the account's
-                 *     session. The key is a structured-field string, `"…"`, or the same
+                 *     Keys are per account and per credential: send them with a bearer
+                 *     token or the account's session; a key of one app (or token, or
+                 *     session) is never another's. The key is a structured-field string, `"…"`, or the same
                  *     characters bare; at most 255 printable ASCII characters, without `"`
                  *     or `\`. See *Safe retries* in the introduction.
                  * @example "8e03978e-40d5-43e8-bc93-6894a57f9324"
@@ -11717,8 +11735,9 @@ export interface operations {
                  *     - the same key while its first request is still running answers 409
                  *       with `Retry-After`; retry then.
                  *
-                 *     Keys are per account: send them with a bearer token or the account's
-                 *     session. The key is a structured-field string, `"…"`, or the same
+                 *     Keys are per account and per credential: send them with a bearer
+                 *     token or the account's session; a key of one app (or token, or
+                 *     session) is never another's. The key is a structured-field string, `"…"`, or the same
                  *     characters bare; at most 255 printable ASCII characters, without `"`
                  *     or `\`. See *Safe retries* in the introduction.
                  * @example "8e03978e-40d5-43e8-bc93-6894a57f9324"
@@ -11838,8 +11857,9 @@ export interface operations {
                  *     - the same key while its first request is still running answers 409
                  *       with `Retry-After`; retry then.
                  *
-                 *     Keys are per account: send them with a bearer token or the account's
-                 *     session. The key is a structured-field string, `"…"`, or the same
+                 *     Keys are per account and per credential: send them with a bearer
+                 *     token or the account's session; a key of one app (or token, or
+                 *     session) is never another's. The key is a structured-field string, `"…"`, or the same
                  *     characters bare; at most 255 printable ASCII characters, without `"`
                  *     or `\`. See *Safe retries* in the introduction.
                  * @example "8e03978e-40d5-43e8-bc93-6894a57f9324"
@@ -11998,8 +12018,9 @@ export interface operations {
                  *     - the same key while its first request is still running answers 409
                  *       with `Retry-After`; retry then.
                  *
-                 *     Keys are per account: send them with a bearer token or the account's
-                 *     session. The key is a structured-field string, `"…"`, or the same
+                 *     Keys are per account and per credential: send them with a bearer
+                 *     token or the account's session; a key of one app (or token, or
+                 *     session) is never another's. The key is a structured-field string, `"…"`, or the same
                  *     characters bare; at most 255 printable ASCII characters, without `"`
                  *     or `\`. See *Safe retries* in the introduction.
                  * @example "8e03978e-40d5-43e8-bc93-6894a57f9324"
@@ -12416,8 +12437,9 @@ export interface operations {
                  *     - the same key while its first request is still running answers 409
                  *       with `Retry-After`; retry then.
                  *
-                 *     Keys are per account: send them with a bearer token or the account's
-                 *     session. The key is a structured-field string, `"…"`, or the same
+                 *     Keys are per account and per credential: send them with a bearer
+                 *     token or the account's session; a key of one app (or token, or
+                 *     session) is never another's. The key is a structured-field string, `"…"`, or the same
                  *     characters bare; at most 255 printable ASCII characters, without `"`
                  *     or `\`. See *Safe retries* in the introduction.
                  * @example "8e03978e-40d5-43e8-bc93-6894a57f9324"
@@ -12486,8 +12508,9 @@ export interface operations {
                  *     - the same key while its first request is still running answers 409
                  *       with `Retry-After`; retry then.
                  *
-                 *     Keys are per account: send them with a bearer token or the account's
-                 *     session. The key is a structured-field string, `"…"`, or the same
+                 *     Keys are per account and per credential: send them with a bearer
+                 *     token or the account's session; a key of one app (or token, or
+                 *     session) is never another's. The key is a structured-field string, `"…"`, or the same
                  *     characters bare; at most 255 printable ASCII characters, without `"`
                  *     or `\`. See *Safe retries* in the introduction.
                  * @example "8e03978e-40d5-43e8-bc93-6894a57f9324"
@@ -13110,8 +13133,9 @@ export interface operations {
                  *     - the same key while its first request is still running answers 409
                  *       with `Retry-After`; retry then.
                  *
-                 *     Keys are per account: send them with a bearer token or the account's
-                 *     session. The key is a structured-field string, `"…"`, or the same
+                 *     Keys are per account and per credential: send them with a bearer
+                 *     token or the account's session; a key of one app (or token, or
+                 *     session) is never another's. The key is a structured-field string, `"…"`, or the same
                  *     characters bare; at most 255 printable ASCII characters, without `"`
                  *     or `\`. See *Safe retries* in the introduction.
                  * @example "8e03978e-40d5-43e8-bc93-6894a57f9324"
@@ -13234,8 +13258,9 @@ export interface operations {
                  *     - the same key while its first request is still running answers 409
                  *       with `Retry-After`; retry then.
                  *
-                 *     Keys are per account: send them with a bearer token or the account's
-                 *     session. The key is a structured-field string, `"…"`, or the same
+                 *     Keys are per account and per credential: send them with a bearer
+                 *     token or the account's session; a key of one app (or token, or
+                 *     session) is never another's. The key is a structured-field string, `"…"`, or the same
                  *     characters bare; at most 255 printable ASCII characters, without `"`
                  *     or `\`. See *Safe retries* in the introduction.
                  * @example "8e03978e-40d5-43e8-bc93-6894a57f9324"
@@ -13351,8 +13376,9 @@ export interface operations {
                  *     - the same key while its first request is still running answers 409
                  *       with `Retry-After`; retry then.
                  *
-                 *     Keys are per account: send them with a bearer token or the account's
-                 *     session. The key is a structured-field string, `"…"`, or the same
+                 *     Keys are per account and per credential: send them with a bearer
+                 *     token or the account's session; a key of one app (or token, or
+                 *     session) is never another's. The key is a structured-field string, `"…"`, or the same
                  *     characters bare; at most 255 printable ASCII characters, without `"`
                  *     or `\`. See *Safe retries* in the introduction.
                  * @example "8e03978e-40d5-43e8-bc93-6894a57f9324"
@@ -13447,8 +13473,9 @@ export interface operations {
                  *     - the same key while its first request is still running answers 409
                  *       with `Retry-After`; retry then.
                  *
-                 *     Keys are per account: send them with a bearer token or the account's
-                 *     session. The key is a structured-field string, `"…"`, or the same
+                 *     Keys are per account and per credential: send them with a bearer
+                 *     token or the account's session; a key of one app (or token, or
+                 *     session) is never another's. The key is a structured-field string, `"…"`, or the same
                  *     characters bare; at most 255 printable ASCII characters, without `"`
                  *     or `\`. See *Safe retries* in the introduction.
                  * @example "8e03978e-40d5-43e8-bc93-6894a57f9324"
@@ -13595,8 +13622,9 @@ export interface operations {
                  *     - the same key while its first request is still running answers 409
                  *       with `Retry-After`; retry then.
                  *
-                 *     Keys are per account: send them with a bearer token or the account's
-                 *     session. The key is a structured-field string, `"…"`, or the same
+                 *     Keys are per account and per credential: send them with a bearer
+                 *     token or the account's session; a key of one app (or token, or
+                 *     session) is never another's. The key is a structured-field string, `"…"`, or the same
                  *     characters bare; at most 255 printable ASCII characters, without `"`
                  *     or `\`. See *Safe retries* in the introduction.
                  * @example "8e03978e-40d5-43e8-bc93-6894a57f9324"
@@ -14017,8 +14045,9 @@ export interface operations {
                  *     - the same key while its first request is still running answers 409
                  *       with `Retry-After`; retry then.
                  *
-                 *     Keys are per account: send them with a bearer token or the account's
-                 *     session. The key is a structured-field string, `"…"`, or the same
+                 *     Keys are per account and per credential: send them with a bearer
+                 *     token or the account's session; a key of one app (or token, or
+                 *     session) is never another's. The key is a structured-field string, `"…"`, or the same
                  *     characters bare; at most 255 printable ASCII characters, without `"`
                  *     or `\`. See *Safe retries* in the introduction.
                  * @example "8e03978e-40d5-43e8-bc93-6894a57f9324"
@@ -14116,8 +14145,9 @@ export interface operations {
                  *     - the same key while its first request is still running answers 409
                  *       with `Retry-After`; retry then.
                  *
-                 *     Keys are per account: send them with a bearer token or the account's
-                 *     session. The key is a structured-field string, `"…"`, or the same
+                 *     Keys are per account and per credential: send them with a bearer
+                 *     token or the account's session; a key of one app (or token, or
+                 *     session) is never another's. The key is a structured-field string, `"…"`, or the same
                  *     characters bare; at most 255 printable ASCII characters, without `"`
                  *     or `\`. See *Safe retries* in the introduction.
                  * @example "8e03978e-40d5-43e8-bc93-6894a57f9324"
