@@ -1300,7 +1300,9 @@ export interface paths {
          * Delete an app
          * @description **Extension.** Deletes one of this account's apps. Every grant anyone
          *     gave it ends with it: its access and refresh tokens answer 401 from
-         *     now on, on every process of the server.
+         *     now on, on every process of the server. The webhooks it made, for
+         *     any account, are deleted with it, and their pending deliveries: no
+         *     event reaches it after.
          */
         delete: operations["deleteApp"];
         options?: never;
@@ -1350,8 +1352,10 @@ export interface paths {
          * Revoke a connected app
          * @description **Extension.** Ends what this account let the app do: every access
          *     token and refresh token of the grant stops working at once, on every
-         *     process of the server. The app must ask again, at the consent page,
-         *     to be let back in.
+         *     process of the server. The webhooks the app made for this account
+         *     are deleted with it, and their pending deliveries: no event reaches
+         *     it after. The app must ask again, at the consent page, to be let back
+         *     in.
          */
         delete: operations["revokeConnectedApp"];
         options?: never;
@@ -2484,7 +2488,11 @@ export interface paths {
         };
         /**
          * List webhooks
-         * @description **Extension.** The caller's webhook subscriptions, oldest first. Secrets are never shown again.
+         * @description **Extension.** The caller's webhook subscriptions, oldest first.
+         *     Secrets are never shown again. With a personal token or the session,
+         *     every subscription of the account, those its OAuth apps made included
+         *     (each names its app in `app`); with an app's access token, only the
+         *     subscriptions that app made.
          */
         get: operations["listWebhooks"];
         put?: never;
@@ -3610,6 +3618,16 @@ export interface components {
         /**
          * @description **Extension.** A subscription: the events of the caller's projects
          *     (those they own) that are POSTed, signed, to `url`.
+         *
+         *     A subscription an OAuth app made is that app's: the app sees and
+         *     manages only its own (any other answers 404, to it as to anyone who may
+         *     not see it), and `app` names it. The person, with a personal token or
+         *     their session, sees and manages every subscription of the account,
+         *     those of their apps included. It ends with the app's access: revoking
+         *     the app (*Revoke a connected app*), its grant ending otherwise (its
+         *     refresh token revoked, or reused), or the app being deleted, deletes
+         *     its subscriptions and their pending deliveries at once, so that nothing
+         *     more is sent to it.
          */
         Webhook: {
             /** @example whk_2m8q4t7w1k */
@@ -3653,6 +3671,23 @@ export interface components {
              * @example null
              */
             secretRotated: components["schemas"]["Timestamp"] | null;
+            app?: components["schemas"]["WebhookApp"];
+        };
+        /**
+         * @description The OAuth app that made the subscription, whose it is. Absent when the
+         *     person made it, with a personal token or their session.
+         */
+        WebhookApp: {
+            /**
+             * @description The app's id, its OAuth `client_id`, as *List connected apps* names it.
+             * @example app_7k2m9q4t1w8x3z5c6v0b
+             */
+            id: string;
+            /**
+             * @description The app's name, as the person saw it when they allowed it.
+             * @example Mastering Desk
+             */
+            name: string;
         };
         /**
          * @description A new subscription, with its signing secret. The secret is shown here
@@ -7720,8 +7755,9 @@ export interface components {
          *     - the same key while its first request is still running answers 409
          *       with `Retry-After`; retry then.
          *
-         *     Keys are per account: send them with a bearer token or the account's
-         *     session. The key is a structured-field string, `"…"`, or the same
+         *     Keys are per account and per credential: send them with a bearer
+         *     token or the account's session; a key of one app (or token, or
+         *     session) is never another's. The key is a structured-field string, `"…"`, or the same
          *     characters bare; at most 255 printable ASCII characters, without `"`
          *     or `\`. See *Safe retries* in the introduction.
          * @example "8e03978e-40d5-43e8-bc93-6894a57f9324"
@@ -7962,8 +7998,9 @@ export interface operations {
                  *     - the same key while its first request is still running answers 409
                  *       with `Retry-After`; retry then.
                  *
-                 *     Keys are per account: send them with a bearer token or the account's
-                 *     session. The key is a structured-field string, `"…"`, or the same
+                 *     Keys are per account and per credential: send them with a bearer
+                 *     token or the account's session; a key of one app (or token, or
+                 *     session) is never another's. The key is a structured-field string, `"…"`, or the same
                  *     characters bare; at most 255 printable ASCII characters, without `"`
                  *     or `\`. See *Safe retries* in the introduction.
                  * @example "8e03978e-40d5-43e8-bc93-6894a57f9324"
@@ -8127,8 +8164,9 @@ export interface operations {
                  *     - the same key while its first request is still running answers 409
                  *       with `Retry-After`; retry then.
                  *
-                 *     Keys are per account: send them with a bearer token or the account's
-                 *     session. The key is a structured-field string, `"…"`, or the same
+                 *     Keys are per account and per credential: send them with a bearer
+                 *     token or the account's session; a key of one app (or token, or
+                 *     session) is never another's. The key is a structured-field string, `"…"`, or the same
                  *     characters bare; at most 255 printable ASCII characters, without `"`
                  *     or `\`. See *Safe retries* in the introduction.
                  * @example "8e03978e-40d5-43e8-bc93-6894a57f9324"
@@ -8262,8 +8300,9 @@ export interface operations {
                  *     - the same key while its first request is still running answers 409
                  *       with `Retry-After`; retry then.
                  *
-                 *     Keys are per account: send them with a bearer token or the account's
-                 *     session. The key is a structured-field string, `"…"`, or the same
+                 *     Keys are per account and per credential: send them with a bearer
+                 *     token or the account's session; a key of one app (or token, or
+                 *     session) is never another's. The key is a structured-field string, `"…"`, or the same
                  *     characters bare; at most 255 printable ASCII characters, without `"`
                  *     or `\`. See *Safe retries* in the introduction.
                  * @example "8e03978e-40d5-43e8-bc93-6894a57f9324"
@@ -8348,8 +8387,9 @@ export interface operations {
                  *     - the same key while its first request is still running answers 409
                  *       with `Retry-After`; retry then.
                  *
-                 *     Keys are per account: send them with a bearer token or the account's
-                 *     session. The key is a structured-field string, `"…"`, or the same
+                 *     Keys are per account and per credential: send them with a bearer
+                 *     token or the account's session; a key of one app (or token, or
+                 *     session) is never another's. The key is a structured-field string, `"…"`, or the same
                  *     characters bare; at most 255 printable ASCII characters, without `"`
                  *     or `\`. See *Safe retries* in the introduction.
                  * @example "8e03978e-40d5-43e8-bc93-6894a57f9324"
@@ -8488,8 +8528,9 @@ export interface operations {
                  *     - the same key while its first request is still running answers 409
                  *       with `Retry-After`; retry then.
                  *
-                 *     Keys are per account: send them with a bearer token or the account's
-                 *     session. The key is a structured-field string, `"…"`, or the same
+                 *     Keys are per account and per credential: send them with a bearer
+                 *     token or the account's session; a key of one app (or token, or
+                 *     session) is never another's. The key is a structured-field string, `"…"`, or the same
                  *     characters bare; at most 255 printable ASCII characters, without `"`
                  *     or `\`. See *Safe retries* in the introduction.
                  * @example "8e03978e-40d5-43e8-bc93-6894a57f9324"
@@ -8855,8 +8896,9 @@ export interface operations {
                  *     - the same key while its first request is still running answers 409
                  *       with `Retry-After`; retry then.
                  *
-                 *     Keys are per account: send them with a bearer token or the account's
-                 *     session. The key is a structured-field string, `"…"`, or the same
+                 *     Keys are per account and per credential: send them with a bearer
+                 *     token or the account's session; a key of one app (or token, or
+                 *     session) is never another's. The key is a structured-field string, `"…"`, or the same
                  *     characters bare; at most 255 printable ASCII characters, without `"`
                  *     or `\`. See *Safe retries* in the introduction.
                  * @example "8e03978e-40d5-43e8-bc93-6894a57f9324"
@@ -8938,8 +8980,9 @@ export interface operations {
                  *     - the same key while its first request is still running answers 409
                  *       with `Retry-After`; retry then.
                  *
-                 *     Keys are per account: send them with a bearer token or the account's
-                 *     session. The key is a structured-field string, `"…"`, or the same
+                 *     Keys are per account and per credential: send them with a bearer
+                 *     token or the account's session; a key of one app (or token, or
+                 *     session) is never another's. The key is a structured-field string, `"…"`, or the same
                  *     characters bare; at most 255 printable ASCII characters, without `"`
                  *     or `\`. See *Safe retries* in the introduction.
                  * @example "8e03978e-40d5-43e8-bc93-6894a57f9324"
@@ -9456,8 +9499,9 @@ export interface operations {
                  *     - the same key while its first request is still running answers 409
                  *       with `Retry-After`; retry then.
                  *
-                 *     Keys are per account: send them with a bearer token or the account's
-                 *     session. The key is a structured-field string, `"…"`, or the same
+                 *     Keys are per account and per credential: send them with a bearer
+                 *     token or the account's session; a key of one app (or token, or
+                 *     session) is never another's. The key is a structured-field string, `"…"`, or the same
                  *     characters bare; at most 255 printable ASCII characters, without `"`
                  *     or `\`. See *Safe retries* in the introduction.
                  * @example "8e03978e-40d5-43e8-bc93-6894a57f9324"
@@ -9597,8 +9641,9 @@ export interface operations {
                  *     - the same key while its first request is still running answers 409
                  *       with `Retry-After`; retry then.
                  *
-                 *     Keys are per account: send them with a bearer token or the account's
-                 *     session. The key is a structured-field string, `"…"`, or the same
+                 *     Keys are per account and per credential: send them with a bearer
+                 *     token or the account's session; a key of one app (or token, or
+                 *     session) is never another's. The key is a structured-field string, `"…"`, or the same
                  *     characters bare; at most 255 printable ASCII characters, without `"`
                  *     or `\`. See *Safe retries* in the introduction.
                  * @example "8e03978e-40d5-43e8-bc93-6894a57f9324"
@@ -9746,8 +9791,9 @@ export interface operations {
                  *     - the same key while its first request is still running answers 409
                  *       with `Retry-After`; retry then.
                  *
-                 *     Keys are per account: send them with a bearer token or the account's
-                 *     session. The key is a structured-field string, `"…"`, or the same
+                 *     Keys are per account and per credential: send them with a bearer
+                 *     token or the account's session; a key of one app (or token, or
+                 *     session) is never another's. The key is a structured-field string, `"…"`, or the same
                  *     characters bare; at most 255 printable ASCII characters, without `"`
                  *     or `\`. See *Safe retries* in the introduction.
                  * @example "8e03978e-40d5-43e8-bc93-6894a57f9324"
@@ -9916,8 +9962,9 @@ export interface operations {
                  *     - the same key while its first request is still running answers 409
                  *       with `Retry-After`; retry then.
                  *
-                 *     Keys are per account: send them with a bearer token or the account's
-                 *     session. The key is a structured-field string, `"…"`, or the same
+                 *     Keys are per account and per credential: send them with a bearer
+                 *     token or the account's session; a key of one app (or token, or
+                 *     session) is never another's. The key is a structured-field string, `"…"`, or the same
                  *     characters bare; at most 255 printable ASCII characters, without `"`
                  *     or `\`. See *Safe retries* in the introduction.
                  * @example "8e03978e-40d5-43e8-bc93-6894a57f9324"
@@ -10054,8 +10101,9 @@ export interface operations {
                  *     - the same key while its first request is still running answers 409
                  *       with `Retry-After`; retry then.
                  *
-                 *     Keys are per account: send them with a bearer token or the account's
-                 *     session. The key is a structured-field string, `"…"`, or the same
+                 *     Keys are per account and per credential: send them with a bearer
+                 *     token or the account's session; a key of one app (or token, or
+                 *     session) is never another's. The key is a structured-field string, `"…"`, or the same
                  *     characters bare; at most 255 printable ASCII characters, without `"`
                  *     or `\`. See *Safe retries* in the introduction.
                  * @example "8e03978e-40d5-43e8-bc93-6894a57f9324"
@@ -10463,8 +10511,9 @@ export interface operations {
                  *     - the same key while its first request is still running answers 409
                  *       with `Retry-After`; retry then.
                  *
-                 *     Keys are per account: send them with a bearer token or the account's
-                 *     session. The key is a structured-field string, `"…"`, or the same
+                 *     Keys are per account and per credential: send them with a bearer
+                 *     token or the account's session; a key of one app (or token, or
+                 *     session) is never another's. The key is a structured-field string, `"…"`, or the same
                  *     characters bare; at most 255 printable ASCII characters, without `"`
                  *     or `\`. See *Safe retries* in the introduction.
                  * @example "8e03978e-40d5-43e8-bc93-6894a57f9324"
@@ -10820,8 +10869,9 @@ export interface operations {
                  *     - the same key while its first request is still running answers 409
                  *       with `Retry-After`; retry then.
                  *
-                 *     Keys are per account: send them with a bearer token or the account's
-                 *     session. The key is a structured-field string, `"…"`, or the same
+                 *     Keys are per account and per credential: send them with a bearer
+                 *     token or the account's session; a key of one app (or token, or
+                 *     session) is never another's. The key is a structured-field string, `"…"`, or the same
                  *     characters bare; at most 255 printable ASCII characters, without `"`
                  *     or `\`. See *Safe retries* in the introduction.
                  * @example "8e03978e-40d5-43e8-bc93-6894a57f9324"
@@ -11133,8 +11183,9 @@ export interface operations {
                  *     - the same key while its first request is still running answers 409
                  *       with `Retry-After`; retry then.
                  *
-                 *     Keys are per account: send them with a bearer token or the account's
-                 *     session. The key is a structured-field string, `"…"`, or the same
+                 *     Keys are per account and per credential: send them with a bearer
+                 *     token or the account's session; a key of one app (or token, or
+                 *     session) is never another's. The key is a structured-field string, `"…"`, or the same
                  *     characters bare; at most 255 printable ASCII characters, without `"`
                  *     or `\`. See *Safe retries* in the introduction.
                  * @example "8e03978e-40d5-43e8-bc93-6894a57f9324"
@@ -11215,8 +11266,9 @@ export interface operations {
                  *     - the same key while its first request is still running answers 409
                  *       with `Retry-After`; retry then.
                  *
-                 *     Keys are per account: send them with a bearer token or the account's
-                 *     session. The key is a structured-field string, `"…"`, or the same
+                 *     Keys are per account and per credential: send them with a bearer
+                 *     token or the account's session; a key of one app (or token, or
+                 *     session) is never another's. The key is a structured-field string, `"…"`, or the same
                  *     characters bare; at most 255 printable ASCII characters, without `"`
                  *     or `\`. See *Safe retries* in the introduction.
                  * @example "8e03978e-40d5-43e8-bc93-6894a57f9324"
@@ -11399,8 +11451,9 @@ export interface operations {
                  *     - the same key while its first request is still running answers 409
                  *       with `Retry-After`; retry then.
                  *
-                 *     Keys are per account: send them with a bearer token or the account's
-                 *     session. The key is a structured-field string, `"…"`, or the same
+                 *     Keys are per account and per credential: send them with a bearer
+                 *     token or the account's session; a key of one app (or token, or
+                 *     session) is never another's. The key is a structured-field string, `"…"`, or the same
                  *     characters bare; at most 255 printable ASCII characters, without `"`
                  *     or `\`. See *Safe retries* in the introduction.
                  * @example "8e03978e-40d5-43e8-bc93-6894a57f9324"
@@ -11714,8 +11767,9 @@ export interface operations {
                  *     - the same key while its first request is still running answers 409
                  *       with `Retry-After`; retry then.
                  *
-                 *     Keys are per account: send them with a bearer token or the account's
-                 *     session. The key is a structured-field string, `"…"`, or the same
+                 *     Keys are per account and per credential: send them with a bearer
+                 *     token or the account's session; a key of one app (or token, or
+                 *     session) is never another's. The key is a structured-field string, `"…"`, or the same
                  *     characters bare; at most 255 printable ASCII characters, without `"`
                  *     or `\`. See *Safe retries* in the introduction.
                  * @example "8e03978e-40d5-43e8-bc93-6894a57f9324"
@@ -11835,8 +11889,9 @@ export interface operations {
                  *     - the same key while its first request is still running answers 409
                  *       with `Retry-After`; retry then.
                  *
-                 *     Keys are per account: send them with a bearer token or the account's
-                 *     session. The key is a structured-field string, `"…"`, or the same
+                 *     Keys are per account and per credential: send them with a bearer
+                 *     token or the account's session; a key of one app (or token, or
+                 *     session) is never another's. The key is a structured-field string, `"…"`, or the same
                  *     characters bare; at most 255 printable ASCII characters, without `"`
                  *     or `\`. See *Safe retries* in the introduction.
                  * @example "8e03978e-40d5-43e8-bc93-6894a57f9324"
@@ -11995,8 +12050,9 @@ export interface operations {
                  *     - the same key while its first request is still running answers 409
                  *       with `Retry-After`; retry then.
                  *
-                 *     Keys are per account: send them with a bearer token or the account's
-                 *     session. The key is a structured-field string, `"…"`, or the same
+                 *     Keys are per account and per credential: send them with a bearer
+                 *     token or the account's session; a key of one app (or token, or
+                 *     session) is never another's. The key is a structured-field string, `"…"`, or the same
                  *     characters bare; at most 255 printable ASCII characters, without `"`
                  *     or `\`. See *Safe retries* in the introduction.
                  * @example "8e03978e-40d5-43e8-bc93-6894a57f9324"
@@ -12413,8 +12469,9 @@ export interface operations {
                  *     - the same key while its first request is still running answers 409
                  *       with `Retry-After`; retry then.
                  *
-                 *     Keys are per account: send them with a bearer token or the account's
-                 *     session. The key is a structured-field string, `"…"`, or the same
+                 *     Keys are per account and per credential: send them with a bearer
+                 *     token or the account's session; a key of one app (or token, or
+                 *     session) is never another's. The key is a structured-field string, `"…"`, or the same
                  *     characters bare; at most 255 printable ASCII characters, without `"`
                  *     or `\`. See *Safe retries* in the introduction.
                  * @example "8e03978e-40d5-43e8-bc93-6894a57f9324"
@@ -12483,8 +12540,9 @@ export interface operations {
                  *     - the same key while its first request is still running answers 409
                  *       with `Retry-After`; retry then.
                  *
-                 *     Keys are per account: send them with a bearer token or the account's
-                 *     session. The key is a structured-field string, `"…"`, or the same
+                 *     Keys are per account and per credential: send them with a bearer
+                 *     token or the account's session; a key of one app (or token, or
+                 *     session) is never another's. The key is a structured-field string, `"…"`, or the same
                  *     characters bare; at most 255 printable ASCII characters, without `"`
                  *     or `\`. See *Safe retries* in the introduction.
                  * @example "8e03978e-40d5-43e8-bc93-6894a57f9324"
@@ -13107,8 +13165,9 @@ export interface operations {
                  *     - the same key while its first request is still running answers 409
                  *       with `Retry-After`; retry then.
                  *
-                 *     Keys are per account: send them with a bearer token or the account's
-                 *     session. The key is a structured-field string, `"…"`, or the same
+                 *     Keys are per account and per credential: send them with a bearer
+                 *     token or the account's session; a key of one app (or token, or
+                 *     session) is never another's. The key is a structured-field string, `"…"`, or the same
                  *     characters bare; at most 255 printable ASCII characters, without `"`
                  *     or `\`. See *Safe retries* in the introduction.
                  * @example "8e03978e-40d5-43e8-bc93-6894a57f9324"
@@ -13231,8 +13290,9 @@ export interface operations {
                  *     - the same key while its first request is still running answers 409
                  *       with `Retry-After`; retry then.
                  *
-                 *     Keys are per account: send them with a bearer token or the account's
-                 *     session. The key is a structured-field string, `"…"`, or the same
+                 *     Keys are per account and per credential: send them with a bearer
+                 *     token or the account's session; a key of one app (or token, or
+                 *     session) is never another's. The key is a structured-field string, `"…"`, or the same
                  *     characters bare; at most 255 printable ASCII characters, without `"`
                  *     or `\`. See *Safe retries* in the introduction.
                  * @example "8e03978e-40d5-43e8-bc93-6894a57f9324"
@@ -13348,8 +13408,9 @@ export interface operations {
                  *     - the same key while its first request is still running answers 409
                  *       with `Retry-After`; retry then.
                  *
-                 *     Keys are per account: send them with a bearer token or the account's
-                 *     session. The key is a structured-field string, `"…"`, or the same
+                 *     Keys are per account and per credential: send them with a bearer
+                 *     token or the account's session; a key of one app (or token, or
+                 *     session) is never another's. The key is a structured-field string, `"…"`, or the same
                  *     characters bare; at most 255 printable ASCII characters, without `"`
                  *     or `\`. See *Safe retries* in the introduction.
                  * @example "8e03978e-40d5-43e8-bc93-6894a57f9324"
@@ -13444,8 +13505,9 @@ export interface operations {
                  *     - the same key while its first request is still running answers 409
                  *       with `Retry-After`; retry then.
                  *
-                 *     Keys are per account: send them with a bearer token or the account's
-                 *     session. The key is a structured-field string, `"…"`, or the same
+                 *     Keys are per account and per credential: send them with a bearer
+                 *     token or the account's session; a key of one app (or token, or
+                 *     session) is never another's. The key is a structured-field string, `"…"`, or the same
                  *     characters bare; at most 255 printable ASCII characters, without `"`
                  *     or `\`. See *Safe retries* in the introduction.
                  * @example "8e03978e-40d5-43e8-bc93-6894a57f9324"
@@ -13592,8 +13654,9 @@ export interface operations {
                  *     - the same key while its first request is still running answers 409
                  *       with `Retry-After`; retry then.
                  *
-                 *     Keys are per account: send them with a bearer token or the account's
-                 *     session. The key is a structured-field string, `"…"`, or the same
+                 *     Keys are per account and per credential: send them with a bearer
+                 *     token or the account's session; a key of one app (or token, or
+                 *     session) is never another's. The key is a structured-field string, `"…"`, or the same
                  *     characters bare; at most 255 printable ASCII characters, without `"`
                  *     or `\`. See *Safe retries* in the introduction.
                  * @example "8e03978e-40d5-43e8-bc93-6894a57f9324"
@@ -14014,8 +14077,9 @@ export interface operations {
                  *     - the same key while its first request is still running answers 409
                  *       with `Retry-After`; retry then.
                  *
-                 *     Keys are per account: send them with a bearer token or the account's
-                 *     session. The key is a structured-field string, `"…"`, or the same
+                 *     Keys are per account and per credential: send them with a bearer
+                 *     token or the account's session; a key of one app (or token, or
+                 *     session) is never another's. The key is a structured-field string, `"…"`, or the same
                  *     characters bare; at most 255 printable ASCII characters, without `"`
                  *     or `\`. See *Safe retries* in the introduction.
                  * @example "8e03978e-40d5-43e8-bc93-6894a57f9324"
@@ -14113,8 +14177,9 @@ export interface operations {
                  *     - the same key while its first request is still running answers 409
                  *       with `Retry-After`; retry then.
                  *
-                 *     Keys are per account: send them with a bearer token or the account's
-                 *     session. The key is a structured-field string, `"…"`, or the same
+                 *     Keys are per account and per credential: send them with a bearer
+                 *     token or the account's session; a key of one app (or token, or
+                 *     session) is never another's. The key is a structured-field string, `"…"`, or the same
                  *     characters bare; at most 255 printable ASCII characters, without `"`
                  *     or `\`. See *Safe retries* in the introduction.
                  * @example "8e03978e-40d5-43e8-bc93-6894a57f9324"

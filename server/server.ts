@@ -68,8 +68,9 @@ export async function startServer(config: Config, overrides: { clock?: Clock; lo
   // Mail, like deliveries, goes out from every server process; a process without SMTP_URL sends none.
   mailWorker = startMailWorker(ctx, notificationMailJobs(ctx));
   // Every ten minutes, and once at start, remove files whose upload URL expired unused, and what the queue and the
-  // webhook log no longer need: jobs that ended a week ago, deliveries older than the log's 30 days; and the OAuth
-  // server's records (codes, tokens, interactions, grants) past their expiry, which nothing reads any more.
+  // webhook log no longer need: jobs that ended a week ago, deliveries older than the log's 30 days; the OAuth
+  // server's records (codes, tokens, interactions, grants) past their expiry, which nothing reads any more; and the
+  // webhooks of grants that ended by time (a year unrenewed), which end with their grant (issue 28).
   const sweep = async () => {
     await sweepAbandonedUploads(ctx).catch((error: unknown) => ctx.logger.warn('sweeping abandoned uploads failed', { err: error }));
     await sweepAbandonedPortalUploads(ctx).catch((error: unknown) => ctx.logger.warn('sweeping abandoned portal uploads failed', { err: error }));
@@ -80,8 +81,9 @@ export async function startServer(config: Config, overrides: { clock?: Clock; lo
       ctx.store.webhooks.pruneDeliveries(now - DELIVERY_LOG_MS),
       ctx.store.sessions.sweep(now, config.sessions),
       ctx.store.oauth.deleteExpiredRecords(now),
+      ctx.store.webhooks.deleteOfEndedGrants(now),
     ]).catch((error: unknown) =>
-      ctx.logger.warn('pruning finished jobs, old deliveries and expired OAuth records failed', { err: error }),
+      ctx.logger.warn('pruning finished jobs, old deliveries, expired OAuth records and the webhooks of ended grants failed', { err: error }),
     );
   };
   void sweep();

@@ -51,6 +51,9 @@ export interface TokenHolder {
    * resource's (the MCP server's). null for personal tokens, which every resource of this server takes.
    */
   audience?: string | null;
+  /** For an OAuth access token: the app (client id) and the grant it was issued to; null or absent for personal tokens. */
+  appId?: string | null;
+  grantId?: string | null;
 }
 
 /** A browser session that is still valid, found by its cookie's secret (the session repository's answer). */
@@ -154,7 +157,7 @@ export function authenticate(store: Credentials, options: AuthOptions = {}) {
         if (auth.scope !== undefined && holder.scopes !== null && !scopeCovers(holder.scopes, auth.scope)) throw insufficientScope(req, auth.scope, holder.scopes, isAppToken);
         if (holder.timeLastUsed === null || at - holder.timeLastUsed >= TOUCH_EVERY_MS) touchLater(store.tokens.touch?.(holder.tokenId, at));
         req.user = holder.user;
-        req.auth = { kind: 'token', tokenId: holder.tokenId, scopes: holder.scopes ?? 'all', timeAuthenticated: at };
+        req.auth = { kind: 'token', tokenId: holder.tokenId, appId: holder.appId ?? undefined, grantId: holder.grantId ?? undefined, scopes: holder.scopes ?? 'all', timeAuthenticated: at };
         return next();
       }
       if (header !== undefined && !auth.token && auth.session && !auth.anonymous) {

@@ -19,7 +19,7 @@ import { backends } from '../testing/databases.ts';
 import { json, useTestServer } from '../testing/harness.ts';
 import { FakeStripe } from '../testing/fake-stripe.ts';
 import { specPath } from '../app.ts';
-import { fingerprintOf, keyOf } from './idempotency.ts';
+import { credentialOf, fingerprintOf, keyOf } from './idempotency.ts';
 import { OPERATIONS } from '../../generated/operations.ts';
 import { CLAIM_LEASE_MS, IdempotencyKeys, KEY_LIFETIME_MS } from './idempotency-keys.ts';
 
@@ -293,7 +293,9 @@ describe.each(backends)('Idempotency-Key on %s', (backend) => {
     const body = { name: 'Lapsed' };
     // What another process left when it died mid-request: a claim, never answered.
     const fingerprint = fingerprintOf({ method: 'POST', originalUrl: '/api/v1/players', body, get: () => undefined } as unknown as Request);
-    const dead = await new IdempotencyKeys(ctx.store.db, ctx.secrets).claim(user.id, keyOf(key), fingerprint, 'createPlayer', ctx.clock.now());
+    // Under the key's owner as the middleware names it: this account, and this token.
+    const owner = { userId: user.id, credential: credentialOf({ kind: 'token', tokenId: (await ctx.store.tokens.findHolder(token))!.tokenId, scopes: 'all', timeAuthenticated: 0 }) };
+    const dead = await new IdempotencyKeys(ctx.store.db, ctx.secrets).claim(owner, keyOf(key), fingerprint, 'createPlayer', ctx.clock.now());
     expect(dead.kind).toBe('claimed');
 
     expect((await post('/players', body, token, key)).status).toBe(409);

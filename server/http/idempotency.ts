@@ -18,8 +18,11 @@
  *   request is retried, while the original request is still being processed,
  *   the resource SHOULD reply with an HTTP 409".
  *
- * Keys are per account: the same key from two accounts is two keys. A
- * request without an account (a listener's, with a player session or none)
+ * Keys are per account and per credential (`credentialOf`): the same key
+ * from two accounts is two keys, and so is the same key from two apps acting
+ * for one account, or from an app and the person's own token or session, so
+ * that none of them is handed another's answer (issue 28: app B got app A's).
+ * A request without an account (a listener's, with a player session or none)
  * has no one to keep its key for, so a key there is refused with 400 rather
  * than ignored: a client that believes it is protected learns that it is not.
  * So is a key on a POST that does not take one (signing in, the tus
@@ -40,7 +43,7 @@
 import { createHash } from 'node:crypto';
 import type { NextFunction, Request, Response } from 'express';
 import type { Logger } from '../lib/logger.ts';
-import { CLAIM_LEASE_MS, type IdempotencyKeys, type StoredAnswer } from './idempotency-keys.ts';
+import { CLAIM_LEASE_MS, type IdempotencyKeys, type KeyOwner, type StoredAnswer } from './idempotency-keys.ts';
 import { HttpProblem } from './problem.ts';
 
 export const IDEMPOTENCY_HEADER = 'idempotency-key';
@@ -97,6 +100,18 @@ export function fingerprintOf(req: Request): string {
     .digest('base64url');
 }
 
+/**
+ * The credential a key is kept under, beside the account: an OAuth app's grant (its access tokens are renewed every
+ * hour, and a retry after a refresh is still the same app's retry), a personal token, or a browser session. A token
+ * the sandbox takes without a row of its own has an account of its own already: the account is all there is to tell.
+ */
+export function credentialOf(auth: Request['auth']): string {
+  if (auth?.appId && auth.grantId) return `grant:${auth.appId}:${auth.grantId}`;
+  if (auth?.tokenId) return `token:${auth.tokenId}`;
+  if (auth?.sessionId) return `session:${auth.sessionId}`;
+  return auth?.kind ?? 'none';
+}
+
 export function idempotency(options: IdempotencyOptions) {
   const { keys, now, logger } = options;
   let lastSweep = Number.NEGATIVE_INFINITY;
@@ -120,10 +135,11 @@ export function idempotency(options: IdempotencyOptions) {
       return next(refusedKey('Idempotency keys are kept per account, and this request has none. Send it with a bearer token (or the account\'s session) to use a key, or without the header.'));
     }
     const key = keyOf(header);
+    const owner: KeyOwner = { userId: req.user.id, credential: credentialOf(req.auth) };
     const at = now();
     sweepNowAndThen(at);
     try {
-      const state = await keys.claim(req.user.id, key, fingerprintOf(req), operationId, at);
+      const state = await keys.claim(owner, key, fingerprintOf(req), operationId, at);
       switch (state.kind) {
         case 'answered':
           return replay(res, state.answer);
@@ -143,7 +159,7 @@ export function idempotency(options: IdempotencyOptions) {
             ),
           );
         case 'claimed':
-          keep(req.user.id, key, state.claim, res, options);
+          keep(owner, key, state.claim, res, options);
           return next();
       }
     } catch (error) {
@@ -172,11 +188,11 @@ const isOutcome = (status: number) => status < 500 && status !== 408 && status !
  * (or the key released) before res.end goes on, so that a client holding
  * the answer finds it stored. Meanwhile the claim is renewed.
  */
-function keep(userId: string, key: string, claim: string, res: Response, { keys, now, logger }: IdempotencyOptions) {
+function keep(owner: KeyOwner, key: string, claim: string, res: Response, { keys, now, logger }: IdempotencyOptions) {
   const started = now();
   const renewal = setInterval(() => {
     if (now() - started > RENEW_AT_MOST_MS) return clearInterval(renewal);
-    keys.renew(userId, key, claim, now()).catch((error) => logger.warn('renewing an idempotency key\'s claim failed', { err: error }));
+    keys.renew(owner, key, claim, now()).catch((error) => logger.warn('renewing an idempotency key\'s claim failed', { err: error }));
   }, RENEW_EVERY_MS);
   renewal.unref();
 
@@ -202,14 +218,14 @@ function keep(userId: string, key: string, claim: string, res: Response, { keys,
       if (value !== undefined) headers[name] = Array.isArray(value) ? value.join(', ') : String(value);
     }
     const settled = isOutcome(status)
-      ? keys.complete(userId, key, claim, { status, headers, body: Buffer.concat(chunks) }).then((stored) => {
+      ? keys.complete(owner, key, claim, { status, headers, body: Buffer.concat(chunks) }).then((stored) => {
           if (!stored) logger.warn('an idempotency key\'s claim lapsed before its answer was stored; a retry may have run the request again', { key });
         })
-      : keys.release(userId, key, claim);
+      : keys.release(owner, key, claim);
     settled
       .catch((error) => {
         logger.error('storing an idempotency key\'s answer failed; the key is released', { err: error });
-        return keys.release(userId, key, claim).catch(() => {});
+        return keys.release(owner, key, claim).catch(() => {});
       })
       .finally(() => (end as (...args: unknown[]) => Response).apply(this, args));
     return this;

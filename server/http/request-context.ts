@@ -29,6 +29,10 @@ declare global {
         kind: 'session' | 'token';
         sessionId?: string;
         tokenId?: string;
+        /** For an OAuth access token: the app (its client id) it was issued to. What the app makes is its own (issue 28). */
+        appId?: string;
+        /** For an OAuth access token: the grant it was issued under; what the app made through it ends with it. */
+        grantId?: string;
         /** How the session's person signed in (password, passkey, oidc…). */
         method?: string;
         /** The scopes the credential holds; a session holds every scope. */

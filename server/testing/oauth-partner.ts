@@ -6,6 +6,7 @@
  * (The same steps as oauth-flow.test.ts's, which also clicks in Chromium.)
  */
 import { createServer, type Server } from 'node:http';
+import * as client from 'openid-client';
 
 /** The partner app's callback: a loopback server that answers every request. */
 export async function startCallback(): Promise<{ port: number; server: Server; redirectUri: string; stop(): Promise<void> }> {
@@ -67,4 +68,40 @@ export async function consentByFetch(url: URL, cookie: string, decision: 'allow'
     at = new URL(answer.headers.get('location')!, at);
   }
   throw new Error(`Too many steps from ${url}`);
+}
+
+/** An app the person registered and let in: its id, its client (openid-client's), and the tokens of its grant. */
+export interface ConnectedApp {
+  appId: string;
+  config: client.Configuration;
+  accessToken: string;
+  refreshToken: string;
+}
+
+/**
+ * Registers a public app for the signed-in person (POST /apps, with their session), sends them through the consent
+ * page for `scope`, and exchanges the code: the app as a partner's desktop app would be, acting for that person.
+ * `redirectUri` is a loopback callback (startCallback's), reached on any port (RFC 8252 §7.3).
+ */
+export async function connectApp(
+  server: { address: string },
+  person: { cookie: string; fetch(path: string, init?: RequestInit): Promise<Response> },
+  options: { name: string; scope: string; redirectUri: string },
+): Promise<ConnectedApp> {
+  const created = await person.fetch('/apps', { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ name: options.name, type: 'public', redirectUris: ['http://127.0.0.1/callback'] }) });
+  if (created.status !== 200) throw new Error(`POST /apps answered ${created.status}: ${await created.text()}`);
+  const { id: appId } = (await created.json()) as { id: string };
+  const config = await client.discovery(new URL(server.address), appId, undefined, client.None(), { execute: [client.allowInsecureRequests], algorithm: 'oauth2' });
+  const verifier = client.randomPKCECodeVerifier();
+  const state = client.randomState();
+  const url = client.buildAuthorizationUrl(config, {
+    redirect_uri: options.redirectUri,
+    scope: options.scope,
+    code_challenge: await client.calculatePKCECodeChallenge(verifier),
+    code_challenge_method: 'S256',
+    state,
+  });
+  const back = await consentByFetch(url, person.cookie);
+  const tokens = await client.authorizationCodeGrant(config, back, { pkceCodeVerifier: verifier, expectedState: state });
+  return { appId, config, accessToken: tokens.access_token, refreshToken: tokens.refresh_token! };
 }

@@ -101,12 +101,14 @@ export class TokenRepository {
       time_expires: number | null;
       time_last_used: number | null;
       audience: string | null;
+      client_id: string | null;
+      grant_id: string | null;
     }>(
       // Every API request runs this. The account's columns come from scalar subqueries on its primary key, not a JOIN:
       // in SQLite this is about a fifth of the join's time (10 µs against 50 µs, bench/README.md, issue 23), for the
       // same row. A token's account always exists (tokens.user_id REFERENCES users ON DELETE CASCADE); the check of `id`
       // below keeps the join's meaning regardless.
-      `SELECT t.id AS token_id, t.scopes, t.time_expires, t.time_last_used, t.audience,
+      `SELECT t.id AS token_id, t.scopes, t.time_expires, t.time_last_used, t.audience, t.client_id, t.grant_id,
          (SELECT users.id FROM users WHERE users.id = t.user_id) AS id,
          (SELECT users.email FROM users WHERE users.id = t.user_id) AS email,
          (SELECT users.disabled FROM users WHERE users.id = t.user_id) AS disabled
@@ -122,6 +124,9 @@ export class TokenRepository {
       timeExpires: row.time_expires === null ? null : Number(row.time_expires),
       timeLastUsed: row.time_last_used === null ? null : Number(row.time_last_used),
       audience: row.audience,
+      // Set on an OAuth access token's row only (oauth-repository.ts, recordAccessToken).
+      appId: row.client_id,
+      grantId: row.grant_id,
     };
   }
 

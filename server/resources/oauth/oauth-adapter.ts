@@ -9,6 +9,8 @@
  * - An access token is also written as a row of `tokens`, with its scopes
  *   and expiry, so that the API checks it exactly as a personal token
  *   (server/http/auth.ts); destroying it, or its grant, revokes that row.
+ * - A grant destroyed ends what the app made through it (`endGrant`: its
+ *   webhooks, issue 28), in the transaction that ends its tokens.
  * - Clients are the apps of `oauth_apps`: registered through POST /apps, or
  *   dynamically (RFC 7591) through oidc-provider, which writes them here.
  */
@@ -36,6 +38,11 @@ const GRANTABLE = new Set(['AccessToken', 'AuthorizationCode', 'RefreshToken', '
 export interface AdapterPorts {
   oauth: () => OAuthRepository;
   apps: AppStore;
+  /**
+   * Ends a grant oidc-provider destroys (a refresh token revoked at /oauth/revoke, or reused, or a code reused):
+   * deletes its record, revokes its access tokens' rows, and deletes what the app made under it, in one transaction.
+   */
+  endGrant: (grantId: string, now: number) => Promise<void>;
   /** Real time, in ms: oidc-provider reckons expiry by its own clock (Date.now), so the records must too. */
   now: () => number;
 }
@@ -109,11 +116,12 @@ export function storeAdapter(ports: AdapterPorts): new (model: string) => Adapte
 
     async destroy(id: string): Promise<void> {
       if (this.model === 'Client') return void (await ports.apps.deleteRegistered(id));
+      // A grant destroyed (revoked: reuse of a rotated refresh token, a revocation) ends its access tokens with it, and
+      // what the app made through it. (A grant's id is no secret: it is its key as it is.)
+      if (this.model === 'Grant') return ports.endGrant(id, ports.now());
       const oauth = ports.oauth();
       await oauth.destroyRecord(this.model, this.key(id));
       if (this.model === 'AccessToken') await oauth.revokeAccessToken(hashToken(id), ports.now());
-      // A grant destroyed (revoked: reuse of a rotated refresh token, a revocation) ends its access tokens with it.
-      if (this.model === 'Grant') await oauth.revokeAccessTokensOfGrant(id, ports.now());
     }
 
     async revokeByGrantId(grantId: string): Promise<void> {

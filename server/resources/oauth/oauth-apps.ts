@@ -148,6 +148,10 @@ export async function createApp(ctx: Ports, caller: Caller, body: Schemas['Creat
   return { ...appOf(app), ...(secret === undefined ? {} : { secret }) };
 }
 
+/**
+ * Deletes one of the caller's apps. The webhooks it made, for every account, go in the same statement (webhooks.app_id
+ * references oauth_apps ON DELETE CASCADE, migration 30), and their pending deliveries with them.
+ */
 export async function deleteApp(ctx: Ports, caller: Caller, appId: string): Promise<void> {
   if (!(await repository(ctx).deleteApp(appId, caller.id, ctx.clock.now()))) throw notFound(`You have no app ${appId}. GET /apps lists yours.`);
 }
@@ -172,8 +176,17 @@ export async function listConnectedApps(ctx: Ports, caller: Caller): Promise<Sch
   });
 }
 
+/**
+ * Ends every grant the caller gave the app, and deletes the webhooks the app made for the caller (their pending
+ * deliveries go with them), in one transaction: once the answer is sent, no event of the account reaches the app.
+ */
 export async function revokeConnectedApp(ctx: Ports, caller: Caller, appId: string): Promise<void> {
-  if (!(await repository(ctx).revokeConnectedApp(caller.id, appId, ctx.clock.now()))) {
+  const revoked = await ctx.store.transaction(async (store) => {
+    if (!(await store.oauth.revokeConnectedApp(caller.id, appId, ctx.clock.now()))) return false;
+    await store.webhooks.deleteOfApp(caller.id, appId);
+    return true;
+  });
+  if (!revoked) {
     throw notFound(`You have not let app ${appId} in, or you revoked it already. GET /me/connected-apps lists the apps you let in.`);
   }
 }

@@ -48,6 +48,21 @@ export const TTL = {
   IdToken: 60 * 60,
 } as const;
 
+/**
+ * Ends a grant oidc-provider destroyed: its record, its access tokens' rows, and the webhooks the app made under it
+ * (with their pending deliveries, ON DELETE CASCADE), all in one transaction, so that once it commits nothing of the
+ * account is delivered to the app (issue 28). oidc-provider destroys a grant when a refresh token of it is revoked
+ * (RFC 7009) or presented again after its rotation, or a code is reused; revoking an access token alone ends the
+ * grant's tokens but not the grant (its revokeGrantPolicy), which the person can still revoke as a connected app.
+ */
+async function endGrant(ctx: Pick<Context, 'store'>, grantId: string, now: number): Promise<void> {
+  await ctx.store.transaction(async (store) => {
+    await store.oauth.destroyRecord('Grant', grantId);
+    await store.oauth.revokeAccessTokensOfGrant(grantId, now);
+    await store.webhooks.deleteOfGrants([grantId]);
+  });
+}
+
 /** The API's resource identifier (RFC 8707, RFC 9728 `resource`): its URL. */
 export const apiResource = (publicUrl: string) => `${publicUrl.replace(/\/+$/, '')}/api/v1`;
 
@@ -113,7 +128,7 @@ export async function createProvider(ctx: Ports): Promise<Provider> {
   );
 
   const configuration: Configuration = {
-    adapter: storeAdapter({ oauth: () => ctx.store.oauth, apps: appStore(ctx), now: Date.now }),
+    adapter: storeAdapter({ oauth: () => ctx.store.oauth, apps: appStore(ctx), endGrant: (grantId, now) => endGrant(ctx, grantId, now), now: Date.now }),
     async findAccount(_koa, sub) {
       const user = await ctx.store.users.get(sub);
       if (!user || user.disabled) return undefined;

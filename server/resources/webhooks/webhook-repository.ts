@@ -1,6 +1,7 @@
 /**
- * Webhook subscriptions and their deliveries (migration 8). Secrets are
- * stored sealed; this layer stores and reads the sealed text only.
+ * Webhook subscriptions and their deliveries (migration 8; the app and grant
+ * that made one, migration 30). Secrets are stored sealed; this layer stores
+ * and reads the sealed text only.
  */
 import type { Db } from '../../store/db.ts';
 import type { Schemas } from '../../lib/api-types.ts';
@@ -24,6 +25,10 @@ export interface WebhookRecord {
   secretRotated: number | null;
   timeCreated: number;
   timeModified: number;
+  /** The OAuth app (client id) whose access token made it; null when the person made it (a personal token, the session). */
+  appId: string | null;
+  /** The grant that token was issued under: the subscription ends with it. Null with appId. */
+  grantId: string | null;
 }
 
 export interface DeliveryRecord {
@@ -57,6 +62,8 @@ type WebhookRow = {
   secret_rotated: number | null;
   time_created: number;
   time_modified: number;
+  app_id: string | null;
+  grant_id: string | null;
 };
 
 type DeliveryRow = {
@@ -85,6 +92,8 @@ const webhookFromRow = (row: WebhookRow): WebhookRecord => ({
   secretRotated: row.secret_rotated === null ? null : Number(row.secret_rotated),
   timeCreated: Number(row.time_created),
   timeModified: Number(row.time_modified),
+  appId: row.app_id,
+  grantId: row.grant_id,
 });
 
 const deliveryFromRow = (row: DeliveryRow): DeliveryRecord => ({
@@ -113,8 +122,8 @@ export class WebhookRepository {
 
   async insert(webhook: WebhookRecord): Promise<void> {
     await this.db.execute(
-      `INSERT INTO webhooks (id, user_id, label, url, events, enabled, disabled_reason, secret, previous_secret, previous_secret_expires, secret_rotated, time_created, time_modified)
-       VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13)`,
+      `INSERT INTO webhooks (id, user_id, label, url, events, enabled, disabled_reason, secret, previous_secret, previous_secret_expires, secret_rotated, time_created, time_modified, app_id, grant_id)
+       VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15)`,
       [
         webhook.id,
         webhook.userId,
@@ -129,6 +138,8 @@ export class WebhookRepository {
         webhook.secretRotated,
         webhook.timeCreated,
         webhook.timeModified,
+        webhook.appId,
+        webhook.grantId,
       ],
     );
   }
@@ -185,6 +196,33 @@ export class WebhookRepository {
 
   async delete(id: string): Promise<void> {
     await this.db.execute('DELETE FROM webhooks WHERE id = $1', [id]);
+  }
+
+  /**
+   * Deletes the subscriptions made under these grants (their deliveries go with them, ON DELETE CASCADE): run in
+   * the transaction that ends the grants, so that no event of the account reaches the app after. Answers how many.
+   */
+  async deleteOfGrants(grantIds: readonly string[]): Promise<number> {
+    if (grantIds.length === 0) return 0;
+    return this.db.execute(`DELETE FROM webhooks WHERE grant_id IN (${placeholders(grantIds.length)})`, [...grantIds]);
+  }
+
+  /** Deletes the subscriptions the app made for the account, under any of its grants (the person revoked the app). */
+  async deleteOfApp(userId: string, appId: string): Promise<number> {
+    return this.db.execute('DELETE FROM webhooks WHERE user_id = $1 AND app_id = $2', [userId, appId]);
+  }
+
+  /**
+   * Deletes the subscriptions whose grant is no longer there, or is past its expiry: a grant that ended by time (a
+   * year unrenewed), or by a path that did not delete them. Run by the periodic sweep (server.ts). It reads the OAuth
+   * server's grants (oauth_records, migration 25) by their ids, which oauth_records_by_grant indexes.
+   */
+  async deleteOfEndedGrants(now: number): Promise<number> {
+    return this.db.execute(
+      `DELETE FROM webhooks WHERE grant_id IS NOT NULL AND NOT EXISTS (
+         SELECT 1 FROM oauth_records g WHERE g.grant_id = webhooks.grant_id AND g.model = 'Grant' AND (g.time_expires IS NULL OR g.time_expires > $1))`,
+      [now],
+    );
   }
 
   async insertDelivery(delivery: DeliveryRecord): Promise<void> {

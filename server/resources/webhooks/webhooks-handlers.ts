@@ -7,28 +7,28 @@ import * as webhooks from './webhooks-service.ts';
 export function webhooksHandlers(ctx: Context): OperationHandlers {
   return {
     listWebhooks: async (req, res) => {
-      res.json(pageOf(ctx, req, res, await webhooks.listWebhooks(ctx, req.user), oldestFirst));
+      res.json(pageOf(ctx, req, res, await webhooks.listWebhooks(ctx, req.user, req.auth), oldestFirst));
     },
     createWebhook: async (req, res) => {
-      res.json(await webhooks.createWebhook(ctx, req.user, req.body));
+      res.json(await webhooks.createWebhook(ctx, req.user, req.auth, req.body));
     },
     getWebhook: async (req, res) => {
-      res.json(await webhooks.getWebhook(ctx, req.user, req.params.webhookid));
+      res.json(await webhooks.getWebhook(ctx, req.user, req.auth, req.params.webhookid));
     },
     updateWebhook: async (req, res) => {
-      res.json(await webhooks.updateWebhook(ctx, req.user, req.params.webhookid, req.body));
+      res.json(await webhooks.updateWebhook(ctx, req.user, req.auth, req.params.webhookid, req.body));
     },
     deleteWebhook: async (req, res) => {
-      res.json(await webhooks.deleteWebhook(ctx, req.user, req.params.webhookid));
+      res.json(await webhooks.deleteWebhook(ctx, req.user, req.auth, req.params.webhookid));
     },
     rotateWebhookSecret: async (req, res) => {
-      res.json(await webhooks.rotateWebhookSecret(ctx, req.user, req.params.webhookid));
+      res.json(await webhooks.rotateWebhookSecret(ctx, req.user, req.auth, req.params.webhookid));
     },
     listWebhookDeliveries: async (req, res) => {
-      res.json(pageOf(ctx, req, res, await webhooks.listWebhookDeliveries(ctx, req.user, req.params.webhookid), newestFirst));
+      res.json(pageOf(ctx, req, res, await webhooks.listWebhookDeliveries(ctx, req.user, req.auth, req.params.webhookid), newestFirst));
     },
     redeliverWebhook: async (req, res) => {
-      res.json(await webhooks.redeliverWebhook(ctx, req.user, req.params.webhookid, req.params.deliveryid));
+      res.json(await webhooks.redeliverWebhook(ctx, req.user, req.auth, req.params.webhookid, req.params.deliveryid));
     },
   };
 }

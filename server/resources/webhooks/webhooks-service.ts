@@ -1,6 +1,8 @@
 /**
- * Webhook subscriptions: each is its owner's alone (anyone else's answers
- * 404, as a resource one may not see does everywhere in this API).
+ * Webhook subscriptions: each is its account's alone, and one an OAuth app
+ * made is that app's (webhook-ownership.ts, the rule every operation here
+ * asks); any other answers 404, as a resource one may not see does
+ * everywhere in this API.
  */
 import { randomBytes } from 'node:crypto';
 import type { Context } from '../../context.ts';
@@ -11,8 +13,17 @@ import { badRequest, conflict, notFound } from '../../http/problem.ts';
 import { ForbiddenAddressError, resolveAllowed } from '../../lib/outbound-addresses.ts';
 import { DELIVER_WEBHOOK, RETRY_DELAYS_MS } from './outbox.ts';
 import type { DeliveryRecord, WebhookRecord } from './webhook-repository.ts';
+import { mayManageWebhook, type WebhookCredential } from './webhook-ownership.ts';
 
 type Ports = Pick<Context, 'store' | 'clock' | 'config' | 'secrets' | 'jobQueued'>;
+
+/** The names of the apps that made these subscriptions, by app id, for their `app`; one query per app, of the few an account has. */
+async function appNames(ctx: Ports, webhooks: readonly WebhookRecord[]): Promise<Map<string, string>> {
+  const ids = [...new Set(webhooks.flatMap((webhook) => (webhook.appId ? [webhook.appId] : [])))];
+  const apps = await Promise.all(ids.map((id) => ctx.store.oauth.findApp(id)));
+  // An app's subscriptions are deleted with it (migration 30's cascade): one not found is being deleted now, and named by its id.
+  return new Map(ids.map((id, i) => [id, apps[i]?.name ?? id]));
+}
 
 /** How long the previous secret keeps signing after a rotation. */
 export const SECRET_OVERLAP_MS = 24 * 3_600_000;
@@ -23,7 +34,7 @@ const DELIVERY_LOG_MAX = 1000;
 /** Standard Webhooks 1.0: a secret is `whsec_` and base64 of 24 to 64 random bytes. */
 const newSecret = () => `whsec_${randomBytes(24).toString('base64')}`;
 
-export function webhookJson(webhook: WebhookRecord): Schemas['Webhook'] {
+export function webhookJson(webhook: WebhookRecord, names: ReadonlyMap<string, string> = new Map()): Schemas['Webhook'] {
   return {
     id: webhook.id,
     object: 'webhook',
@@ -35,8 +46,12 @@ export function webhookJson(webhook: WebhookRecord): Schemas['Webhook'] {
     timeCreated: webhook.timeCreated,
     timeModified: webhook.timeModified,
     secretRotated: webhook.secretRotated,
+    ...(webhook.appId ? { app: { id: webhook.appId, name: names.get(webhook.appId) ?? webhook.appId } } : {}),
   };
 }
+
+/** The subscription as the API shows it, with the name of the app that made it. */
+const shown = async (ctx: Ports, webhook: WebhookRecord) => webhookJson(webhook, await appNames(ctx, [webhook]));
 
 export function deliveryJson(delivery: DeliveryRecord): Schemas['WebhookDelivery'] {
   return {
@@ -74,13 +89,20 @@ async function checkUrl(ctx: Ports, url: string): Promise<void> {
   }
 }
 
-async function ownWebhook(ctx: Ports, caller: Caller, webhookId: string): Promise<WebhookRecord> {
+/** The subscription, if the caller may manage it (mayManageWebhook); otherwise 404, as for one that does not exist. */
+async function ownWebhook(ctx: Ports, caller: Caller, credential: WebhookCredential | undefined, webhookId: string): Promise<WebhookRecord> {
   const webhook = await ctx.store.webhooks.get(webhookId);
-  if (!webhook || webhook.userId !== caller.id) throw notFound(`There is no webhook ${webhookId} of yours.`);
+  if (!webhook || !mayManageWebhook(caller, credential, webhook)) {
+    throw notFound(
+      credential?.appId === undefined
+        ? `There is no webhook ${webhookId} of yours. GET /webhooks lists them.`
+        : `This app has no webhook ${webhookId}: an app sees only the webhooks it made. GET /webhooks lists them.`,
+    );
+  }
   return webhook;
 }
 
-export async function createWebhook(ctx: Ports, caller: Caller, body: Schemas['CreateWebhookRequest']): Promise<Schemas['WebhookWithSecret']> {
+export async function createWebhook(ctx: Ports, caller: Caller, credential: WebhookCredential | undefined, body: Schemas['CreateWebhookRequest']): Promise<Schemas['WebhookWithSecret']> {
   await checkUrl(ctx, body.url);
   const now = ctx.clock.now();
   const secret = newSecret();
@@ -98,37 +120,42 @@ export async function createWebhook(ctx: Ports, caller: Caller, body: Schemas['C
     secretRotated: null,
     timeCreated: now,
     timeModified: now,
+    // Made by an app: it is that app's, and ends with the grant its token was issued under (webhook-ownership.ts).
+    appId: credential?.appId ?? null,
+    grantId: credential?.appId === undefined ? null : (credential.grantId ?? null),
   };
   await ctx.store.webhooks.insert(webhook);
-  return { ...webhookJson(webhook), secret };
+  return { ...(await shown(ctx, webhook)), secret };
 }
 
-export async function listWebhooks(ctx: Ports, caller: Caller): Promise<Schemas['Webhook'][]> {
-  return (await ctx.store.webhooks.listOf(caller.id)).map(webhookJson);
+export async function listWebhooks(ctx: Ports, caller: Caller, credential: WebhookCredential | undefined): Promise<Schemas['Webhook'][]> {
+  const webhooks = (await ctx.store.webhooks.listOf(caller.id)).filter((webhook) => mayManageWebhook(caller, credential, webhook));
+  const names = await appNames(ctx, webhooks);
+  return webhooks.map((webhook) => webhookJson(webhook, names));
 }
 
-export async function getWebhook(ctx: Ports, caller: Caller, webhookId: string): Promise<Schemas['Webhook']> {
-  return webhookJson(await ownWebhook(ctx, caller, webhookId));
+export async function getWebhook(ctx: Ports, caller: Caller, credential: WebhookCredential | undefined, webhookId: string): Promise<Schemas['Webhook']> {
+  return shown(ctx, await ownWebhook(ctx, caller, credential, webhookId));
 }
 
-export async function updateWebhook(ctx: Ports, caller: Caller, webhookId: string, body: Schemas['UpdateWebhookRequest']): Promise<Schemas['Webhook']> {
-  await ownWebhook(ctx, caller, webhookId);
+export async function updateWebhook(ctx: Ports, caller: Caller, credential: WebhookCredential | undefined, webhookId: string, body: Schemas['UpdateWebhookRequest']): Promise<Schemas['Webhook']> {
+  await ownWebhook(ctx, caller, credential, webhookId);
   if (body.url !== undefined) await checkUrl(ctx, body.url);
   // Turned on or off by its owner: the server's reason for disabling it no longer holds, or is not the reason now.
   const disabledReason = body.enabled === undefined ? undefined : null;
   await ctx.store.webhooks.update(webhookId, { label: body.label, url: body.url, events: body.events, enabled: body.enabled, disabledReason }, ctx.clock.now());
-  return webhookJson((await ctx.store.webhooks.get(webhookId))!);
+  return shown(ctx, (await ctx.store.webhooks.get(webhookId))!);
 }
 
-export async function deleteWebhook(ctx: Ports, caller: Caller, webhookId: string): Promise<Record<string, never>> {
-  await ownWebhook(ctx, caller, webhookId);
+export async function deleteWebhook(ctx: Ports, caller: Caller, credential: WebhookCredential | undefined, webhookId: string): Promise<Record<string, never>> {
+  await ownWebhook(ctx, caller, credential, webhookId);
   // Its deliveries go with it (ON DELETE CASCADE); their queued jobs find nothing and end.
   await ctx.store.webhooks.delete(webhookId);
   return {};
 }
 
-export async function rotateWebhookSecret(ctx: Ports, caller: Caller, webhookId: string): Promise<Schemas['WebhookSecret']> {
-  const webhook = await ownWebhook(ctx, caller, webhookId);
+export async function rotateWebhookSecret(ctx: Ports, caller: Caller, credential: WebhookCredential | undefined, webhookId: string): Promise<Schemas['WebhookSecret']> {
+  const webhook = await ownWebhook(ctx, caller, credential, webhookId);
   const now = ctx.clock.now();
   const secret = newSecret();
   const previousSecretExpires = now + SECRET_OVERLAP_MS;
@@ -136,14 +163,14 @@ export async function rotateWebhookSecret(ctx: Ports, caller: Caller, webhookId:
   return { object: 'webhook_secret', secret, previousSecretExpires };
 }
 
-export async function listWebhookDeliveries(ctx: Ports, caller: Caller, webhookId: string): Promise<Schemas['WebhookDelivery'][]> {
-  await ownWebhook(ctx, caller, webhookId);
+export async function listWebhookDeliveries(ctx: Ports, caller: Caller, credential: WebhookCredential | undefined, webhookId: string): Promise<Schemas['WebhookDelivery'][]> {
+  await ownWebhook(ctx, caller, credential, webhookId);
   const deliveries = await ctx.store.webhooks.deliveriesOf(webhookId, ctx.clock.now() - DELIVERY_LOG_MS, DELIVERY_LOG_MAX);
   return deliveries.map(deliveryJson);
 }
 
-export async function redeliverWebhook(ctx: Ports, caller: Caller, webhookId: string, deliveryId: string): Promise<Schemas['WebhookDelivery']> {
-  const webhook = await ownWebhook(ctx, caller, webhookId);
+export async function redeliverWebhook(ctx: Ports, caller: Caller, credential: WebhookCredential | undefined, webhookId: string, deliveryId: string): Promise<Schemas['WebhookDelivery']> {
+  const webhook = await ownWebhook(ctx, caller, credential, webhookId);
   if (!webhook.enabled) throw conflict(`The webhook ${webhookId} is disabled, so nothing is sent to it. Turn it on (enabled: true) first, then redeliver.`);
   const now = ctx.clock.now();
   return ctx.store.transaction(async (store) => {

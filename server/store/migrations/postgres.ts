@@ -24,6 +24,7 @@ import { oauthSchema } from './oauth.ts';
 import { projectContentSchema } from './project-content.ts';
 import { listingPagesSchema } from './listing-pages.ts';
 import { sweepIndexesSchema } from './sweep-indexes.ts';
+import { appGrantsSchema } from './app-grants.ts';
 
 export const postgresMigrations: Migration[] = [
   { version: 1, name: 'initial schema', sql: initialSchema('BIGINT') },
@@ -51,4 +52,5 @@ export const postgresMigrations: Migration[] = [
   { version: 27, name: 'the size and last change of projects read from indexes', sql: projectContentSchema() },
   { version: 28, name: 'the pages of players and of a project\'s boxes read from indexes in their orders', sql: listingPagesSchema('postgres') },
   { version: 29, name: 'what the sweeps delete and the job queue claims found by indexes', sql: sweepIndexesSchema() },
+  { version: 30, name: 'what an OAuth app makes belongs to its grant: webhooks, idempotency keys', sql: appGrantsSchema('BIGINT') },
 ];
