@@ -709,11 +709,10 @@ export const OPERATIONS: readonly Operation[] = [
     ],
     "templated": 0,
     "security": {
-      "token": true,
+      "token": false,
       "session": true,
       "playerSession": false,
-      "anonymous": false,
-      "scope": "account:write"
+      "anonymous": false
     },
     "body": "json",
     "idempotencyKey": true
@@ -751,7 +750,7 @@ export const OPERATIONS: readonly Operation[] = [
       "session": true,
       "playerSession": false,
       "anonymous": false,
-      "scope": "account:read"
+      "scope": "admin"
     },
     "body": "none",
     "idempotencyKey": false
@@ -770,7 +769,7 @@ export const OPERATIONS: readonly Operation[] = [
       "session": true,
       "playerSession": false,
       "anonymous": false,
-      "scope": "account:write"
+      "scope": "admin"
     },
     "body": "json",
     "idempotencyKey": true
@@ -1434,11 +1433,10 @@ export const OPERATIONS: readonly Operation[] = [
     ],
     "templated": 1,
     "security": {
-      "token": true,
+      "token": false,
       "session": true,
       "playerSession": false,
-      "anonymous": false,
-      "scope": "account:write"
+      "anonymous": false
     },
     "body": "none",
     "idempotencyKey": false
@@ -1454,11 +1452,10 @@ export const OPERATIONS: readonly Operation[] = [
     ],
     "templated": 1,
     "security": {
-      "token": true,
+      "token": false,
       "session": true,
       "playerSession": false,
-      "anonymous": false,
-      "scope": "account:write"
+      "anonymous": false
     },
     "body": "none",
     "idempotencyKey": false
@@ -1478,7 +1475,7 @@ export const OPERATIONS: readonly Operation[] = [
       "session": true,
       "playerSession": false,
       "anonymous": false,
-      "scope": "account:write"
+      "scope": "admin"
     },
     "body": "json",
     "idempotencyKey": true
@@ -2405,3 +2402,18 @@ export const OPERATIONS: readonly Operation[] = [
     "idempotencyKey": false
   }
 ];
+
+/** What each scope lets a credential do, in the spec's words (its `oauth2` security scheme). */
+export const SCOPE_WORDS: Readonly<Record<string, string>> = {
+  "projects:read": "Read projects, their files, folders and stacks, and download them.",
+  "projects:write": "Create and change projects, files, folders and stacks; upload files and artwork.",
+  "players:read": "Read players, their listener view and their collaborators.",
+  "players:write": "Create, change and delete players, their collaborators, paywalls and portals.",
+  "comments:read": "Read comments on files, through the project or a player.",
+  "comments:write": "Comment, reply, react, and change or delete comments.",
+  "webhooks:read": "Read webhook subscriptions and their deliveries.",
+  "webhooks:write": "Create, change and delete webhook subscriptions, rotate their secrets, redeliver.",
+  "account:read": "Read the account, its default player preferences and payment provider.",
+  "account:write": "Change your own account, its preferences and payment provider (not the server's administration).",
+  "admin": "Administer this server, its accounts and invitations, with your administrator's rights. Apps get it only where the operator allows it."
+};

@@ -1267,6 +1267,10 @@ export interface paths {
          *     `/.well-known/oauth-authorization-server` lists. A `confidential`
          *     app's answer carries its `secret` **once**. The redirect URIs are
          *     matched exactly; see `RedirectUri`.
+         *
+         *     Only from a signed-in browser: a bearer token, a person's or an
+         *     app's, is refused with 403, so that no app can register, delete or
+         *     let in apps for the account it acts for.
          */
         post: operations["createApp"];
         delete?: never;
@@ -1302,7 +1306,8 @@ export interface paths {
          *     gave it ends with it: its access and refresh tokens answer 401 from
          *     now on, on every process of the server. The webhooks it made, for
          *     any account, are deleted with it, and their pending deliveries: no
-         *     event reaches it after.
+         *     event reaches it after. Only from a signed-in browser, as *Register
+         *     an app*.
          */
         delete: operations["deleteApp"];
         options?: never;
@@ -1355,7 +1360,8 @@ export interface paths {
          *     process of the server. The webhooks the app made for this account
          *     are deleted with it, and their pending deliveries: no event reaches
          *     it after. The app must ask again, at the consent page, to be let back
-         *     in.
+         *     in. Only from a signed-in browser: an app cannot revoke, or keep
+         *     from being revoked, the apps of the account it acts for.
          */
         delete: operations["revokeConnectedApp"];
         options?: never;
@@ -3108,12 +3114,13 @@ export interface components {
          * @description What a token may do. `projects:*`: projects, files, folders, stacks,
          *     uploads, downloads and artwork; `players:*`: players, collaborators,
          *     paywalls and portals; `comments:*`, `webhooks:*`; `account:*`: the
-         *     account itself (`account:write` also the administration, for an
-         *     administrator's token). `:write` does not imply `:read`.
+         *     person's own account; `admin`: the server's administration, for an
+         *     administrator's token (`account:write` does not give it). A `:write`
+         *     implies the `:read` of its resource.
          * @example projects:read
          * @enum {string}
          */
-        TokenScope: "projects:read" | "projects:write" | "players:read" | "players:write" | "comments:read" | "comments:write" | "webhooks:read" | "webhooks:write" | "account:read" | "account:write";
+        TokenScope: "projects:read" | "projects:write" | "players:read" | "players:write" | "comments:read" | "comments:write" | "webhooks:read" | "webhooks:write" | "account:read" | "account:write" | "admin";
         /**
          * @description **Extension.** An API token of the account, without its secret (shown
          *     once, when it is made). A token made before scopes existed lists every
@@ -10921,7 +10928,7 @@ export interface operations {
             };
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
-            403: components["responses"]["InsufficientScope"];
+            403: components["responses"]["SessionRequired"];
             409: components["responses"]["IdempotencyKeyInUse"];
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
@@ -11001,7 +11008,7 @@ export interface operations {
             };
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
-            403: components["responses"]["InsufficientScope"];
+            403: components["responses"]["SessionRequired"];
             404: components["responses"]["NotFound"];
             429: components["responses"]["TooManyRequests"];
             default: components["responses"]["DefaultProblem"];
@@ -11096,7 +11103,7 @@ export interface operations {
             };
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
-            403: components["responses"]["InsufficientScope"];
+            403: components["responses"]["SessionRequired"];
             404: components["responses"]["NotFound"];
             429: components["responses"]["TooManyRequests"];
             default: components["responses"]["DefaultProblem"];

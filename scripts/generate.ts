@@ -36,7 +36,7 @@ import { type OperationRow, renderClient } from './client-template.ts';
 import { finishDocsPage } from './docs-page.ts';
 import { buildPlayerBundle, PLAYER_BUNDLE_FILES } from './build-player.ts';
 import { bundleSpec, redocly } from './bundle.ts';
-import { operationTable, renderOperationTable } from './operation-table.ts';
+import { operationTable, renderOperationTable, scopeWords } from './operation-table.ts';
 import { renderChangelog } from './breaking/changelog.ts';
 import { releases, specOf } from './breaking/releases.ts';
 
@@ -82,7 +82,8 @@ for (const [path, item] of Object.entries(spec.paths)) {
 writeFileSync(join(out, 'client.ts'), header + renderClient(operations));
 
 // 3b. The operation table: what each operation is and who may call it, decided here once (operation-table.ts).
-writeFileSync(join(out, 'operations.ts'), header + renderOperationTable(operationTable(spec as unknown as Parameters<typeof operationTable>[0])));
+const specObject = spec as unknown as Parameters<typeof operationTable>[0];
+writeFileSync(join(out, 'operations.ts'), header + renderOperationTable(operationTable(specObject), scopeWords(specObject)));
 
 /**
  * Whether an operation has a caller: `required` where a bearer token must be

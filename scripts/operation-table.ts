@@ -138,8 +138,16 @@ export function operationTable(spec: JsonObject): OperationTableRow[] {
   return rows;
 }
 
-/** generated/operations.ts: the rows, typed, and the ids as a union. */
-export function renderOperationTable(rows: OperationTableRow[]): string {
+/** What each scope lets a credential do, in the spec's words (the `oauth2` security scheme's scopes): the consent page's. */
+export function scopeWords(spec: JsonObject): Record<string, string> {
+  const schemes = isObject(spec.components) && isObject(spec.components.securitySchemes) ? spec.components.securitySchemes : {};
+  const flows = isObject(schemes.oauth2) && isObject(schemes.oauth2.flows) ? schemes.oauth2.flows : {};
+  const code = isObject(flows.authorizationCode) && isObject(flows.authorizationCode.scopes) ? flows.authorizationCode.scopes : {};
+  return Object.fromEntries(Object.entries(code).map(([scope, words]) => [scope, String(words)]));
+}
+
+/** generated/operations.ts: the rows, typed, the ids as a union, and the scopes in words. */
+export function renderOperationTable(rows: OperationTableRow[], scopes: Record<string, string>): string {
   const ids = [...new Set(rows.map((row) => row.id))];
   return `/**
  * Every operation of the API: its id, method and path template, who may call
@@ -198,5 +206,8 @@ export interface Operation {
 }
 
 export const OPERATIONS: readonly Operation[] = ${JSON.stringify(rows, null, 2)};
+
+/** What each scope lets a credential do, in the spec's words (its \`oauth2\` security scheme). */
+export const SCOPE_WORDS: Readonly<Record<string, string>> = ${JSON.stringify(scopes, null, 2)};
 `;
 }

@@ -76,6 +76,12 @@ export interface Config {
    * expect. Off by default: apps are registered by an account (POST /apps). The sandbox has it on.
    */
   oauthDynamicRegistration: boolean;
+  /**
+   * OAUTH_ALLOW_ADMIN_SCOPE=true: an OAuth app may ask for, and be granted, the `admin` scope (the server's
+   * administration, with the consenting administrator's rights). Off by default: an app asking for it is refused
+   * with invalid_scope before the consent page, so no third-party app can administer the server.
+   */
+  oauthAllowAdminScope: boolean;
 }
 
 /** The OpenID provider people may sign in with, and this server's client registration there. */
@@ -247,6 +253,7 @@ export function loadConfig(env: Env = process.env): Config {
     sandbox,
     // The sandbox: "any app may register there".
     oauthDynamicRegistration: boolean('OAUTH_DYNAMIC_REGISTRATION', sandbox),
+    oauthAllowAdminScope: boolean('OAUTH_ALLOW_ADMIN_SCOPE', false),
     // None by default: a self-hosted server's disk is its operator's to share out.
     storageQuotaBytes: env.STORAGE_QUOTA_BYTES ? integer('STORAGE_QUOTA_BYTES', 0, 0) : undefined,
     webhooks: {

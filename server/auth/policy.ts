@@ -1,7 +1,8 @@
 /**
  * The access policy: who may do what, in one place. Every check in the
- * server asks it: the API's services (through `accessProject`) and the player
- * page. Nothing else decides access.
+ * server asks it, through `authorize` (authorize.ts): the API's services
+ * (projects through `accessProject`; what an account owns; the server's
+ * administration) and the player page. Nothing else decides access.
  *
  * Principals:
  * - a **user** of the API (bearer token), by role on the project: owner,
@@ -144,6 +145,45 @@ export function canOnProject(principal: Principal, permission: ProjectPermission
   // Only API users act on projects; link holders and sessions have no project permissions.
   if (principal.kind !== 'user' || principal.role === undefined) return false;
   return PROJECT_POLICY[permission](principal.role);
+}
+
+// ---------------------------------------------------------------------------
+// What an account owns, and the server's administration. An actor is an
+// account acting through one credential: the person (the session, a personal
+// token) or an app (an OAuth access token, with its app's id).
+// ---------------------------------------------------------------------------
+
+/** An account acting through one credential. */
+export interface Actor {
+  userId: string;
+  /** The scopes its credential holds; the session and tokens without scopes hold every one. */
+  scopes: readonly string[] | 'all';
+  /** Set when the credential is an OAuth app's access token: the app acting for the account. */
+  appId?: string;
+}
+
+/** Something an account owns, by kind; `appId` is the app that made it, for what apps make (webhooks). */
+export interface OwnedThing {
+  kind: 'webhook' | 'app' | 'passkey' | 'token' | 'session' | 'upload' | 'ceremony';
+  id: string;
+  ownerId: string;
+  appId?: string | null;
+}
+
+/**
+ * `account:own`: a thing is its account's, and nobody acting for another account may see it. Of what apps make (a
+ * webhook), an app sees only its own (issue 28: "Webhooks record the app that made them; an app sees only its
+ * own"); the person, by the session or a personal token, sees all of the account's, those its apps made included.
+ */
+export function ownsThing(actor: Actor, thing: OwnedThing): boolean {
+  if (thing.ownerId !== actor.userId) return false;
+  if (thing.kind === 'webhook' && actor.appId !== undefined) return thing.appId === actor.appId;
+  return true;
+}
+
+/** `server:administer`: an administrator's account that is not disabled (a disabled administrator administers nothing). */
+export function mayAdminister(account: { admin: boolean; disabled: boolean } | undefined): boolean {
+  return !!account?.admin && !account.disabled;
 }
 
 const ROLE_RANK: Record<Role, number> = { viewer: 0, editor: 1, admin: 2, owner: 3 };

@@ -25,6 +25,8 @@ export const ALL_SCOPES: readonly Schemas['TokenScope'][] = [
   'webhooks:write',
   'account:read',
   'account:write',
+  // The server's administration (/admin/*): account:write is the person's own account only (issue 28).
+  'admin',
 ];
 
 /** The name a token made without one shows (the admin CLI's, before it took --label, and the sandbox's). */

@@ -8,12 +8,13 @@ import type { Context } from '../../context.ts';
 import type { Store } from '../../repositories.ts';
 import type { Schemas } from '../../lib/api-types.ts';
 import type { Caller } from '../../auth/access.ts';
-import { conflict, forbidden, notFound } from '../../http/problem.ts';
+import { conflict, notFound } from '../../http/problem.ts';
 import { normalizeEmail } from '../account/user-repository.ts';
 import type { AdminUserRecord } from './user-admin-repository.ts';
 import { endSessionsOf } from '../sessions/session-service.ts';
 import { queueMail } from '../mail/mail-outbox.ts';
 import { invitationMail } from '../../mail/templates.ts';
+import { actorOf, authorize } from '../../auth/authorize.ts';
 
 type Ports = Pick<Context, 'store' | 'clock' | 'config'>;
 
@@ -37,10 +38,9 @@ export function adminUserJson(user: AdminUserRecord, storageUsed: number): Schem
 
 const withUsage = async (store: Store, user: AdminUserRecord) => adminUserJson(user, await store.uploads.bytesOwnedBy(user.id));
 
-/** Refuses anyone but an administrator whose account is not disabled. */
+/** Refuses anyone but an administrator whose account is not disabled (the policy's server:administer). */
 export async function requireAdmin(ctx: Pick<Context, 'store'>, caller: Caller): Promise<void> {
-  const user = await ctx.store.userAdmin.get(caller.id);
-  if (!user?.admin || user.disabled) throw forbidden('Only administrators of this server may list, change or invite accounts.');
+  authorize(actorOf(caller, undefined), { permission: 'server:administer', account: await ctx.store.userAdmin.get(caller.id) });
 }
 
 export async function listUsers(ctx: Ports, caller: Caller): Promise<Schemas['AdminUser'][]> {

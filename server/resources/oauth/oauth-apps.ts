@@ -18,6 +18,7 @@ import type { Schemas } from '../../lib/api-types.ts';
 import { badRequest, notFound } from '../../http/problem.ts';
 import type { AppRecord } from './oauth-repository.ts';
 import { SCOPES } from './oauth-scopes.ts';
+import { actorOf, authorize } from '../../auth/authorize.ts';
 
 type Ports = Pick<Context, 'store' | 'secrets' | 'clock'>;
 
@@ -123,8 +124,9 @@ export async function listApps(ctx: Ports, caller: Caller): Promise<Schemas['App
 /** One of the caller's apps; another's is as unknown as a missing one (404), so ids cannot be probed. */
 export async function getApp(ctx: Ports, caller: Caller, appId: string): Promise<Schemas['App']> {
   const app = await repository(ctx).findApp(appId);
-  if (!app || app.ownerId !== caller.id) throw notFound(`You have no app ${appId}. GET /apps lists yours.`);
-  return appOf(app);
+  authorize(actorOf(caller, undefined), { permission: 'account:own', thing: { kind: 'app', id: appId, ownerId: app?.ownerId ?? '' } });
+  // authorize refused an app that is not the caller's, a missing one included.
+  return appOf(app!);
 }
 
 export async function createApp(ctx: Ports, caller: Caller, body: Schemas['CreateAppRequest']): Promise<Schemas['AppWithSecret']> {

@@ -28,7 +28,7 @@ import type { Context } from '../../context.ts';
 import { derivedKey } from '../../signing/derived-keys.ts';
 import { storeAdapter } from './oauth-adapter.ts';
 import { appStore, newAppId, newAppSecret, redirectUriProblems } from './oauth-apps.ts';
-import { SCOPES } from './oauth-scopes.ts';
+import { appScopes } from './oauth-scopes.ts';
 
 type Ports = Pick<Context, 'config' | 'store' | 'secrets' | 'clock' | 'logger'>;
 
@@ -118,6 +118,8 @@ export async function createProvider(ctx: Ports): Promise<Provider> {
   const { default: Provider, errors, interactionPolicy } = await import('oidc-provider');
   const { publicUrl } = ctx.config;
   const resource = apiResource(publicUrl);
+  // What an app may be granted: every scope but `admin`, unless the operator allows it (OAUTH_ALLOW_ADMIN_SCOPE).
+  const grantable = appScopes(ctx.config.oauthAllowAdminScope);
 
   const policy = interactionPolicy.base();
   // Every authorization is the person's to answer, each time, on our consent page (which also establishes who is signed in).
@@ -161,8 +163,8 @@ export async function createProvider(ctx: Ports): Promise<Provider> {
           }
         }
         if (value === undefined) return;
-        const unknown = unknownScopes(value);
-        if (unknown.length) throw new errors.InvalidClientMetadata(`scope names what this server does not have: ${unknown.join(', ')}. Its scopes: ${SCOPES.join(' ')}.`);
+        const unknown = unknownScopes(value, grantable);
+        if (unknown.length) throw new errors.InvalidClientMetadata(`scope names what an app cannot have here: ${unknown.join(', ')}. ${whyNot(unknown, grantable)}`);
         delete metadata.scope;
       },
     },
@@ -172,9 +174,9 @@ export async function createProvider(ctx: Ports): Promise<Provider> {
       // malformed." A scope this server does not have is refused here, before the consent page, not dropped there (the
       // grant then lacked it, and the request ended as access_denied).
       scope(koa: KoaContextWithOIDC, value: unknown) {
-        const unknown = unknownScopes(value);
+        const unknown = unknownScopes(value, grantable);
         if (unknown.length) {
-          throw new errors.InvalidScope(`This server has no scope ${unknown.join(', ')}. Ask for some of: ${SCOPES.join(' ')} (and openid for an ID token).`, unknown.join(' '));
+          throw new errors.InvalidScope(whyNot(unknown, grantable), unknown.join(' '));
         }
         // offline_access (OpenID Connect Core §11) is taken and dropped: every code exchange gives a refresh token here.
         const asked = String(value ?? '').split(' ').filter((scope) => scope !== '' && scope !== 'offline_access');
@@ -215,7 +217,7 @@ export async function createProvider(ctx: Ports): Promise<Provider> {
           // and token requests", naming the MCP server; its tokens have that audience, and the API refuses them.
           const known = resourcesOf(publicUrl);
           if (!known.includes(indicator)) throw new errors.InvalidTarget(`This server issues tokens for ${known.join(' and ')}; not for ${indicator}.`);
-          return { scope: SCOPES.join(' '), audience: indicator, accessTokenTTL: TTL.AccessToken, accessTokenFormat: 'opaque' };
+          return { scope: grantable.join(' '), audience: indicator, accessTokenTTL: TTL.AccessToken, accessTokenFormat: 'opaque' };
         },
       },
     },
@@ -254,7 +256,7 @@ export async function createProvider(ctx: Ports): Promise<Provider> {
   provider.use(async (koa, next) => {
     await next();
     if (koa.oidc?.route === 'discovery' && koa.body && typeof koa.body === 'object') {
-      (koa.body as Record<string, unknown>).scopes_supported = [...SCOPES];
+      (koa.body as Record<string, unknown>).scopes_supported = [...grantable];
     }
   });
   provider.on('server_error', (_koa, error) => ctx.logger.error('the OAuth authorization server failed', { err: error }));
@@ -262,10 +264,17 @@ export async function createProvider(ctx: Ports): Promise<Provider> {
 }
 
 
-/** The scopes of a space-separated list that this server does not have (its own, and OpenID's openid and offline_access). */
-function unknownScopes(value: unknown): string[] {
-  const known = new Set<string>([...SCOPES, 'openid', 'offline_access']);
+/** The scopes of a space-separated list that no app may be granted here (its own, and OpenID's openid and offline_access). */
+function unknownScopes(value: unknown, grantable: readonly string[]): string[] {
+  const known = new Set<string>([...grantable, 'openid', 'offline_access']);
   return String(value ?? '').split(' ').filter((scope) => scope !== '' && !known.has(scope));
+}
+
+/** Why an app may not have `unknown`: admin is held back by the operator's choice; anything else does not exist here. */
+function whyNot(unknown: string[], grantable: readonly string[]): string {
+  const admin = unknown.includes('admin') ? 'This server does not let apps administer it (its operator has not set OAUTH_ALLOW_ADMIN_SCOPE=true). ' : '';
+  const others = unknown.filter((scope) => scope !== 'admin');
+  return `${admin}${others.length ? `This server has no scope ${others.join(', ')}. ` : ''}Ask for some of: ${grantable.join(' ')} (and openid for an ID token).`;
 }
 
 /**

@@ -25,7 +25,7 @@ import { assetHref } from '../../pages/page-assets.ts';
 import { signedInUser } from '../../pages/account-pages.ts';
 import { provisionSandboxAccount } from '../sandbox/sandbox-service.ts';
 import { apiResource, createProvider, errorPage, INTERACTION_PATH, issuerOf } from './oauth-provider.ts';
-import { SCOPES, scopeInWords } from './oauth-scopes.ts';
+import { appScopes, scopeInWords, scopeWarning } from './oauth-scopes.ts';
 import { protectedResourceMetadata } from './resource-metadata.ts';
 
 type Ports = Pick<Context, 'config' | 'store' | 'secrets' | 'clock' | 'logger' | 'media'>;
@@ -40,10 +40,10 @@ function requestedResources(details: InteractionDetails, publicUrl: string): str
   return list.length ? list : [apiResource(publicUrl)];
 }
 
-/** The scopes the request asks for, of those this server has, in the spec's order. */
-function requestedScopes(details: InteractionDetails): string[] {
+/** The scopes the request asks for, of those an app may be granted here, in the spec's order. */
+function requestedScopes(details: InteractionDetails, grantable: readonly string[]): string[] {
   const asked = new Set(String(details.params.scope ?? '').split(' '));
-  return SCOPES.filter((scope) => asked.has(scope));
+  return grantable.filter((scope) => asked.has(scope));
 }
 
 /**
@@ -70,7 +70,13 @@ function sendHtml(res: Response, status: number, html: string, csp: string): voi
 export function renderConsentPage(options: { basePath: string; uid: string; appName: string; email: string; scopes: string[] }): string {
   const { basePath: b, uid, appName, email, scopes } = options;
   const items = scopes.length
-    ? scopes.map((scope) => `          <li class="item"><span class="item-text"><strong>${escapeHtml(scopeInWords(scope))}</strong> <span class="meta">${escapeHtml(scope)}</span></span></li>`).join('\n')
+    ? scopes
+        .map((scope) => {
+          const warning = scopeWarning(scope);
+          const warned = warning ? ` <span class="scope-warning" role="note"><strong>Warning:</strong> ${escapeHtml(warning)}</span>` : '';
+          return `          <li class="item"><span class="item-text"><strong>${escapeHtml(scopeInWords(scope))}</strong> <span class="meta">${escapeHtml(scope)}</span>${warned}</span></li>`;
+        })
+        .join('\n')
     : '          <li class="item">Know that you have an account here, and nothing more.</li>';
   return `<!doctype html>
 <html lang="en">
@@ -142,7 +148,7 @@ export function oauthRoutes(ctx: Ports): Router {
     const client = await oidc.Client.find(details.params.client_id);
     if (!client) throw new Error('The app of this authorization was deleted.');
     if (ctx.config.sandbox) {
-      const consent = await sandboxConsent(req, requestedScopes(details));
+      const consent = await sandboxConsent(req, requestedScopes(details, appScopes(ctx.config.oauthAllowAdminScope)));
       if (consent && 'refused' in consent) return sendHtml(res, 403, errorPage('forbidden', consent.refused), "default-src 'none'");
       if (consent) return finish(req, res, details, consent.id, true);
     }
@@ -153,7 +159,7 @@ export function oauthRoutes(ctx: Ports): Router {
       return void res.redirect(303, `${basePath()}/signin?next=${encodeURIComponent(next)}`);
     }
     const account = await ctx.store.users.get(user.id);
-    const html = renderConsentPage({ basePath: basePath(), uid: details.uid, appName: client.clientName ?? client.clientId, email: account?.email ?? '', scopes: requestedScopes(details) });
+    const html = renderConsentPage({ basePath: basePath(), uid: details.uid, appName: client.clientName ?? client.clientId, email: account?.email ?? '', scopes: requestedScopes(details, appScopes(ctx.config.oauthAllowAdminScope)) });
     sendHtml(res, 200, html, consentPolicy(details.params.redirect_uri));
   }
 
@@ -180,7 +186,7 @@ export function oauthRoutes(ctx: Ports): Router {
     // A grant of the person who is signed in now: one left in the provider's session by someone else is not reused.
     const existing = details.grantId ? await p.Grant.find(details.grantId) : undefined;
     const grant = existing && existing.accountId === accountId ? existing : new p.Grant({ accountId, clientId: details.params.client_id });
-    const scopes = requestedScopes(details);
+    const scopes = requestedScopes(details, appScopes(ctx.config.oauthAllowAdminScope));
     if (scopes.length) for (const resource of requestedResources(details, ctx.config.publicUrl)) grant.addResourceScope(resource, scopes.join(' '));
     if (String(details.params.scope ?? '').split(' ').includes('openid')) grant.addOIDCScope('openid');
     const grantId = await grant.save();

@@ -1,24 +1,34 @@
 /**
- * The scopes an app may ask for, the accounts' ten (schemas/tokens.yaml,
+ * The scopes an app may ask for, of the accounts' eleven (schemas/tokens.yaml,
  * TokenScope), and what the consent page says each lets the app do, in the
- * spec's own words (the `oauth2` security scheme's scopes), read from the
- * bundled spec so that the page and the docs never disagree.
+ * spec's own words (the `oauth2` security scheme's scopes, in the operation
+ * table made from it at generate time), so that the page and the docs never
+ * disagree.
+ *
+ * `admin` is the server's administration. An app is never granted it unless
+ * the operator allows it (OAUTH_ALLOW_ADMIN_SCOPE): without that, asking for
+ * it is refused with invalid_scope before the consent page (RFC 6749
+ * §4.1.2.1, "The requested scope is invalid, unknown, or malformed").
  */
-import { readFileSync } from 'node:fs';
-import { resolve } from 'node:path';
 import type { Schemas } from '../../lib/api-types.ts';
+import { SCOPE_WORDS } from '../../../generated/operations.ts';
 import { ALL_SCOPES } from '../account/token-service.ts';
 
 export const SCOPES: readonly Schemas['TokenScope'][] = ALL_SCOPES;
 
-let words: Record<string, string> | undefined;
+/** The scopes an app may be granted on this server: every scope, `admin` only where the operator allows it. */
+export function appScopes(allowAdmin: boolean): readonly Schemas['TokenScope'][] {
+  return allowAdmin ? SCOPES : SCOPES.filter((scope) => scope !== 'admin');
+}
 
 /** What `scope` lets an app do, as the consent page says it ("Read projects, …"). */
 export function scopeInWords(scope: string): string {
-  words ??= (
-    JSON.parse(readFileSync(resolve(import.meta.dirname, '../../../generated/openapi.json'), 'utf8')) as {
-      components: { securitySchemes: { oauth2: { flows: { authorizationCode: { scopes: Record<string, string> } } } } };
-    }
-  ).components.securitySchemes.oauth2.flows.authorizationCode.scopes;
-  return words[scope] ?? scope;
+  return SCOPE_WORDS[scope] ?? scope;
+}
+
+/** The warning the consent page gives beside a scope that hands the app more than the person's own things, in words. */
+export function scopeWarning(scope: string): string | undefined {
+  return scope === 'admin'
+    ? 'This lets the app act as an administrator of this server: change anyone\'s account, make administrators, and invite people. Allow it only for a tool you run yourself.'
+    : undefined;
 }

@@ -25,6 +25,7 @@ import { recordSecurityEvent } from '../account/security-events.ts';
 import { startSession } from '../sessions/session-service.ts';
 import { requireOwnPages } from '../sessions/sign-up-service.ts';
 import type { PasskeyRecord } from './passkey-repository.ts';
+import { actorOf, authorize, can } from '../../auth/authorize.ts';
 
 type Ports = Pick<Context, 'store' | 'clock' | 'config'>;
 
@@ -121,8 +122,8 @@ export async function startRegistration(ctx: Ports, caller: Caller): Promise<Sch
 export async function addPasskey(ctx: Ports, req: Request, caller: Caller, body: Schemas['AddPasskeyRequest']): Promise<Schemas['Passkey']> {
   const now = ctx.clock.now();
   const challenge = await ctx.store.passkeys.takeChallenge('passkey-registration', body.challengeId, now);
-  // A ceremony is its account's own: another account's challenge is no more use than an unknown one.
-  if (!challenge || challenge.userId !== caller.id) throw ceremonyGone();
+  // A ceremony is its account's own (the policy's account:own): another account's challenge is no more use than an unknown one.
+  if (!challenge || !can(actorOf(caller, undefined), { permission: 'account:own', thing: { kind: 'ceremony', id: body.challengeId, ownerId: challenge.userId ?? '' } })) throw ceremonyGone();
   const { rpID, origin } = relyingParty(ctx.config);
   let verification: Awaited<ReturnType<typeof verifyRegistrationResponse>>;
   try {
@@ -167,8 +168,10 @@ export async function renamePasskey(ctx: Ports, caller: Caller, passkeyId: strin
 /** Removes one of the caller's passkeys: from then on it signs nobody in. */
 export async function removePasskey(ctx: Ports, req: Request, caller: Caller, passkeyId: string): Promise<void> {
   const passkey = await ctx.store.passkeys.get(passkeyId);
-  if (!passkey || passkey.userId !== caller.id || !(await ctx.store.passkeys.remove(caller.id, passkeyId))) throw notFound(`You have no passkey ${passkeyId}.`);
-  await recordSecurityEvent(ctx, { userId: caller.id, kind: 'passkey-removed', req, detail: passkey.name });
+  authorize(actorOf(caller, undefined), { permission: 'account:own', thing: { kind: 'passkey', id: passkeyId, ownerId: passkey?.userId ?? '' } });
+  if (!(await ctx.store.passkeys.remove(caller.id, passkeyId))) throw notFound(`You have no passkey ${passkeyId}.`);
+  // authorize refused a passkey that is not the caller's, a missing one included.
+  await recordSecurityEvent(ctx, { userId: caller.id, kind: 'passkey-removed', req, detail: passkey!.name });
 }
 
 export async function startSignIn(ctx: Ports): Promise<Schemas['PasskeySignInOptions']> {

@@ -27,6 +27,7 @@ import { recordEvent } from '../webhooks/outbox.ts';
 import { checkFileName } from '../portal/portal-rules.ts';
 import type { NewTusUpload } from '../tus/tus-routes.ts';
 import type { ProjectUploadRecord } from './project-upload-repository.ts';
+import { actorOf, can } from '../../auth/authorize.ts';
 
 /** The ports this service uses, and nothing more. */
 type Ports = Pick<Context, 'store' | 'blobs' | 'clock' | 'config' | 'signer' | 'logger' | 'jobQueued'>;
@@ -56,7 +57,9 @@ export async function uploadableProject(ctx: Pick<Ports, 'store'>, caller: Calle
  */
 export async function requireUpload(ctx: Pick<Ports, 'store'>, caller: Caller, projectId: string, uploadId: string): Promise<ProjectUploadRecord> {
   const upload = await ctx.store.projectUploads.get(uploadId);
-  if (!upload || upload.projectId !== projectId || upload.userId !== caller.id) throw noUpload(projectId, uploadId);
+  if (!upload || upload.projectId !== projectId) throw noUpload(projectId, uploadId);
+  // Another member's upload URL opens nothing: the upload is its starter's own (the policy's account:own).
+  if (!can(actorOf(caller, undefined), { permission: 'account:own', thing: { kind: 'upload', id: uploadId, ownerId: upload.userId } })) throw noUpload(projectId, uploadId);
   return upload;
 }
 

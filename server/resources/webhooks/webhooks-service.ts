@@ -13,7 +13,7 @@ import { badRequest, conflict, notFound } from '../../http/problem.ts';
 import { ForbiddenAddressError, resolveAllowed } from '../../lib/outbound-addresses.ts';
 import { DELIVER_WEBHOOK, RETRY_DELAYS_MS } from './outbox.ts';
 import type { DeliveryRecord, WebhookRecord } from './webhook-repository.ts';
-import { mayManageWebhook, type WebhookCredential } from './webhook-ownership.ts';
+import { mayManageWebhook, requireWebhook, type WebhookCredential } from './webhook-ownership.ts';
 
 type Ports = Pick<Context, 'store' | 'clock' | 'config' | 'secrets' | 'jobQueued'>;
 
@@ -89,17 +89,12 @@ async function checkUrl(ctx: Ports, url: string): Promise<void> {
   }
 }
 
-/** The subscription, if the caller may manage it (mayManageWebhook); otherwise 404, as for one that does not exist. */
+/** The subscription, if the caller may manage it (the policy's account:own); otherwise 404, as for one that does not exist. */
 async function ownWebhook(ctx: Ports, caller: Caller, credential: WebhookCredential | undefined, webhookId: string): Promise<WebhookRecord> {
   const webhook = await ctx.store.webhooks.get(webhookId);
-  if (!webhook || !mayManageWebhook(caller, credential, webhook)) {
-    throw notFound(
-      credential?.appId === undefined
-        ? `There is no webhook ${webhookId} of yours. GET /webhooks lists them.`
-        : `This app has no webhook ${webhookId}: an app sees only the webhooks it made. GET /webhooks lists them.`,
-    );
-  }
-  return webhook;
+  // One that does not exist is refused as one of another account's: with the same words.
+  requireWebhook(caller, credential, webhook ?? { id: webhookId, userId: '', appId: null });
+  return webhook!;
 }
 
 export async function createWebhook(ctx: Ports, caller: Caller, credential: WebhookCredential | undefined, body: Schemas['CreateWebhookRequest']): Promise<Schemas['WebhookWithSecret']> {
