@@ -55,9 +55,9 @@ const addressOf = (req: Request) => ({ address: req.ip ?? 'unknown' });
  */
 export async function requestPasswordReset(ctx: Ports, req: Request, email: string): Promise<void> {
   if (!ctx.config.mail) throw mailNotConfigured('a reset link');
-  const limits = attemptLimitsOf(ctx.store.db);
-  const attempt = addressOf(req);
-  await limits.guard(attempt);
+  // No secret is tried here, but an address that has used up its failures (guessed links, sign-ins) is refused here
+  // too: the check takes a point and gives it straight back.
+  await attemptLimitsOf(ctx.store.db).attempt(addressOf(req), async () => {});
   void mailResetLink(ctx, normalizeEmail(email)).catch((error: unknown) => ctx.logger.error('queuing a password reset mail failed', { err: error }));
 }
 
@@ -86,36 +86,39 @@ export async function createResetLink(ctx: Pick<Context, 'store' | 'clock' | 'co
 }
 
 export async function completePasswordReset(ctx: Ports, req: Request, body: { token: string; password: string }): Promise<Record<string, never>> {
-  const limits = attemptLimitsOf(ctx.store.db);
-  const attempt = addressOf(req);
-  await limits.guard(attempt);
-  const link = await ctx.store.oneTimeLinks.peek('reset', body.token, ctx.clock.now());
-  const user = link?.userId ? await ctx.store.users.get(link.userId) : undefined;
-  // A link mailed to an address the account no longer has is dead.
-  if (!link || !user || user.email !== link.email) {
-    await limits.failed(attempt);
-    throw linkInvalid();
-  }
-  // Checked before the link is used, so that a refused password leaves the link to try again.
-  requireGoodPassword(body.password, 'password', [user.email, user.email.split('@')[0], user.name ?? '', 'audioshare', 'audio-share', 'audio share']);
-  const passwordHash = await hashPassword(body.password);
-  const ended = await ctx.store.transaction(async (store) => {
-    const now = ctx.clock.now();
-    if (!(await store.oneTimeLinks.consume('reset', body.token, now))) return undefined;
-    await store.users.setPasswordHash(user.id, passwordHash);
-    // The link was mailed to the address: using it shows the account receives mail there.
-    await store.users.setEmailVerified(user.id);
-    // Every other reset link of the account dies with this one.
-    await store.oneTimeLinks.revokeAll('reset', user.id, now);
-    // The accounts rules: the reset page "ends every session of the account".
-    return endSessionsOf({ store }, user.id);
+  // The token is a secret: the attempt takes its point before the link is looked up, and gives it back when the link
+  // works (attempt-limits.ts), so that guesses sent at once are counted as they are made.
+  const { user, ended } = await attemptLimitsOf(ctx.store.db).attempt(addressOf(req), async (reservation) => {
+    const link = await ctx.store.oneTimeLinks.peek('reset', body.token, ctx.clock.now());
+    const owner = link?.userId ? await ctx.store.users.get(link.userId) : undefined;
+    // A link mailed to an address the account no longer has is dead.
+    if (!link || !owner || owner.email !== link.email) {
+      reservation.failed();
+      throw linkInvalid();
+    }
+    // Checked before the link is used, so that a refused password leaves the link to try again (and the attempt's point:
+    // the token was right).
+    requireGoodPassword(body.password, 'password', [owner.email, owner.email.split('@')[0], owner.name ?? '', 'audioshare', 'audio-share', 'audio share']);
+    const passwordHash = await hashPassword(body.password);
+    const sessionsEnded = await ctx.store.transaction(async (store) => {
+      const now = ctx.clock.now();
+      if (!(await store.oneTimeLinks.consume('reset', body.token, now))) return undefined;
+      await store.users.setPasswordHash(owner.id, passwordHash);
+      // The link was mailed to the address: using it shows the account receives mail there.
+      await store.users.setEmailVerified(owner.id);
+      // Every other reset link of the account dies with this one.
+      await store.oneTimeLinks.revokeAll('reset', owner.id, now);
+      // The accounts rules: the reset page "ends every session of the account".
+      return endSessionsOf({ store }, owner.id);
+    });
+    if (sessionsEnded === undefined) {
+      reservation.failed();
+      throw linkInvalid();
+    }
+    // Proving the address clears the failed sign-ins that may have sent them here.
+    await reservation.succeeded(owner.email);
+    return { user: owner, ended: sessionsEnded };
   });
-  if (ended === undefined) {
-    await limits.failed(attempt);
-    throw linkInvalid();
-  }
-  // Proving the address clears the failed sign-ins that may have sent them here.
-  await limits.succeeded({ account: user.email, address: attempt.address });
   await recordSecurityEvent(ctx, { userId: user.id, kind: 'password-reset', req, detail: `${ended} session(s) ended` });
   return {};
 }
@@ -139,21 +142,23 @@ export async function sendEmailVerification(ctx: Ports, caller: Caller): Promise
 }
 
 export async function verifyEmail(ctx: Ports, req: Request, token: string): Promise<Record<string, never>> {
-  const limits = attemptLimitsOf(ctx.store.db);
-  const attempt = addressOf(req);
-  await limits.guard(attempt);
-  const verified = await ctx.store.transaction(async (store) => {
-    const link = await store.oneTimeLinks.consume('verify', token, ctx.clock.now());
-    const user = link?.userId ? await store.users.get(link.userId) : undefined;
-    // Mailed to an address the account has since changed: it proves nothing about the one it has now.
-    if (!link || !user || user.email !== link.email) return undefined;
-    await store.users.setEmailVerified(user.id);
+  // The token is a secret, guessed like a reset token: reserved before it is tried, given back when it works.
+  const verified = await attemptLimitsOf(ctx.store.db).attempt(addressOf(req), async (reservation) => {
+    const user = await ctx.store.transaction(async (store) => {
+      const link = await store.oneTimeLinks.consume('verify', token, ctx.clock.now());
+      const owner = link?.userId ? await store.users.get(link.userId) : undefined;
+      // Mailed to an address the account has since changed: it proves nothing about the one it has now.
+      if (!link || !owner || owner.email !== link.email) return undefined;
+      await store.users.setEmailVerified(owner.id);
+      return owner;
+    });
+    if (!user) {
+      reservation.failed();
+      throw linkInvalid();
+    }
+    await reservation.succeeded();
     return user;
   });
-  if (!verified) {
-    await limits.failed(attempt);
-    throw linkInvalid();
-  }
   await recordSecurityEvent(ctx, { userId: verified.id, kind: 'email-verified', req, detail: verified.email });
   return {};
 }

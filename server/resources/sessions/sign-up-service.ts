@@ -46,24 +46,27 @@ export async function getAuthConfig(ctx: Ports): Promise<Schemas['AuthConfig']> 
 
 export async function createFirstAccount(ctx: Ports, req: Request, res: Response, body: Schemas['CreateFirstAccountRequest']): Promise<Schemas['User']> {
   requireOwnPages(ctx, req);
-  const limits = attemptLimitsOf(ctx.store.db);
-  await limits.guard(attemptOf(req));
-  requireGoodPassword(body.password, 'password', passwordContext(body.email, body.name));
-  const passwordHash = await hashPassword(body.password);
-  // Counting a failure writes through the store's own connection: never from inside the transaction (on SQLite it would
-  // wait for the transaction's own lock).
-  const user = await ctx.store.transaction(async (store) => {
-    const now = ctx.clock.now();
-    const link = await store.oneTimeLinks.consume('setup', body.token, now);
-    if (!link) return undefined;
-    // The link is for a server with no account; one made meanwhile (by the admin CLI) closes it.
-    if (await store.users.any()) throw conflict('This server has an account already, so there is nothing to set up. Sign in, or ask its administrator for an invitation.');
-    return (await store.users.create({ email: body.email, name: body.name.trim(), passwordHash, emailVerified: false, isAdmin: true }, now))!;
+  // The setup token is a secret: its attempt is reserved before it is tried, and given back when it works (attempt-limits.ts).
+  const user = await attemptLimitsOf(ctx.store.db).attempt(attemptOf(req), async (reservation) => {
+    requireGoodPassword(body.password, 'password', passwordContext(body.email, body.name));
+    const passwordHash = await hashPassword(body.password);
+    const made = await ctx.store.transaction(async (store) => {
+      const now = ctx.clock.now();
+      const link = await store.oneTimeLinks.consume('setup', body.token, now);
+      if (!link) return undefined;
+      // The link is for a server with no account; one made meanwhile (by the admin CLI) closes it.
+      if (await store.users.any()) throw conflict('This server has an account already, so there is nothing to set up. Sign in, or ask its administrator for an invitation.');
+      return (await store.users.create({ email: body.email, name: body.name.trim(), passwordHash, emailVerified: false, isAdmin: true }, now))!;
+    });
+    // Settled after the transaction, never inside it: the counters write through the store's own connection (on SQLite
+    // they would wait for the transaction's own lock).
+    if (!made) {
+      reservation.failed();
+      throw forbidden('This setup link is not valid: it was used already, replaced by a newer one, or has expired. Print a new one with: npm run --silent admin -- setup-link');
+    }
+    await reservation.succeeded();
+    return made;
   });
-  if (!user) {
-    await limits.failed(attemptOf(req));
-    throw forbidden('This setup link is not valid: it was used already, replaced by a newer one, or has expired. Print a new one with: npm run --silent admin -- setup-link');
-  }
   await recordSecurityEvent(ctx, { userId: user.id, kind: 'account-created', req, detail: 'setup link: administrator' });
   await startSession(ctx, req, res, user.id, 'setup');
   return userJson(user);
@@ -71,34 +74,39 @@ export async function createFirstAccount(ctx: Ports, req: Request, res: Response
 
 export async function signUp(ctx: Ports, req: Request, res: Response, body: Schemas['SignUpRequest']): Promise<Schemas['User']> {
   requireOwnPages(ctx, req);
-  const limits = attemptLimitsOf(ctx.store.db);
-  await limits.guard(attemptOf(req));
   if (ctx.config.registration === 'closed') throw forbidden('Nobody signs up on this server: its administrators create accounts. Ask one, or sign in if you have an account.');
   if (ctx.config.registration === 'invite' && body.invite === undefined) {
     throw forbidden('Sign-up on this server is by invitation: open the link of the invitation you were sent, or ask an administrator for one. If you have an account, sign in.');
   }
-  requireGoodPassword(body.password, 'password', passwordContext(body.email, body.name));
-  const passwordHash = await hashPassword(body.password);
-  const outcome = await ctx.store.transaction(async (store) => {
-    const now = ctx.clock.now();
-    let invitation: Invitation | undefined;
-    if (body.invite !== undefined) {
-      invitation = await acceptInvitation({ ...ctx, store }, body.invite, body.email, now);
-      if (!invitation) return { refused: true as const };
+  const outcome = await attemptLimitsOf(ctx.store.db).attempt(attemptOf(req), async (reservation) => {
+    requireGoodPassword(body.password, 'password', passwordContext(body.email, body.name));
+    const passwordHash = await hashPassword(body.password);
+    const made = await ctx.store.transaction(async (store) => {
+      const now = ctx.clock.now();
+      let invitation: Invitation | undefined;
+      if (body.invite !== undefined) {
+        invitation = await acceptInvitation({ ...ctx, store }, body.invite, body.email, now);
+        if (!invitation) return { refused: true as const };
+      }
+      const created = await store.users.create(
+        { email: body.email, name: body.name.trim(), passwordHash, emailVerified: invitation !== undefined, isAdmin: invitation?.admin ?? false },
+        now,
+      );
+      return { refused: false as const, user: created, invitation };
+    });
+    if (made.refused) {
+      reservation.failed();
+      throw forbidden(
+        `This invitation does not work for ${normalizeEmail(body.email)}: it was used already, renewed, withdrawn or has expired, or it was made for another address. Sign up with the address the invitation was sent to, or ask for a new one.`,
+      );
     }
-    const created = await store.users.create(
-      { email: body.email, name: body.name.trim(), passwordHash, emailVerified: invitation !== undefined, isAdmin: invitation?.admin ?? false },
-      now,
-    );
-    return { refused: false as const, user: created, invitation };
+    if (!made.user) {
+      reservation.failed();
+      throw conflict(`An account with the email ${normalizeEmail(body.email)} exists already. Sign in instead, or reset its password.`);
+    }
+    await reservation.succeeded();
+    return { user: made.user, invitation: made.invitation };
   });
-  if (outcome.refused) {
-    await limits.failed(attemptOf(req));
-    throw forbidden(
-      `This invitation does not work for ${normalizeEmail(body.email)}: it was used already, renewed, withdrawn or has expired, or it was made for another address. Sign up with the address the invitation was sent to, or ask for a new one.`,
-    );
-  }
-  if (!outcome.user) throw conflict(`An account with the email ${normalizeEmail(body.email)} exists already. Sign in instead, or reset its password.`);
   await recordSecurityEvent(ctx, { userId: outcome.user.id, kind: 'account-created', req, detail: outcome.invitation ? `invitation (${outcome.invitation.kind})` : 'open registration' });
   await startSession(ctx, req, res, outcome.user.id, 'signup');
   return userJson(outcome.user);
@@ -106,19 +114,22 @@ export async function signUp(ctx: Ports, req: Request, res: Response, body: Sche
 
 export async function signIn(ctx: Ports, req: Request, res: Response, body: Schemas['SignInRequest']): Promise<Schemas['User']> {
   requireOwnPages(ctx, req);
-  const limits = attemptLimitsOf(ctx.store.db);
-  const attempt = attemptOf(req, body.email);
-  await limits.guard(attempt);
-  const user = await ctx.store.users.findByEmail(body.email);
-  // verifyPassword spends an argon2 verification even without an account, so that the answer's time does not tell.
-  const matches = await verifyPassword(user?.passwordHash ?? null, body.password);
-  if (!user || !matches) {
-    await limits.failed(attempt);
-    if (user) await recordSecurityEvent(ctx, { userId: user.id, kind: 'signin-failed', req, detail: 'password' });
-    throw new HttpProblem('unauthorized', 'The email or the password is wrong. Try again, or reset your password.');
-  }
-  if (user.disabled) throw new HttpProblem('unauthorized', 'This account is disabled. Ask the server\'s administrator.');
-  await limits.succeeded(attempt);
+  // The accounts rules: "at most 10 failures in 15 minutes" per account and 30 per address. The attempt takes its point
+  // before argon2 runs, so that 40 sent at once get 10 verifications, not 40 (attempt-limits.ts).
+  const user = await attemptLimitsOf(ctx.store.db).attempt(attemptOf(req, body.email), async (reservation) => {
+    const found = await ctx.store.users.findByEmail(body.email);
+    // verifyPassword spends an argon2 verification even without an account, so that the answer's time does not tell.
+    const matches = await verifyPassword(found?.passwordHash ?? null, body.password);
+    if (!found || !matches) {
+      reservation.failed();
+      if (found) await recordSecurityEvent(ctx, { userId: found.id, kind: 'signin-failed', req, detail: 'password' });
+      throw new HttpProblem('unauthorized', 'The email or the password is wrong. Try again, or reset your password.');
+    }
+    // The right password of a disabled account: no failure, and no success that clears the account's count either.
+    if (found.disabled) throw new HttpProblem('unauthorized', "This account is disabled. Ask the server's administrator.");
+    await reservation.succeeded();
+    return found;
+  });
   if (body.invite !== undefined && !(await joinCollaboratorInvitation(ctx, body.invite, user))) {
     throw forbidden('Your password is right, but this invitation does not work: it was used already, renewed or withdrawn. Sign in without it, or ask for a new one.');
   }
@@ -127,20 +138,23 @@ export async function signIn(ctx: Ports, req: Request, res: Response, body: Sche
 }
 
 export async function changePassword(ctx: Ports, req: Request, caller: Caller, body: Schemas['ChangePasswordRequest']): Promise<Schemas['EndedSessions']> {
-  const limits = attemptLimitsOf(ctx.store.db);
   const attempt = { account: normalizeEmail(caller.email), address: req.ip ?? 'unknown' };
-  await limits.guard(attempt);
-  const user = (await ctx.store.users.get(caller.id))!;
-  if (user.passwordHash === null) {
-    throw forbidden('This account has no password yet (it signs in with single sign-on or a passkey, or was made from the shell): set one with "Forgot your password?" on the sign-in page.');
-  }
-  if (!(await verifyPassword(user.passwordHash, body.currentPassword))) {
-    await limits.failed(attempt);
-    throw new HttpProblem('validation-error', 'The current password is wrong.', { errors: [{ pointer: '/currentPassword', detail: 'The current password is wrong.' }] });
-  }
+  // The current password is a secret guessed like a sign-in's (a session left open must not be a way to learn it): it
+  // counts against the same account and address.
+  const user = await attemptLimitsOf(ctx.store.db).attempt(attempt, async (reservation) => {
+    const found = (await ctx.store.users.get(caller.id))!;
+    if (found.passwordHash === null) {
+      throw forbidden('This account has no password yet (it signs in with single sign-on or a passkey, or was made from the shell): set one with "Forgot your password?" on the sign-in page.');
+    }
+    if (!(await verifyPassword(found.passwordHash, body.currentPassword))) {
+      reservation.failed();
+      throw new HttpProblem('validation-error', 'The current password is wrong.', { errors: [{ pointer: '/currentPassword', detail: 'The current password is wrong.' }] });
+    }
+    await reservation.succeeded();
+    return found;
+  });
   requireGoodPassword(body.newPassword, 'newPassword', passwordContext(user.email, user.name ?? ''));
   await ctx.store.users.setPasswordHash(user.id, await hashPassword(body.newPassword));
-  await limits.succeeded(attempt);
   // The accounts rules: "Changing it asks for the current one and ends every other session."
   const ended = await endSessionsOf(ctx, user.id, { except: req.auth?.sessionId });
   await recordSecurityEvent(ctx, { userId: user.id, kind: 'password-changed', req, detail: `${ended} other session(s) ended` });
