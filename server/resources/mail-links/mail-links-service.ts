@@ -6,6 +6,7 @@
  * operator prints reset links with the admin CLI (`createResetLink`).
  */
 import type { Request } from 'express';
+import { RateLimiterRes, type RateLimiterAbstract } from 'rate-limiter-flexible';
 import type { Context } from '../../context.ts';
 import type { Caller } from '../../auth/access.ts';
 import { attemptLimitsOf } from '../../auth/attempt-limits.ts';
@@ -17,6 +18,8 @@ import { normalizeEmail, type UserRecord } from '../account/user-repository.ts';
 import { recordSecurityEvent } from '../account/security-events.ts';
 import { endSessionsOf } from '../sessions/session-service.ts';
 import { queueMail } from '../mail/mail-outbox.ts';
+import { consumeOrRefuse } from '../../http/rate-limit.ts';
+import type { Db } from '../../store/db.ts';
 
 type Ports = Pick<Context, 'store' | 'clock' | 'config' | 'logger' | 'secrets' | 'jobQueued'>;
 
@@ -30,7 +33,30 @@ export const VERIFY_LINK_TTL_MS = 2 * 24 * 3_600_000;
  * inbox in the server's name.
  */
 export const MAILS_PER_HOUR = 3;
-const HOUR_MS = 3_600_000;
+const HOUR_SECONDS = 3_600;
+
+/**
+ * The counters of MAILS_PER_HOUR, one per kind of mail: reset mails by
+ * the address asked for (known or not), verification mails by account.
+ * A mail takes its point (one atomic upsert) before its link is made, so
+ * that requests sent at once cannot all count the links made so far, find
+ * fewer than three, and all send one (11 reset requests at once sent 5
+ * mails on PostgreSQL, whose transactions do not see each other's new
+ * links). A refused mail's point is not given back: the count is of mails
+ * asked for, and the cap is reached sooner, never later.
+ */
+const mailCaps = new WeakMap<Db, Record<'reset' | 'verify', RateLimiterAbstract>>();
+export function mailCapsOf(db: Db): Record<'reset' | 'verify', RateLimiterAbstract> {
+  let caps = mailCaps.get(db);
+  if (!caps) {
+    caps = {
+      reset: db.rateLimiter({ keyPrefix: 'mail-reset', points: MAILS_PER_HOUR, durationSeconds: HOUR_SECONDS }),
+      verify: db.rateLimiter({ keyPrefix: 'mail-verify', points: MAILS_PER_HOUR, durationSeconds: HOUR_SECONDS }),
+    };
+    mailCaps.set(db, caps);
+  }
+  return caps;
+}
 
 const resetUrl = (ctx: Pick<Context, 'config'>, secret: string) => `${ctx.config.publicUrl}/reset-password?token=${encodeURIComponent(secret)}`;
 const verifyUrl = (ctx: Pick<Context, 'config'>, secret: string) => `${ctx.config.publicUrl}/verify-email?token=${encodeURIComponent(secret)}`;
@@ -49,7 +75,7 @@ const addressOf = (req: Request) => ({ address: req.ip ?? 'unknown' });
  * tells whether an account has the address. An address over its limit of
  * failed attempts (sign-ins, guessed links) is refused here too; a request
  * is no failure itself (it proves nothing either way), and what it can
- * cost someone else is capped: MAILS_PER_HOUR to one account. It never
+ * cost someone else is capped: MAILS_PER_HOUR to one address. It never
  * counts against the account: asking for resets of someone's address must
  * not lock them out of signing in.
  */
@@ -58,18 +84,33 @@ export async function requestPasswordReset(ctx: Ports, req: Request, email: stri
   // No secret is tried here, but an address that has used up its failures (guessed links, sign-ins) is refused here
   // too: the check takes a point and gives it straight back.
   await attemptLimitsOf(ctx.store.db).attempt(addressOf(req), async () => {});
-  void mailResetLink(ctx, normalizeEmail(email)).catch((error: unknown) => ctx.logger.error('queuing a password reset mail failed', { err: error }));
+  const to = normalizeEmail(email);
+  // The mail's point is taken before the answer, for every address alike (one upsert, account or none), so that 11
+  // requests sent at once have all been counted when they are answered, and at most MAILS_PER_HOUR of them mail.
+  const allowed = await tookPoint(mailCapsOf(ctx.store.db).reset, to);
+  void mailResetLink(ctx, to, allowed).catch((error: unknown) => ctx.logger.error('queuing a password reset mail failed', { err: error }));
 }
 
-async function mailResetLink(ctx: Ports, email: string): Promise<void> {
+/** Takes one of the key's points: false when it has none left (a RateLimiterRes refusal); a fault is thrown. */
+async function tookPoint(counters: RateLimiterAbstract, key: string): Promise<boolean> {
+  try {
+    await counters.consume(key);
+    return true;
+  } catch (refusal) {
+    if (refusal instanceof RateLimiterRes) return false;
+    throw refusal;
+  }
+}
+
+async function mailResetLink(ctx: Ports, email: string, allowed: boolean): Promise<void> {
   const user = await ctx.store.users.findByEmail(email);
   if (!user || user.disabled) return;
+  if (!allowed) {
+    ctx.logger.info('password reset mail not sent: the address had its hourly share', { userId: user.id });
+    return;
+  }
   await ctx.store.transaction(async (store) => {
     const now = ctx.clock.now();
-    if ((await store.oneTimeLinks.countSince('reset', user.id, now - HOUR_MS)) >= MAILS_PER_HOUR) {
-      ctx.logger.info('password reset mail not sent: the account had its hourly share', { userId: user.id });
-      return;
-    }
     const link = await newResetLink(store, user, now);
     await queueMail(ctx, store, 'password-reset', passwordResetMail({ to: user.email, name: user.name ?? '', url: resetUrl(ctx, link.secret), validForMs: RESET_LINK_TTL_MS }));
   });
@@ -128,13 +169,13 @@ export async function sendEmailVerification(ctx: Ports, caller: Caller): Promise
   const user = await ctx.store.users.get(caller.id);
   if (!user) throw new HttpProblem('unauthorized', 'This account no longer exists.');
   if (user.emailVerified) throw conflict(`Your email address ${user.email} is verified already.`);
+  await consumeOrRefuse(
+    mailCapsOf(ctx.store.db).verify,
+    user.id,
+    (retryAfter) => `At most ${MAILS_PER_HOUR} verification mails an hour: look for the last one (and in the spam folder), or ask again in ${Math.ceil(retryAfter / 60)} minute(s).`,
+  );
   await ctx.store.transaction(async (store) => {
     const now = ctx.clock.now();
-    if ((await store.oneTimeLinks.countSince('verify', user.id, now - HOUR_MS)) >= MAILS_PER_HOUR) {
-      throw new HttpProblem('rate-limited', `At most ${MAILS_PER_HOUR} verification mails an hour: look for the last one (and in the spam folder), or ask again later.`, {
-        headers: { 'Retry-After': String(HOUR_MS / 1000) },
-      });
-    }
     const link = await store.oneTimeLinks.create('verify', { userId: user.id, email: user.email, ttlMs: VERIFY_LINK_TTL_MS }, now);
     await queueMail(ctx, store, 'verify-email', verifyEmailMail({ to: user.email, name: user.name ?? '', url: verifyUrl(ctx, link.secret), validForMs: VERIFY_LINK_TTL_MS }));
   });
