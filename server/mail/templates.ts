@@ -116,7 +116,10 @@ export function collaboratorInvitationMail(input: { to: string; invitedBy: strin
   const by = oneLine(input.invitedBy) || 'Someone';
   const player = oneLine(input.playerName) || 'a player';
   return render(input.to, {
-    subject: `${by} shared “${player}” with you`,
+    // Fixed: the inviter chooses their name and the player's, and a subject of their words, mailed in the server's name
+    // to any address, would be theirs to write ("Your account is locked", a phishing lure). Their words stay in the
+    // body, one line each, escaped, and said to be theirs.
+    subject: `An invitation to a player on ${SERVICE}`,
     paragraphs: [
       paragraph('{0} shared the player “{1}” with you on {2}, as {3}.', by, player, SERVICE, oneLine(input.role, 20)),
       paragraph('Create an account with this address ({0}), or sign in if you have one, to open it.', input.to),
