@@ -16,8 +16,12 @@ import { userJson } from '../account/account-service.ts';
 import { recordSecurityEvent } from '../account/security-events.ts';
 import { startSession, endSessionsOf } from './session-service.ts';
 import { acceptInvitation, joinCollaboratorInvitation, type Invitation } from './invitations.ts';
+import { RateLimiterRes, type RateLimiterAbstract } from 'rate-limiter-flexible';
+import type { Db } from '../../store/db.ts';
+import { finishSignUpMail, signUpAttemptMail } from '../../mail/templates.ts';
+import { queueMail } from '../mail/mail-outbox.ts';
 
-type Ports = Pick<Context, 'store' | 'clock' | 'config' | 'logger'>;
+type Ports = Pick<Context, 'store' | 'clock' | 'config' | 'logger' | 'secrets' | 'jobQueued'>;
 
 /** The words a password must not be made of, besides the common list: the person's own and the service's name. */
 const passwordContext = (email: string, name: string) => [email, email.split('@')[0], name, 'audioshare', 'audio-share', 'audio share'];
@@ -72,15 +76,41 @@ export async function createFirstAccount(ctx: Ports, req: Request, res: Response
   return userJson(user);
 }
 
-export async function signUp(ctx: Ports, req: Request, res: Response, body: Schemas['SignUpRequest']): Promise<Schemas['User']> {
+/** What a sign-up answers: the account, signed in (200), or word that it goes on by mail (202). */
+export type SignUpAnswer = { status: 200; body: Schemas['User'] } | { status: 202; body: Schemas['SignUpByMail'] };
+
+/** How long open registration's mailed link to finish a sign-up works. */
+export const SIGN_UP_LINK_TTL_MS = 2 * 24 * 3_600_000;
+/** At most this many sign-up mails (a link to finish, or word of an attempt) to one address an hour. */
+export const SIGN_UP_MAILS_PER_HOUR = 3;
+
+const signUpMailCaps = new WeakMap<Db, RateLimiterAbstract>();
+function signUpMailCap(db: Db): RateLimiterAbstract {
+  let cap = signUpMailCaps.get(db);
+  if (!cap) {
+    cap = db.rateLimiter({ keyPrefix: 'mail-signup', points: SIGN_UP_MAILS_PER_HOUR, durationSeconds: 3_600 });
+    signUpMailCaps.set(db, cap);
+  }
+  return cap;
+}
+
+export async function signUp(ctx: Ports, req: Request, res: Response, body: Schemas['SignUpRequest']): Promise<SignUpAnswer> {
   requireOwnPages(ctx, req);
+  // These answers are the same for every address: they tell nothing, and cost nothing to give.
   if (ctx.config.registration === 'closed') throw forbidden('Nobody signs up on this server: its administrators create accounts. Ask one, or sign in if you have an account.');
   if (ctx.config.registration === 'invite' && body.invite === undefined) {
     throw forbidden('Sign-up on this server is by invitation: open the link of the invitation you were sent, or ask an administrator for one. If you have an account, sign in.');
   }
-  const outcome = await attemptLimitsOf(ctx.store.db).attempt(attemptOf(req), async (reservation) => {
+  // Every sign-up takes one of the address's attempts (its limit: 30 in 15 minutes), before the password is hashed.
+  return attemptLimitsOf(ctx.store.db).attempt(attemptOf(req), async (reservation) => {
     requireGoodPassword(body.password, 'password', passwordContext(body.email, body.name));
+    // Hashed whatever follows, taken address or free: the answer's time must not tell them apart.
     const passwordHash = await hashPassword(body.password);
+    if (body.invite === undefined && ctx.config.mail) {
+      // Counted whatever the address, so that running out of attempts tells nothing either.
+      reservation.failed();
+      return signUpByMail(ctx, body.email);
+    }
     const made = await ctx.store.transaction(async (store) => {
       const now = ctx.clock.now();
       let invitation: Invitation | undefined;
@@ -92,7 +122,12 @@ export async function signUp(ctx: Ports, req: Request, res: Response, body: Sche
         { email: body.email, name: body.name.trim(), passwordHash, emailVerified: invitation !== undefined, isAdmin: invitation?.admin ?? false },
         now,
       );
+      // Thrown inside, so that the transaction rolls back the invitation's use: it still works, for signing in.
+      if (!created) throw new TakenAddress();
       return { refused: false as const, user: created, invitation };
+    }).catch((error: unknown) => {
+      if (error instanceof TakenAddress) return { refused: false as const, user: undefined, invitation: undefined };
+      throw error;
     });
     if (made.refused) {
       reservation.failed();
@@ -101,15 +136,63 @@ export async function signUp(ctx: Ports, req: Request, res: Response, body: Sche
       );
     }
     if (!made.user) {
+      // Said only to someone holding an invitation for the address (or on a server without mail, which has no other
+      // way to say it); it counts against the address as a failure.
       reservation.failed();
-      throw conflict(`An account with the email ${normalizeEmail(body.email)} exists already. Sign in instead, or reset its password.`);
+      throw conflict(
+        body.invite?.includes('.')
+          ? `An account with the email ${normalizeEmail(body.email)} exists already. Sign in with it from the invitation's page (its "Sign in" link), and the invitation's access joins that account.`
+          : `An account with the email ${normalizeEmail(body.email)} exists already. Sign in instead, or reset its password.`,
+      );
     }
-    await reservation.succeeded();
-    return { user: made.user, invitation: made.invitation };
+    // An invitation proves the address: the attempt is given back.
+    if (made.invitation) await reservation.succeeded();
+    await recordSecurityEvent(ctx, { userId: made.user.id, kind: 'account-created', req, detail: made.invitation ? `invitation (${made.invitation.kind})` : 'open registration' });
+    await startSession(ctx, req, res, made.user.id, 'signup');
+    return { status: 200 as const, body: userJson(made.user) };
   });
-  await recordSecurityEvent(ctx, { userId: outcome.user.id, kind: 'account-created', req, detail: outcome.invitation ? `invitation (${outcome.invitation.kind})` : 'open registration' });
-  await startSession(ctx, req, res, outcome.user.id, 'signup');
-  return userJson(outcome.user);
+}
+
+class TakenAddress extends Error {}
+
+/**
+ * Open registration on a server that sends mail: the same answer for every
+ * address (the accounts rules' enumeration resistance; OWASP Authentication
+ * Cheat Sheet, account creation: "A link to activate your account has been
+ * emailed to <input email address>"), and the difference goes by mail to
+ * the address itself: a link to finish the sign-up (an invitation for the
+ * address, which proves it) when it has no account, word of the attempt
+ * when it has one. No account is made until the link is opened, so an
+ * address cannot be taken by someone who does not read its mail. The
+ * mail's point is taken before the answer, for every address alike; the
+ * lookup and the mail come after it.
+ */
+async function signUpByMail(ctx: Ports, email: string): Promise<SignUpAnswer> {
+  const to = normalizeEmail(email);
+  let allowed = true;
+  try {
+    await signUpMailCap(ctx.store.db).consume(to);
+  } catch (refusal) {
+    if (!(refusal instanceof RateLimiterRes)) throw refusal;
+    allowed = false;
+  }
+  if (allowed) void mailSignUp(ctx, to).catch((error: unknown) => ctx.logger.error('queuing a sign-up mail failed', { err: error }));
+  else ctx.logger.info('sign-up mail not sent: the address had its hourly share');
+  return { status: 202, body: { email: to } };
+}
+
+async function mailSignUp(ctx: Ports, email: string): Promise<void> {
+  await ctx.store.transaction(async (store) => {
+    const now = ctx.clock.now();
+    const user = await store.users.findByEmail(email);
+    if (user) {
+      await queueMail(ctx, store, 'sign-up-attempt', signUpAttemptMail({ to: user.email, name: user.name ?? '', signInUrl: `${ctx.config.publicUrl}/signin` }));
+      return;
+    }
+    const link = await store.oneTimeLinks.create('invitation', { email, data: { admin: false, signUp: true }, ttlMs: SIGN_UP_LINK_TTL_MS }, now);
+    const url = `${ctx.config.publicUrl}/signup?invite=${encodeURIComponent(link.secret)}`;
+    await queueMail(ctx, store, 'sign-up', finishSignUpMail({ to: email, url, validForMs: SIGN_UP_LINK_TTL_MS }));
+  });
 }
 
 export async function signIn(ctx: Ports, req: Request, res: Response, body: Schemas['SignInRequest']): Promise<Schemas['User']> {
