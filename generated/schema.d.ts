@@ -920,14 +920,32 @@ export interface paths {
         put?: never;
         /**
          * Sign up
-         * @description **Extension.** Makes an account and signs it in (the answer sets the
-         *     session cookie), as the server's `REGISTRATION` allows: `invite` (the
-         *     default) needs an invitation (`invite`), `open` takes anyone, `closed`
-         *     nobody (403). An invitation is for one email address; signing up with
-         *     it marks that address verified, and a collaborator's invitation gives
-         *     the new account that player's access. An address that has an account
-         *     already is a 409: sign in instead. Only from the server's own pages
-         *     (same origin). Failed attempts count against the address's limit.
+         * @description **Extension.** Makes an account, as the server's `REGISTRATION`
+         *     allows: `invite` (the default) needs an invitation (`invite`), `open`
+         *     takes anyone, `closed` nobody (403).
+         *
+         *     With an invitation, the account is made and signed in (200; the
+         *     answer sets the session cookie). An invitation is for one email
+         *     address; signing up with it marks that address verified, and a
+         *     collaborator's invitation gives the new account that player's
+         *     access. An address that has an account already is a 409: sign in
+         *     with the invitation instead.
+         *
+         *     Without one, on a server that sends mail, the answer is 202 and the
+         *     same for every address, after the same work, so that it does not
+         *     tell whether the address has an account (OWASP Authentication Cheat
+         *     Sheet: "A link to activate your account has been emailed to
+         *     <input email address>"). The address is mailed: a link that
+         *     finishes the sign-up (an invitation for that address, `/signup?invite=…`)
+         *     when it has no account, or word that someone tried to sign up with it,
+         *     and how to sign in or reset the password, when it has one. At most 3
+         *     such mails to one address an hour. On a server without mail there is
+         *     nothing to carry the difference: the account is made and signed in
+         *     (200), and a taken address is a 409.
+         *
+         *     Every sign-up counts against the address's limit of attempts (30 in
+         *     15 minutes), whatever its outcome, except one that an invitation
+         *     proves. Only from the server's own pages (same origin).
          */
         post: operations["signUp"];
         delete?: never;
@@ -6212,6 +6230,20 @@ export interface components {
          */
         Password: string;
         /**
+         * @description **Extension.** Sign-up goes on by mail: look in the inbox of `email`
+         *     (and its spam folder). The same for every address.
+         * @example {
+         *       "email": "alex@label.example"
+         *     }
+         */
+        SignUpByMail: {
+            /**
+             * @description The address the mail goes to, as the server compares it (lower case).
+             * @example alex@label.example
+             */
+            email: string;
+        };
+        /**
          * @description The `token` of the mailed link (`?token=…`).
          * @example 3q2-7wfVx8kq0b6tY1cJ4mZ9pR2sL5nA8dE1gH4jK7o
          */
@@ -10252,6 +10284,15 @@ export interface operations {
         };
         responses: {
             200: components["responses"]["SignedIn"];
+            /** @description Sign-up goes on by mail (open registration on a server that sends mail); the same answer whether or not the address has an account. */
+            202: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["SignUpByMail"];
+                };
+            };
             400: components["responses"]["BadRequest"];
             403: components["responses"]["AuthRefused"];
             409: components["responses"]["Conflict"];

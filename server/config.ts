@@ -62,6 +62,12 @@ export interface Config {
   /** How mail goes out (server/mail/); undefined when SMTP_URL is unset, and then nothing is mailed. */
   mail: MailSettings | undefined;
   /**
+   * How many collaborators' invitation mails an hour one account may have
+   * sent (INVITE_MAILS_PER_INVITER_PER_HOUR) and one address may be sent
+   * (INVITE_MAILS_PER_RECIPIENT_PER_HOUR): the server's name is on them.
+   */
+  invitationMails: { perInviterPerHour: number; perRecipientPerHour: number };
+  /**
    * Who may sign up (REGISTRATION): `invite` (the default) through an
    * invitation only, `open` anyone at /signup, `closed` nobody (administrators
    * create accounts).
@@ -248,6 +254,12 @@ export function loadConfig(env: Env = process.env): Config {
     oidc,
     registration,
     sessions,
+    invitationMails: {
+      // Enough to share a player with a band and its label at once; a player may have 100 collaborators, invited over hours.
+      perInviterPerHour: integer('INVITE_MAILS_PER_INVITER_PER_HOUR', 20, 1, 10_000),
+      // An invitation, perhaps renewed twice: more is someone's inbox being filled in the server's name.
+      perRecipientPerHour: integer('INVITE_MAILS_PER_RECIPIENT_PER_HOUR', 3, 1, 1_000),
+    },
     blobStore,
     s3,
     sandbox,

@@ -14,7 +14,9 @@ describe('mail templates', () => {
     expect(mail.html).toContain('href="https://audio.example.org/signup?invite=abc&amp;x=%3C1%3E"');
     expect(mail.text).toContain('Mix "final" & <b>loud</b>');
     expect(mail.text).toContain('Open the invitation: https://audio.example.org/signup?invite=abc&x=%3C1%3E');
-    expect(mail.subject).toBe('Mallory <script>alert(1)</script> shared “Mix "final" & <b>loud</b>” with you');
+    // The subject is the server's: the inviter's words are only in the body.
+    expect(mail.subject).toBe('An invitation to a player on Audio Share');
+    expect(mail.text).toContain('Mallory <script>alert(1)</script> shared the player “Mix "final" & <b>loud</b>” with you on Audio Share');
     expect(mail.to).toBe('client@label.com');
   });
 

@@ -111,12 +111,49 @@ export function invitationMail(input: { to: string; invitedBy: string; url: stri
   });
 }
 
+/**
+ * Open registration's answer to a sign-up for an address without an
+ * account: the invitation link, for that address, that makes it
+ * (`/signup?invite=…`). Sent instead of signing in at once, so that the
+ * answer is the same as for an address that has an account.
+ */
+export function finishSignUpMail(input: { to: string; url: string; validForMs: number }): MailMessage {
+  return render(input.to, {
+    subject: `Finish signing up for ${SERVICE}`,
+    paragraphs: [paragraph('Someone, probably you, asked to make an account on {0} with this address ({1}).', SERVICE, input.to), paragraph('Open the link to finish: it makes the account.')],
+    action: { label: 'Finish signing up', url: input.url },
+    footer: `The link works once, for ${validityDays(input.validForMs)}. If you did not ask for an account, ignore this mail: none is made.`,
+  });
+}
+
+/**
+ * Open registration's answer to a sign-up for an address that has an
+ * account: word to its owner, who can sign in, or reset the password from
+ * the sign-in page. The answer to the sign-up was the same as for a free
+ * address; only the address's owner learns which it was.
+ */
+export function signUpAttemptMail(input: { to: string; name: string; signInUrl: string }): MailMessage {
+  return render(input.to, {
+    subject: `Someone tried to sign up for ${SERVICE} with your address`,
+    paragraphs: [
+      paragraph('Hello {0},', oneLine(input.name) || 'there'),
+      paragraph('Someone asked to make an account on {0} with your address ({1}), which has an account already. No new account was made, and yours is unchanged.', SERVICE, input.to),
+      paragraph('If it was you, sign in instead; if you forgot your password, "Forgot your password?" on the sign-in page mails you a link to set a new one.'),
+    ],
+    action: { label: 'Sign in', url: input.signInUrl },
+    footer: 'If it was not you, you need do nothing: your password was not asked for, and nothing was shared.',
+  });
+}
+
 /** A player shared with a collaborator's address: the invite link the API makes, to sign up (or sign in) and take the access. */
 export function collaboratorInvitationMail(input: { to: string; invitedBy: string; playerName: string; role: string; url: string }): MailMessage {
   const by = oneLine(input.invitedBy) || 'Someone';
   const player = oneLine(input.playerName) || 'a player';
   return render(input.to, {
-    subject: `${by} shared “${player}” with you`,
+    // Fixed: the inviter chooses their name and the player's, and a subject of their words, mailed in the server's name
+    // to any address, would be theirs to write ("Your account is locked", a phishing lure). Their words stay in the
+    // body, one line each, escaped, and said to be theirs.
+    subject: `An invitation to a player on ${SERVICE}`,
     paragraphs: [
       paragraph('{0} shared the player “{1}” with you on {2}, as {3}.', by, player, SERVICE, oneLine(input.role, 20)),
       paragraph('Create an account with this address ({0}), or sign in if you have one, to open it.', input.to),

@@ -19,6 +19,13 @@ export interface RateLimiterOptions {
   keyPrefix: string;
   points: number;
   durationSeconds: number;
+  /**
+   * Whether a key over its limit is refused from memory until its window
+   * ends (the default). Off for counters whose points are given back
+   * (reward): the memory of a refusal does not hear a reward, and would
+   * go on refusing a key that the database counts under its limit again.
+   */
+  blockInMemory?: boolean;
 }
 
 export interface Db {
@@ -77,7 +84,7 @@ export function checkParameters(params: readonly SqlValue[]): void {
 export const rateLimitTable = 'rate_limits';
 
 /** What both backends' limiters share: the table (created by the migrate step), the limit, and how a flood is refused. */
-export function rateLimiterSettings({ keyPrefix, points, durationSeconds }: RateLimiterOptions) {
+export function rateLimiterSettings({ keyPrefix, points, durationSeconds, blockInMemory = true }: RateLimiterOptions) {
   return {
     tableName: rateLimitTable,
     tableCreated: true,
@@ -87,7 +94,7 @@ export function rateLimiterSettings({ keyPrefix, points, durationSeconds }: Rate
     points,
     duration: durationSeconds,
     // Once a key is over its limit, refuse it from memory until its window ends: a flood costs no queries.
-    inMemoryBlockOnConsumed: points + 1,
+    inMemoryBlockOnConsumed: blockInMemory ? points + 1 : 0,
   };
 }
 

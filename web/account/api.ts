@@ -70,7 +70,8 @@ export class AccountApi {
     return answer(this.client.POST('/auth/setup', { body }));
   }
 
-  signUp(body: Schemas['SignUpRequest']): Promise<Answer<User>> {
+  /** The account, signed in; or, on a server with open registration that sends mail, where the mail went (202). */
+  signUp(body: Schemas['SignUpRequest']): Promise<Answer<User | Schemas['SignUpByMail']>> {
     return answer(this.client.POST('/auth/signup', { body }));
   }
 

@@ -91,7 +91,17 @@ export async function signupPage(ctx: PageContext): Promise<void> {
     f,
     formError(),
     () => ctx.api.signUp({ name: value(f, 'name'), email: value(f, 'email'), password: value(f, 'password'), ...(invite ? { invite } : {}) }),
-    () => goHome(ctx),
+    (answer) => {
+      // Open registration on a server that sends mail: the account is made from the link mailed to the address.
+      if (!('id' in answer)) {
+        replaceForm(ctx, `We sent a mail to ${answer.email}: open its link to finish signing up (look in the spam folder too). If that address has an account already, the mail says so, and how to sign in.`, {
+          href: `${ctx.basePath}/signin`,
+          text: 'Sign in',
+        });
+        return;
+      }
+      goHome(ctx);
+    },
   );
 }
 

@@ -85,11 +85,14 @@ export async function confirmDeletion(
       { pointer: '#/password', detail: 'is required, unless you signed in with a passkey less than five minutes ago' },
     ]);
   }
-  const limits = attemptLimitsOf(ctx.store.db);
   const attempt = { account: normalizeEmail(caller.email), address };
-  await limits.guard(attempt);
-  if (!(await verifyPassword((await ctx.store.users.get(caller.id))?.passwordHash ?? null, password))) {
-    await limits.failed(attempt);
-    throw forbidden('The password is not right, so the account was not deleted.');
-  }
+  // Reserved before argon2 runs, given back when the password is right (attempt-limits.ts): requests sent at once
+  // cannot all be checked against a count that none of them has added to yet.
+  await attemptLimitsOf(ctx.store.db).attempt(attempt, async (reservation) => {
+    if (!(await verifyPassword((await ctx.store.users.get(caller.id))?.passwordHash ?? null, password))) {
+      reservation.failed();
+      throw forbidden('The password is not right, so the account was not deleted. Try again, or reset your password from the sign-in page.');
+    }
+    await reservation.succeeded();
+  });
 }

@@ -12,7 +12,7 @@ import { linkTo, startSmtpSink, type SmtpSink } from '../../testing/smtp-sink.ts
 import { FAILURES_PER_ADDRESS } from '../../auth/attempt-limits.ts';
 import { hashPassword } from '../../auth/passwords.ts';
 import { runAdmin } from '../../admin/cli.ts';
-import { RESET_LINK_TTL_MS } from './mail-links-service.ts';
+import { MAILS_PER_HOUR, mailCapsOf, RESET_LINK_TTL_MS } from './mail-links-service.ts';
 
 const PASSWORD = 'a long and unusual passphrase';
 const NEW_PASSWORD = 'another quite unusual sentence';
@@ -113,7 +113,7 @@ describe.each(backends)('mail links on %s', (backend) => {
     const owner = await t.as(address('owner'));
     const { data: player } = await owner.api.POST('/players', { body: { name: 'For Sam', public: false, collaborators: [{ email, role: 'viewer' }] } });
     // The invitation mail to the address (from the player's creation) is not the verification one: take it out of the way.
-    expect((await sink.nextTo(email)).subject).toContain('shared “For Sam” with you');
+    expect((await sink.nextTo(email)).text).toContain('shared the player “For Sam” with you');
     const { cookie } = await signIn(email);
     const playerOf = async () => (await t.fetch(`/players/${player!.id}`, { headers: { Cookie: cookie! } })).status;
     expect(await playerOf()).toBe(404);
@@ -143,7 +143,23 @@ describe.each(backends)('mail links on %s', (backend) => {
     for (let i = 0; i < 3; i++) expect((await t.fetch('/me/email-verification', ownPage('POST', undefined, cookie))).status).toBe(202);
     const fourth = await t.fetch('/me/email-verification', ownPage('POST', undefined, cookie));
     expect(fourth.status).toBe(429);
-    expect(fourth.headers.get('retry-after')).toBe('3600');
+    expect(Number(fourth.headers.get('retry-after'))).toBeGreaterThan(3500);
+    expect(Number(fourth.headers.get('retry-after'))).toBeLessThanOrEqual(3600);
+    expect(await fourth.json()).toMatchObject({ type: '/problems/rate-limited', detail: expect.stringContaining('look for the last one') });
+  });
+
+  it('sends at most three reset mails an hour to one account, however many requests come at once', async () => {
+    const email = address('flooded');
+    const user = await account(email);
+    const asked = await Promise.all(Array.from({ length: 11 }, () => t.fetch('/auth/password-reset', ownPage('POST', { email }))));
+    expect(asked.map((response) => response.status)).toEqual(Array(11).fill(202));
+    // Each request took its point before it was answered: the three mails are decided, and more were refused.
+    expect((await mailCapsOf(t.server.ctx.store.db).reset.get(email))?.consumedPoints).toBeGreaterThan(MAILS_PER_HOUR);
+    for (let i = 0; i < MAILS_PER_HOUR; i++) await sink.nextTo(email);
+    // The links made are the mails sent: three, and no fourth on its way.
+    const links = await t.server.ctx.store.db.query<{ n: number | string }>(`SELECT COUNT(*) AS n FROM one_time_links WHERE kind = 'reset' AND user_id = $1`, [user.id]);
+    expect(Number(links[0].n)).toBe(MAILS_PER_HOUR);
+    expect(sink.received.filter((mail) => mail.to.includes(email))).toHaveLength(MAILS_PER_HOUR);
   });
 
   it("refuses a verification link once the account's address has changed", async () => {
@@ -164,7 +180,8 @@ describe.each(backends)('mail links on %s', (backend) => {
     const guest = address('guest');
     const { data: player } = await owner.api.POST('/players', { body: { name: 'Mix <3>', public: false, collaborators: [{ email: guest, role: 'editor' }] } });
     const mail = await sink.nextTo(guest);
-    expect(mail.subject).toBe('The Band shared “Mix <3>” with you');
+    expect(mail.subject).toBe('An invitation to a player on Audio Share');
+    expect(mail.text).toContain('The Band shared the player “Mix <3>” with you');
     expect(mail.html).toContain('Mix &lt;3&gt;');
     const link = linkTo(mail, '/signup');
     const invite = link.searchParams.get('invite')!;
@@ -180,6 +197,60 @@ describe.each(backends)('mail links on %s', (backend) => {
     expect(renewed.response.status).toBe(200);
     const second = linkTo(await sink.nextTo(guest), '/signup').searchParams.get('invite')!;
     expect(second).not.toBe(invite);
+  });
+
+  /** A 429 of the invitation caps: a problem that says what to do, with Retry-After. */
+  function expectCapped(response: Response, body: unknown, says: string) {
+    expect(response.status).toBe(429);
+    expect(response.headers.get('content-type')).toMatch(/^application\/problem\+json/);
+    expect(Number(response.headers.get('retry-after'))).toBeGreaterThan(0);
+    expect(body).toMatchObject({ type: '/problems/rate-limited', detail: expect.stringContaining(says) });
+    expect((body as { detail: string }).detail).toContain('invite link');
+  }
+
+  it('mails one address at most three invitations an hour, however many renewals come at once; a refused renewal keeps the link', async () => {
+    const owner = await t.as(address('sharer'));
+    const guest = address('invited');
+    const { data: player } = await owner.api.POST('/players', { body: { name: 'Capped', public: false, collaborators: [{ email: guest, role: 'viewer' }] } });
+    await sink.nextTo(guest);
+    const renew = () => owner.api.POST('/players/{playerid}/collaborators/{email}/invite', { params: { path: { playerid: player!.id, email: guest } } });
+    const renewals = await Promise.all(Array.from({ length: 6 }, renew));
+    const statuses = renewals.map(({ response }) => response.status).sort();
+    expect(statuses).toEqual([200, 200, 429, 429, 429, 429]);
+    for (const { response, error } of renewals.filter(({ response }) => response.status === 429)) expectCapped(response, error, 'invitation mails in the last hour');
+    await sink.nextTo(guest);
+    await sink.nextTo(guest);
+
+    const linkOf = async () => (await owner.api.GET('/players/{playerid}/collaborators', { params: { path: { playerid: player!.id } } })).data![0].inviteUrl;
+    const before = await linkOf();
+    expect((await renew()).response.status).toBe(429);
+    expect(await linkOf()).toBe(before);
+    // Every mail to the address was taken, and the refusals sent none.
+    expect(sink.received.filter((mail) => mail.to.includes(guest))).toHaveLength(3);
+  });
+
+  it('lets one account send at most 20 invitation mails an hour: then 429, a role change still works, and a player that would mail more is not made', async () => {
+    const ownerEmail = address('crowd');
+    const owner = await t.as(ownerEmail);
+    const { data: player } = await owner.api.POST('/players', { body: { name: 'Crowd', public: false } });
+    const playerid = player!.id;
+    const fans = Array.from({ length: 25 }, (_, index) => address(`fan${index}`));
+    const invite = (email: string, role: 'viewer' | 'editor' = 'viewer') => owner.api.PUT('/players/{playerid}/collaborators/{email}', { params: { path: { playerid, email } }, body: { role } });
+    const invited = await Promise.all(fans.map((email) => invite(email)));
+    const accepted = fans.filter((_, index) => invited[index].response.status === 200);
+    expect(accepted).toHaveLength(20);
+    for (const { response, error } of invited.filter(({ response }) => response.status !== 200)) expectCapped(response, error, 'At most 20 invitation mails an hour from one account');
+    for (const email of accepted) await sink.nextTo(email);
+
+    // A change of role mails nothing, so no cap stops it.
+    expect((await invite(accepted[0], 'editor')).response.status).toBe(200);
+    const players = async () => ((await owner.api.GET('/players')).data ?? []).length;
+    const count = await players();
+    const more = await owner.api.POST('/players', { body: { name: 'More', public: false, collaborators: [{ email: address('late'), role: 'viewer' }] } });
+    expectCapped(more.response, more.error, 'At most 20 invitation mails an hour from one account');
+    expect(await players()).toBe(count);
+    // A player without collaborators mails nobody, and is made.
+    expect((await owner.api.POST('/players', { body: { name: 'Quiet' } })).response.status).toBe(200);
   });
 
   it('prints a reset link from the admin CLI that works as a mailed one does', async () => {

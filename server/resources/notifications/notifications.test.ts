@@ -128,7 +128,7 @@ describe.each(backends)('notifications on %s', (backend) => {
   it('mails a reply to the author of the comment, when they have an account, and tells the owner of the reply as a comment', async () => {
     const { ownerEmail, editor, editorEmail, projectid, fileid, playerid } = await setup(t);
     // The player's invitation came first.
-    expect((await sink.nextTo(editorEmail)).subject).toContain('shared “For the label” with you');
+    expect((await sink.nextTo(editorEmail)).text).toContain('shared the player “For the label” with you');
     await editor.api.POST('/me', { body: { name: 'Eddie' } });
     const { data: parent } = await editor.api.POST('/projects/{projectid}/files/{fileid}/comments', { params: { path: { projectid, fileid } }, body: { message: 'Too much reverb?' } });
     const ownerMail = await sink.nextTo(ownerEmail);

@@ -197,23 +197,26 @@ export async function startSignIn(ctx: Ports): Promise<Schemas['PasskeySignInOpt
 export async function finishSignIn(ctx: Ports, req: Request, res: Response, body: Schemas['FinishPasskeySignInRequest']): Promise<Schemas['User']> {
   // Login CSRF: a page of another site must not sign its visitor in to an account of the site's choosing.
   requireOwnPages(ctx, req);
-  const limits = attemptLimitsOf(ctx.store.db);
   const address = req.ip ?? 'unknown';
-  await limits.guard({ address });
-  const now = ctx.clock.now();
   const response = body.response as unknown as AuthenticationResponseJSON;
-  const challenge = await ctx.store.passkeys.takeChallenge('passkey-authentication', body.challengeId, now);
+  // The account is known before anything secret is checked (a credential id names a passkey, and proves nothing), so
+  // that the attempt can take its point from the account's count and the address's at once, before the signature is
+  // verified (attempt-limits.ts): answers sent at once cannot all be checked against a count none has added to yet.
   const passkey = await ctx.store.passkeys.findByCredentialId(response.id);
-  const user = passkey && (await ctx.store.users.get(passkey.userId));
-  const attempt = { account: user ? normalizeEmail(user.email) : undefined, address };
-  if (user) await limits.guard(attempt);
-  if (!challenge || !passkey || !user || !(await verified(ctx, passkey, challenge.challenge, response, now))) {
-    await limits.failed(attempt);
-    if (user) await recordSecurityEvent(ctx, { userId: user.id, kind: 'signin-failed', req, detail: 'passkey' });
-    throw passkeySignInRefused();
-  }
-  if (user.disabled) throw new HttpProblem('unauthorized', "This account is disabled. Ask the server's administrator.");
-  await limits.succeeded(attempt);
+  const found = passkey && (await ctx.store.users.get(passkey.userId));
+  const attempt = { account: found ? normalizeEmail(found.email) : undefined, address };
+  const user = await attemptLimitsOf(ctx.store.db).attempt(attempt, async (reservation) => {
+    const now = ctx.clock.now();
+    const challenge = await ctx.store.passkeys.takeChallenge('passkey-authentication', body.challengeId, now);
+    if (!challenge || !passkey || !found || !(await verified(ctx, passkey, challenge.challenge, response, now))) {
+      reservation.failed();
+      if (found) await recordSecurityEvent(ctx, { userId: found.id, kind: 'signin-failed', req, detail: 'passkey' });
+      throw passkeySignInRefused();
+    }
+    if (found.disabled) throw new HttpProblem('unauthorized', "This account is disabled. Ask the server's administrator.");
+    await reservation.succeeded();
+    return found;
+  });
   // The session records how, and when, the person proved who they are: DELETE /me takes a passkey sign-in of the last
   // five minutes in place of the password.
   await startSession(ctx, req, res, user.id, 'passkey');

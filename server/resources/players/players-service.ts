@@ -6,14 +6,14 @@ import type { SortKey } from '../../lib/sort-keys.ts';
 import { newId } from '../../lib/ids.ts';
 import { accessProject, requireGrantable, type Caller } from '../../auth/access.ts';
 import { badRequest, conflict, HttpProblem, notFound } from '../../http/problem.ts';
-import { normalizeEmail } from '../account/user-repository.ts';
+import { normalizeEmail, type UserRecord } from '../account/user-repository.ts';
 import { DEFAULT_PROJECT_COLOR, projectJson } from '../projects/projects-service.ts';
 import type { PlayerRecord } from './player-repository.ts';
 import type { Store } from '../../repositories.ts';
 import { requireIfMatch, type IfMatch, type Versioned } from '../../http/preconditions.ts';
 import { hashPassword } from './player-password.ts';
 import { releasePortal } from '../portal/portal-service.ts';
-import { mailCollaboratorInvitations } from './invitation-mail.ts';
+import { mailCollaboratorInvitations, reserveInvitationMails } from './invitation-mail.ts';
 
 /** The ports this service uses, and nothing more. */
 type Ports = Pick<Context, 'store' | 'clock' | 'config' | 'signer' | 'jobQueued' | 'secrets'>;
@@ -133,7 +133,25 @@ export async function createPlayer(ctx: Ports & Pick<Context, 'payments'>, calle
   const now = ctx.clock.now();
   // Hashed before the transaction: scrypt takes tens of milliseconds, and no row should wait on it.
   const passwordHash = typeof body.password === 'string' ? await hashPassword(body.password) : null;
+  // Each collaborator is mailed their invite link: the mails are reserved before the transaction (their caps:
+  // invitation-mail.ts), and given back if the player is not made.
+  const mails = await reserveInvitationMails(ctx, caller.id, (body.collaborators ?? []).map(({ email }) => normalizeEmail(email)));
+  try {
+    return await insertPlayer(ctx, caller, body, user, now, passwordHash);
+  } catch (error) {
+    await mails.release();
+    throw error;
+  }
+}
 
+async function insertPlayer(
+  ctx: Ports & Pick<Context, 'payments'>,
+  caller: Caller,
+  body: Schemas['CreatePlayerRequest'],
+  user: UserRecord,
+  now: number,
+  passwordHash: string | null,
+): Promise<Versioned<Schemas['Player']>> {
   return ctx.store.transaction(async (store) => {
     let projectId = body.projectid;
     let color = DEFAULT_PROJECT_COLOR;

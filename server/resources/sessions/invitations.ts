@@ -18,7 +18,8 @@ import { inviteMatches } from '../players/invite-links.ts';
 export { collaboratorInvite } from '../players/invite-links.ts';
 
 export interface Invitation {
-  kind: 'administrator' | 'collaborator';
+  /** `sign-up`: the link open registration mails to an address without an account (sign-up-service.ts). */
+  kind: 'administrator' | 'collaborator' | 'sign-up';
   /** Whether the account made with it administers the server. */
   admin: boolean;
 }
@@ -41,6 +42,7 @@ export async function acceptInvitation(ctx: Pick<Context, 'store' | 'config'>, i
   const link = await ctx.store.oneTimeLinks.peek('invitation', invite, now);
   if (!link || (link.email !== null && link.email !== address)) return undefined;
   if (!(await ctx.store.oneTimeLinks.consume('invitation', invite, now))) return undefined;
+  if (link.data.signUp === true) return { kind: 'sign-up', admin: false };
   return { kind: 'administrator', admin: link.data.admin === true };
 }
 

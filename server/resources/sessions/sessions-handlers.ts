@@ -12,7 +12,8 @@ export function sessionsHandlers(ctx: Context): OperationHandlers {
       res.json(await signUp.createFirstAccount(ctx, req, res, req.body));
     },
     signUp: async (req, res) => {
-      res.json(await signUp.signUp(ctx, req, res, req.body));
+      const answer = await signUp.signUp(ctx, req, res, req.body);
+      res.status(answer.status).json(answer.body);
     },
     signIn: async (req, res) => {
       res.json(await signUp.signIn(ctx, req, res, req.body));
