@@ -7,7 +7,7 @@
 import { readFileSync } from 'node:fs';
 import { resolve } from 'node:path';
 
-/** The ten scopes of the issue, in its order. */
+/** The scopes of the issues, in their order: the ten of the accounts issue, and `admin` (issue 28). */
 export const SCOPES = [
   'projects:read',
   'projects:write',
@@ -19,6 +19,7 @@ export const SCOPES = [
   'webhooks:write',
   'account:read',
   'account:write',
+  'admin',
 ] as const;
 
 export type Requirement = Record<string, string[]>;

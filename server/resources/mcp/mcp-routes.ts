@@ -35,6 +35,7 @@ import { issuerOf, mcpResource } from '../oauth/oauth-provider.ts';
 import { provisionSandboxAccount } from '../sandbox/sandbox-service.ts';
 import { apiRoutes, apiTools, toolAllowed, type ApiTool } from './mcp-tools.ts';
 import { buildRelayedRequest, readToolCall } from './mcp-relay.ts';
+import { appScopes } from '../oauth/oauth-scopes.ts';
 
 type Ports = Pick<Context, 'config' | 'store' | 'clock' | 'logger' | 'secrets' | 'media'>;
 
@@ -74,7 +75,7 @@ export function mcpRoutes(ctx: Ports): Router {
   // RFC 9728 §3.1: the metadata of https://host/mcp is at https://host/.well-known/oauth-protected-resource/mcp.
   router.get(MCP_METADATA_PATH, (_req, res) => {
     res.setHeader('Access-Control-Allow-Origin', '*');
-    res.json(protectedResourceMetadata(ctx.config.publicUrl, MCP_PATH, 'Audio Share MCP server', [issuerOf(ctx.config.publicUrl)]));
+    res.json(protectedResourceMetadata(ctx.config.publicUrl, MCP_PATH, 'Audio Share MCP server', [issuerOf(ctx.config.publicUrl)], appScopes(ctx.config.oauthAllowAdminScope)));
   });
 
   router.all(

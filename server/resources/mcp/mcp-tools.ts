@@ -13,6 +13,7 @@
  */
 import { readFileSync } from 'node:fs';
 import { resolve } from 'node:path';
+import { scopeCovers } from '../../auth/scopes.ts';
 
 type Json = Record<string, unknown>;
 
@@ -197,4 +198,5 @@ export function apiRoutes(): ApiRoute[] {
 }
 
 /** Whether a token with these scopes (`all`: a personal token with every scope) may call the tool. */
-export const toolAllowed = (tool: Pick<ApiTool, 'scope'>, scopes: readonly string[] | 'all') => scopes === 'all' || tool.scope === undefined || scopes.includes(tool.scope);
+// The API's rule, the same here: a write implies its read (auth/scopes.ts).
+export const toolAllowed = (tool: Pick<ApiTool, 'scope'>, scopes: readonly string[] | 'all') => scopes === 'all' || tool.scope === undefined || scopeCovers(scopes, tool.scope);

@@ -119,7 +119,7 @@ export function oauthRoutes(ctx: Ports): Router {
   const basePath = () => new URL(ctx.config.publicUrl.replace(/\/+$/, '')).pathname.replace(/\/+$/, '');
   const apiMetadata = (_req: Request, res: Response) => {
     res.setHeader('Access-Control-Allow-Origin', '*');
-    res.json(protectedResourceMetadata(ctx.config.publicUrl, '/api/v1', 'Audio Share API', [issuerOf(ctx.config.publicUrl)]));
+    res.json(protectedResourceMetadata(ctx.config.publicUrl, '/api/v1', 'Audio Share API', [issuerOf(ctx.config.publicUrl)], appScopes(ctx.config.oauthAllowAdminScope)));
   };
   // RFC 9728 §3.1: the metadata of https://host/api/v1 is at /.well-known/oauth-protected-resource/api/v1; the bare one
   // serves the API too, as the issue names it.
