@@ -24,7 +24,9 @@ export interface paths {
          *
          *     - **Without `projectid`** a new project, named after the player, is
          *       created; the player covers all of it, and `sortBy` sets the new
-         *       project's sort order.
+         *       project's sort order. Making a project, a token needs
+         *       `projects:write` beside `players:write` (403
+         *       `/problems/insufficient-scope` naming it otherwise).
          *     - **With `projectid`** the player opens onto that existing project. The
          *       caller must be its owner, or a collaborator with the admin or editor
          *       role. The player belongs to the project's owner either way, and is

@@ -4,6 +4,7 @@ import * as players from './players-service.ts';
 import { ifMatchOf, sendVersioned } from '../../http/preconditions.ts';
 import { keysetPage, pageAsked } from '../../http/paging.ts';
 import { newestFirst } from '../../lib/sort-keys.ts';
+import { actorOf } from '../../auth/authorize.ts';
 
 export function playersHandlers(ctx: Context): OperationHandlers {
   return {
@@ -17,7 +18,7 @@ export function playersHandlers(ctx: Context): OperationHandlers {
       res.json(keysetPage(ctx, req, res, asked, await players.listPlayersPage(ctx, req.user, asked.after, asked.limit + 1), newestFirst));
     },
     createPlayer: async (req, res) => {
-      sendVersioned(res, await players.createPlayer(ctx, req.user, req.body));
+      sendVersioned(res, await players.createPlayer(ctx, req.user, req.body, actorOf(req.user, req.auth)));
     },
     getPlayer: async (req, res) => {
       sendVersioned(res, await players.getPlayer(ctx, req.user, req.params.playerid));

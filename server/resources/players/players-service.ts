@@ -14,6 +14,7 @@ import { requireIfMatch, type IfMatch, type Versioned } from '../../http/precond
 import { hashPassword } from './player-password.ts';
 import { releasePortal } from '../portal/portal-service.ts';
 import { mailCollaboratorInvitations, reserveInvitationMails } from './invitation-mail.ts';
+import { actorOf, authorize, type Actor } from '../../auth/authorize.ts';
 
 /** The ports this service uses, and nothing more. */
 type Ports = Pick<Context, 'store' | 'clock' | 'config' | 'signer' | 'jobQueued' | 'secrets'>;
@@ -114,7 +115,10 @@ function checkRedirect(redirect: string): void {
   }
 }
 
-export async function createPlayer(ctx: Ports & Pick<Context, 'payments'>, caller: Caller, body: Schemas['CreatePlayerRequest']): Promise<Versioned<Schemas['Player']>> {
+export async function createPlayer(ctx: Ports & Pick<Context, 'payments'>, caller: Caller, body: Schemas['CreatePlayerRequest'], actor: Actor = actorOf(caller, undefined)): Promise<Versioned<Schemas['Player']>> {
+  // The spec (the oauth2 scheme): "Creating a player without projectid makes a project too, and needs projects:write
+  // beside players:write": players:write alone is no way to make projects.
+  if (body.projectid === undefined) authorize(actor, { permission: 'scope', scope: 'projects:write', why: 'A player without projectid makes a project, which' });
   // The interface on the players operations: folderid and boxids each need projectid, and exclude each other.
   if (body.folderid !== undefined && body.projectid === undefined) {
     throw badRequest('folderid needs projectid: give the project the folder belongs to.', [{ pointer: '#/projectid', detail: 'is required when folderid is given' }]);
