@@ -70,6 +70,19 @@ export async function consentByFetch(url: URL, cookie: string, decision: 'allow'
   throw new Error(`Too many steps from ${url}`);
 }
 
+/** Follows an authorization request as the person's browser would, to the consent page, and returns its HTML. */
+export async function consentPageOf(url: URL, cookie: string): Promise<string> {
+  const jar = new Jar(cookie);
+  let at = url;
+  for (let step = 0; step < 10; step += 1) {
+    const response = await fetch(at, { redirect: 'manual', headers: { cookie: jar.header() } });
+    jar.take(response);
+    if (response.status !== 303 && response.status !== 302) return response.text();
+    at = new URL(response.headers.get('location')!, at);
+  }
+  throw new Error(`Too many steps from ${url}`);
+}
+
 /** An app the person registered and let in: its id, its client (openid-client's), and the tokens of its grant. */
 export interface ConnectedApp {
   appId: string;
