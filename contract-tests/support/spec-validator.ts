@@ -9,6 +9,8 @@ import { resolve } from 'node:path';
 import { Ajv2020 } from 'ajv/dist/2020.js';
 import formats from 'ajv-formats';
 import type { ValidateFunction } from 'ajv';
+import { OPERATIONS } from '../../generated/operations.ts';
+import { matchOperation } from '../../server/http/route.ts';
 
 /** The parts of the bundled spec this checker reads; anything may be a `{ $ref }` to elsewhere in it. */
 interface Reference {
@@ -40,28 +42,20 @@ interface Route {
   operationId: string;
   method: string;
   template: string;
-  pattern: RegExp;
+  /** A HEAD answered as its path's GET (RFC 9110 §9.3.2): its answer has that operation's headers and no content. */
+  headOfGet?: boolean;
 }
 
-const routes: Route[] = Object.entries(spec.paths).flatMap(([template, item]) =>
-  ['get', 'post', 'put', 'delete', 'patch', 'head', 'options']
-    .filter((method) => item[method])
-    .map((method) => ({
-      operationId: item[method]!.operationId,
-      method,
-      template,
-      pattern: new RegExp('^' + template.replace(/\{[^}]+\}/g, '[^/]+') + '$'),
-    })),
-);
-
-export const allOperationIds = routes.map((route) => route.operationId);
+export const allOperationIds = OPERATIONS.map((operation) => operation.id as string);
 /** Operations that exist only on a sandbox server (`x-sandbox-only` in the spec); elsewhere they answer 404. */
-export const sandboxOnlyOperationIds = routes
-  .filter((route) => (spec.paths[route.template][route.method] as unknown as Record<string, unknown>)['x-sandbox-only'] === true)
-  .map((route) => route.operationId);
+export const sandboxOnlyOperationIds = OPERATIONS.filter((operation) => operation.sandboxOnly).map((operation) => operation.id as string);
 
+/** The operation a request is, by the server's own one match (server/http/route.ts): the suite judges what the server routes. */
 export function findRoute(method: string, path: string): Route | undefined {
-  return routes.find((route) => route.method === method.toLowerCase() && route.pattern.test(path));
+  const match = matchOperation(method.toUpperCase(), path);
+  if (match.kind !== 'operation') return undefined;
+  const { operation } = match;
+  return { operationId: operation.id, method: operation.method.toLowerCase(), template: operation.path, ...(method.toUpperCase() === 'HEAD' && operation.method === 'GET' ? { headOfGet: true } : {}) };
 }
 
 /** A JSON Pointer segment (RFC 6901): `~` as `~0`, `/` as `~1`. */
@@ -91,7 +85,7 @@ export function checkResponse(route: Route, status: number, contentType: string 
     responses[key].$ref?.slice(1) ?? `/paths/${pointerSegment(route.template)}/${route.method}/responses/${key}`;
   const violations = headers ? checkHeaders(route, status, responsePointer, headers) : [];
   // RFC 9110 §9.3.2: "The server MUST NOT send content in the response" to HEAD; the media type it names is the GET's.
-  if (route.method === 'head') return violations;
+  if (route.method === 'head' || route.headOfGet) return violations;
   const content = resolveRef(responses[key]).content;
   if (!content) return body === undefined ? violations : [...violations, `${route.operationId} ${status} documents no body, but one was sent`];
   const mediaType = (contentType ?? '').split(';')[0].trim().toLowerCase();
