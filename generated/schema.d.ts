@@ -967,8 +967,13 @@ export interface paths {
          * Sign in with a password
          * @description **Extension.** Starts a browser session (the answer sets the session
          *     cookie, replacing any the browser had). An unknown email and a wrong
-         *     password get the same 401, in about the same time. At most 10 failed
-         *     attempts per account and 30 per address in 15 minutes; then 429 with
+         *     password get the same 401, in about the same time. A disabled account
+         *     gets this same answer whether or not the password is right, and it
+         *     counts as a failed attempt: a password can be guessed, so its being
+         *     right is never confirmed for an account that cannot sign in (a
+         *     passkey's signature and a token cannot be guessed, and a disabled
+         *     account's are told it is disabled). At most 10 failed attempts per
+         *     account and 30 per address in 15 minutes; then 429 with
          *     `Retry-After`. Only from the server's own pages (same origin).
          */
         post: operations["signIn"];
@@ -10359,7 +10364,7 @@ export interface operations {
         responses: {
             200: components["responses"]["SignedIn"];
             400: components["responses"]["BadRequest"];
-            /** @description The email or the password is wrong (the two are not told apart), or the account is disabled. */
+            /** @description The email or the password is wrong, or the account is disabled (the three are not told apart, whether or not the password is right). */
             401: {
                 headers: {
                     [name: string]: unknown;
