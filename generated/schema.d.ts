@@ -969,8 +969,13 @@ export interface paths {
          * Sign in with a password
          * @description **Extension.** Starts a browser session (the answer sets the session
          *     cookie, replacing any the browser had). An unknown email and a wrong
-         *     password get the same 401, in about the same time. At most 10 failed
-         *     attempts per account and 30 per address in 15 minutes; then 429 with
+         *     password get the same 401, in about the same time. A disabled account
+         *     gets this same answer whether or not the password is right, and it
+         *     counts as a failed attempt: a password can be guessed, so its being
+         *     right is never confirmed for an account that cannot sign in (a
+         *     passkey's signature and a token cannot be guessed, and a disabled
+         *     account's are told it is disabled). At most 10 failed attempts per
+         *     account and 30 per address in 15 minutes; then 429 with
          *     `Retry-After`. Only from the server's own pages (same origin).
          */
         post: operations["signIn"];
@@ -1608,6 +1613,9 @@ export interface paths {
          *     version of its tracks and by each listener (their display name, or
          *     Anonymous) with how far they listened, downloads through the
          *     player's view, and purchases of its paywall, with totals at the top.
+         *     Listeners are told apart by who they are, a signed-in account or a
+         *     guest's player session, never by the name they typed: a guest who
+         *     types a member's name is a listener of their own (`signedIn: false`).
          *
          *     For the player's owner and the project's members who may manage its
          *     players (owner, admin, editor): a viewer gets 403, anyone else 404 as
@@ -6344,12 +6352,26 @@ export interface components {
         /** @description **Extension.** One listener's plays of one version, and how far they got. */
         InsightsTrackListener: {
             /**
+             * @description Who the listener is, on this player: the same in `tracks` and in
+             *     `listeners`, and different for two listeners of the same name. It
+             *     is neither an account's id nor a session's, and differs from player
+             *     to player.
+             * @example lsn_Q2m9xK4tR1vB7nH3sL0pWe
+             */
+            listenerid: string;
+            /**
              * @description The display name the listener's player session gave, a signed-in member's account name, or `Anonymous`.
              * @example Alex (A&R)
              */
             name: string;
             /** @description True for the listeners who gave no name (then `name` is `Anonymous`). */
             anonymous: boolean;
+            /**
+             * @description True for a listener signed in to an account (`name` is the
+             *     account's); false for a guest, whose `name` is whatever they typed
+             *     (it may be a member's), and for Anonymous.
+             */
+            signedIn: boolean;
             /** @description Plays of this version that counted (3 seconds or more heard). */
             plays: number;
             /**
@@ -6385,11 +6407,22 @@ export interface components {
         };
         /**
          * @description **Extension.** One listener's plays: everyone without a display name
-         *     or an account is one listener, `Anonymous` (`anonymous: true`). A
-         *     listener is known by their name alone (nothing else about them is
-         *     kept), so two who gave the same name count as one.
+         *     is one listener, `Anonymous` (`anonymous: true`). Any other listener
+         *     is told apart by who they are, never by the name they typed: a
+         *     signed-in listener by their account (`signedIn: true`), a guest by
+         *     their player session. Two guests who gave the same name are two
+         *     listeners, and a guest who typed a member's name is not that member;
+         *     `listenerid` and `signedIn` tell such rows apart.
          */
         InsightsListener: {
+            /**
+             * @description Who the listener is, on this player: the same in `tracks` and in
+             *     `listeners`, and different for two listeners of the same name. It
+             *     is neither an account's id nor a session's, and differs from player
+             *     to player.
+             * @example lsn_Q2m9xK4tR1vB7nH3sL0pWe
+             */
+            listenerid: string;
             /**
              * @description The display name the listener's player session gave, a signed-in member's account name, or `Anonymous`.
              * @example Alex (A&R)
@@ -6397,6 +6430,12 @@ export interface components {
             name: string;
             /** @description True for the listeners who gave no name (then `name` is `Anonymous`). */
             anonymous: boolean;
+            /**
+             * @description True for a listener signed in to an account (`name` is the
+             *     account's); false for a guest, whose `name` is whatever they typed
+             *     (it may be a member's), and for Anonymous.
+             */
+            signedIn: boolean;
             /** @description Plays that counted (3 seconds or more heard). */
             plays: number;
             /** @description When the last of these plays was last reported, in milliseconds since the Unix epoch. */
@@ -6428,16 +6467,20 @@ export interface components {
          *           "downloads": 1,
          *           "listeners": [
          *             {
+         *               "listenerid": "lsn_Q2m9xK4tR1vB7nH3sL0pWe",
          *               "name": "Alex (A&R)",
          *               "anonymous": false,
+         *               "signedIn": false,
          *               "plays": 2,
          *               "farthest": 201.5,
          *               "fraction": 0.94,
          *               "timeLastPlayed": 1795315500000
          *             },
          *             {
+         *               "listenerid": "lsn_7YdT0cVw2Ja5uEr8Km4NqZ",
          *               "name": "Anonymous",
          *               "anonymous": true,
+         *               "signedIn": false,
          *               "plays": 1,
          *               "farthest": 35,
          *               "fraction": 0.16,
@@ -6448,14 +6491,18 @@ export interface components {
          *       ],
          *       "listeners": [
          *         {
+         *           "listenerid": "lsn_Q2m9xK4tR1vB7nH3sL0pWe",
          *           "name": "Alex (A&R)",
          *           "anonymous": false,
+         *           "signedIn": false,
          *           "plays": 2,
          *           "timeLastPlayed": 1795315500000
          *         },
          *         {
+         *           "listenerid": "lsn_7YdT0cVw2Ja5uEr8Km4NqZ",
          *           "name": "Anonymous",
          *           "anonymous": true,
+         *           "signedIn": false,
          *           "plays": 1,
          *           "timeLastPlayed": 1795315200000
          *         }
@@ -6481,7 +6528,7 @@ export interface components {
             totals: {
                 /** @description Plays that counted, of every track. */
                 plays: number;
-                /** @description Distinct named listeners who played, plus one for Anonymous when anyone without a name did. */
+                /** @description Distinct named listeners who played (accounts and guests' sessions, not names), plus one for Anonymous when anyone without a name did. */
                 listeners: number;
                 /** @description Downloads of every track. */
                 downloads: number;
@@ -10319,7 +10366,7 @@ export interface operations {
         responses: {
             200: components["responses"]["SignedIn"];
             400: components["responses"]["BadRequest"];
-            /** @description The email or the password is wrong (the two are not told apart), or the account is disabled. */
+            /** @description The email or the password is wrong, or the account is disabled (the three are not told apart, whether or not the password is right). */
             401: {
                 headers: {
                     [name: string]: unknown;

@@ -3,11 +3,13 @@
  * counted as the download endpoint serves them, purchases of the paywall,
  * read back by who manages the player (getPlayerInsights).
  *
- * A listener is kept as the display name their player session gave (or a
- * signed-in member's account name), else as Anonymous. Nothing else about
- * them is kept or sent anywhere: no address, user agent, session id or
- * fingerprint, and no third party is called.
+ * A listener is kept as who they are and the name they go by: a signed-in
+ * listener as their account (and its name), a guest as a digest of their
+ * player session's id (and the display name they gave), else as Anonymous.
+ * Nothing else about them is kept or sent anywhere: no address, user agent,
+ * session id or fingerprint, and no third party is called.
  */
+import { createHash } from 'node:crypto';
 import type { Context } from '../../context.ts';
 import type { Schemas } from '../../lib/api-types.ts';
 import type { Caller } from '../../auth/access.ts';
@@ -24,6 +26,32 @@ export const PLAY_SLACK_SECONDS = 10;
 const ANONYMOUS = 'Anonymous';
 
 type Ports = Pick<Context, 'store' | 'clock'>;
+
+/** A guest's key: a digest of the session's id, so that insights keep no id a session or a comment carries (migration 31). */
+const guestKey = (sessionId: string) => `guest:${createHash('sha256').update(sessionId).digest('base64url')}`;
+
+/**
+ * Issue 28: "Listeners must be told apart by who they are (account id for
+ * members, player-session id for guests), never by the display name they
+ * chose." A display name is typed by whoever opens a session, so a guest
+ * may type a member's: the account decides for a signed-in listener, the
+ * session for a guest. Without a name the listener is Anonymous (null),
+ * as the spec has it: everyone without a display name is one listener.
+ */
+export function listenerKeyOf(listener: Pick<Listener, 'userId' | 'sessionId' | 'displayName'>): string | null {
+  if (!listener.displayName) return null;
+  if (listener.userId) return `account:${listener.userId}`;
+  return listener.sessionId ? guestKey(listener.sessionId) : null;
+}
+
+/**
+ * The id a listener's rows carry: a digest of the player and the key, so
+ * that it tells listeners apart on this player without being an account's
+ * id or a session's, nor the same for one listener on two players.
+ */
+function listenerIdOf(playerId: string, key: string | null): string {
+  return `lsn_${createHash('sha256').update(`${playerId}\n${key ?? 'anonymous'}`).digest('base64url').slice(0, 22)}`;
+}
 
 /**
  * Records a report of a play, for a listener the view opens for (the caller
@@ -51,11 +79,16 @@ export async function recordPlay(ctx: Ports, listener: Listener, body: Schemas['
     }
   }
   const now = ctx.clock.now();
+  const listenerKey = listenerKeyOf(listener);
+  // A renewed session (formerSessionIds) is the listener who played under its former ids: a guest who then gave the
+  // password, paid, or took an invite (and is now their account) stays one listener, not two.
+  if (listenerKey) await ctx.store.insights.rekey(playerId, (listener.formerSessionIds ?? []).map(guestKey), listenerKey);
   const kept = await ctx.store.insights.recordPlay({
     playerId,
     playId: body.playid,
     fileId: body.fileid,
-    listenerName: listener.displayName ?? null,
+    listenerName: listenerKey ? listener.displayName! : null,
+    listenerKey,
     heard: body.heard,
     position: body.position,
     timeCreated: now,
@@ -100,16 +133,35 @@ export async function playerInsights(ctx: Context, caller: Caller, playerId: str
   const earlier = [...new Set([...tallies.map((tally) => tally.fileId), ...downloads.keys()])].filter((id) => !shown.includes(id) && byId.has(id));
   earlier.sort((a, b) => byId.get(a)!.name.localeCompare(byId.get(b)!.name));
 
-  const byMostPlays = <T extends { plays: number; name: string }>(a: T, b: T) => b.plays - a.plays || a.name.localeCompare(b.name);
-  const listenerOf = (name: string | null) => ({ name: name ?? ANONYMOUS, anonymous: name === null });
+  const byMostPlays = <T extends { plays: number; name: string; listenerid: string }>(a: T, b: T) =>
+    b.plays - a.plays || a.name.localeCompare(b.name) || a.listenerid.localeCompare(b.listenerid);
+  // The rows of two listeners of one name differ by `listenerid` (the same in `tracks` and `listeners`) and `signedIn`.
+  const listenerOf = (key: string | null, name: string | null) => ({
+    listenerid: listenerIdOf(player.id, key),
+    name: key === null ? ANONYMOUS : (name ?? ANONYMOUS),
+    anonymous: key === null,
+    signedIn: key?.startsWith('account:') ?? false,
+  });
 
+  // Across tracks by who the listener is (the key), never by name; under the name of their latest play.
+  const everyone = new Map<string | null, Schemas['InsightsListener']>();
+  for (const tally of tallies) {
+    const seen = everyone.get(tally.listenerKey);
+    if (seen) {
+      seen.plays += tally.plays;
+      if (tally.timeLastPlayed > seen.timeLastPlayed) Object.assign(seen, { name: listenerOf(tally.listenerKey, tally.listenerName).name, timeLastPlayed: tally.timeLastPlayed });
+    } else {
+      everyone.set(tally.listenerKey, { ...listenerOf(tally.listenerKey, tally.listenerName), plays: tally.plays, timeLastPlayed: tally.timeLastPlayed });
+    }
+  }
   const tracks: Schemas['InsightsTrack'][] = [...shown, ...earlier].map((fileId) => {
     const box = byId.get(fileId)!;
     const duration = box.status === 'ready' && box.audio && box.duration !== null ? box.duration : undefined;
     const listeners = tallies
       .filter((tally) => tally.fileId === fileId)
       .map((tally) => ({
-        ...listenerOf(tally.listenerName),
+        // One listener goes by one name in every row: the one `listeners` gives them.
+        ...listenerOf(tally.listenerKey, everyone.get(tally.listenerKey)!.name),
         plays: tally.plays,
         farthest: tally.farthest,
         ...(duration ? { fraction: Math.min(1, tally.farthest / duration) } : {}),
@@ -126,16 +178,6 @@ export async function playerInsights(ctx: Context, caller: Caller, playerId: str
     };
   });
 
-  const everyone = new Map<string | null, Schemas['InsightsListener']>();
-  for (const tally of tallies) {
-    const seen = everyone.get(tally.listenerName);
-    if (seen) {
-      seen.plays += tally.plays;
-      seen.timeLastPlayed = Math.max(seen.timeLastPlayed, tally.timeLastPlayed);
-    } else {
-      everyone.set(tally.listenerName, { ...listenerOf(tally.listenerName), plays: tally.plays, timeLastPlayed: tally.timeLastPlayed });
-    }
-  }
   const listeners = [...everyone.values()].sort(byMostPlays);
   // A purchase recorded without an amount (records tests insert) counts, for nothing.
   const amount = purchases.reduce((sum, purchase) => sum + (purchase.amount ?? 0), 0);

@@ -11,6 +11,8 @@ import { json, useTestServer } from '../../testing/harness.ts';
 import { sineWav } from '../../testing/audio.ts';
 import { waitForStatus } from '../../testing/files.ts';
 import { PLAY_REPORTS } from './insights-handlers.ts';
+import { recordPlay } from './insights-service.ts';
+import type { Listener } from '../listening/listener.ts';
 
 const OWNER = 'insights.owner@example.com';
 type Insights = Schemas['PlayerInsights'];
@@ -98,7 +100,62 @@ describe.each(backends)('listener insights on %s', (backend) => {
     expect(seen.purchases).toEqual({ count: 0, amount: 0, currency: 'usd' });
   });
 
-  it('keeps nothing of a listener but the name they gave: no address, user agent or session', async () => {
+  it('tells listeners apart by who they are, never by the name they typed: two guests of one name, and a guest who types a member\'s', async () => {
+    // Issue 28: "a guest named like a member is a separate guest row"; "two guests with the same name stay two rows".
+    const player = await makePlayer();
+    const { token } = await t.as('insights.alex@example.com');
+    const member = (await t.server.ctx.store.users.findByEmail('insights.alex@example.com'))!;
+    await t.server.ctx.store.users.setName(member.id, 'Alex');
+    const asMember = (body: object) => t.fetch(`/players/${player.id}/plays`, { ...json(body), token });
+    for (let play = 0; play < 3; play++) expect((await asMember({ playid: newPlayId(), fileid: toneId, heard: 4, position: 7 })).status).toBe(200);
+    const [first, second] = [await openSession(player.id, 'Alex'), await openSession(player.id, 'Alex')];
+    for (let play = 0; play < 2; play++) expect((await report(player.id, { playid: newPlayId(), fileid: toneId, heard: 4, position: 5 }, first)).status).toBe(200);
+    expect((await report(player.id, { playid: newPlayId(), fileid: toneId, heard: 4, position: 4 }, second)).status).toBe(200);
+
+    const seen = await insights(player.id);
+    expect(seen.totals).toMatchObject({ plays: 6, listeners: 3 });
+    expect(seen.listeners.map(({ name, signedIn, anonymous, plays }) => ({ name, signedIn, anonymous, plays }))).toEqual([
+      { name: 'Alex', signedIn: true, anonymous: false, plays: 3 },
+      { name: 'Alex', signedIn: false, anonymous: false, plays: 2 },
+      { name: 'Alex', signedIn: false, anonymous: false, plays: 1 },
+    ]);
+    const ids = seen.listeners.map((listener) => listener.listenerid);
+    expect(new Set(ids).size).toBe(3);
+    // A track's rows are the same listeners, under the same ids, each with their own farthest position.
+    expect(seen.tracks[0].listeners.map(({ listenerid, signedIn, plays, farthest }) => ({ listenerid, signedIn, plays, farthest }))).toEqual([
+      { listenerid: ids[0], signedIn: true, plays: 3, farthest: 7 },
+      { listenerid: ids[1], signedIn: false, plays: 2, farthest: 5 },
+      { listenerid: ids[2], signedIn: false, plays: 1, farthest: 4 },
+    ]);
+    // The id is no account's nor session's, and another player's is another.
+    for (const id of ids) expect(id).not.toContain(member.id);
+    const other = await makePlayer();
+    expect((await t.fetch(`/players/${other.id}/plays`, { ...json({ playid: newPlayId(), fileid: toneId, heard: 4, position: 4 }), token })).status).toBe(200);
+    expect((await insights(other.id)).listeners[0]).toMatchObject({ name: 'Alex', signedIn: true });
+    expect((await insights(other.id)).listeners[0].listenerid).not.toBe(ids[0]);
+  });
+
+  it('a renewed player session stays one listener: its plays under its former id are taken over', async () => {
+    const player = await makePlayer();
+    const record = (listener: object, playid = newPlayId()) =>
+      recordPlay(t.server.ctx, { player, permissions: new Set(['player:stream']), fileIds: new Set([toneId]), projectBoxes: boxes, canModerate: false, ...listener } as unknown as Listener, {
+        playid,
+        fileid: toneId,
+        heard: 4,
+        position: 4,
+      });
+    const boxes = await t.server.ctx.store.boxes.listProject(projectid);
+    await record({ sessionId: 'pss_before', displayName: 'Robin' });
+    // The same browser after it paid (the session renewed): the plays under its former id are its own.
+    await record({ sessionId: 'pss_after', formerSessionIds: ['pss_before'], displayName: 'Robin' });
+    expect((await insights(player.id)).listeners.map(({ name, plays }) => [name, plays])).toEqual([['Robin', 2]]);
+    // Then it took an invite for an account: the guest's plays become the account's.
+    const account = (await t.server.ctx.store.users.findOrCreate('insights.robin@example.com', Date.now()))!;
+    await record({ sessionId: 'pss_member', formerSessionIds: ['pss_after', 'pss_before'], userId: account.id, displayName: 'Robin R.' });
+    expect((await insights(player.id)).listeners.map(({ name, signedIn, plays }) => [name, signedIn, plays])).toEqual([['Robin R.', true, 3]]);
+  });
+
+  it('keeps nothing of a listener but the name they gave and a digest of their session: no address, user agent or session id', async () => {
     const player = await makePlayer();
     const cookie = await openSession(player.id, 'Sam');
     const playid = newPlayId();
@@ -109,10 +166,13 @@ describe.each(backends)('listener insights on %s', (backend) => {
     expect(response.status).toBe(200);
     const rows = await t.server.ctx.store.db.query('SELECT * FROM player_plays WHERE player_id = $1', [player.id]);
     expect(rows).toHaveLength(1);
-    expect(Object.keys(rows[0]).sort()).toEqual(['file_id', 'heard', 'listener_name', 'play_id', 'player_id', 'position', 'time_created', 'time_modified']);
+    expect(Object.keys(rows[0]).sort()).toEqual(['file_id', 'heard', 'listener_key', 'listener_name', 'play_id', 'player_id', 'position', 'time_created', 'time_modified']);
     const stored = JSON.stringify(rows[0]);
-    for (const trace of ['Fingerprintable', '203.0.113.9', '127.0.0.1', cookie.split('=')[1].slice(0, 20)]) expect(stored).not.toContain(trace);
+    // The guest is told apart by their session, kept as a digest only: not its id, which the cookie carries.
+    const sessionId = JSON.parse(Buffer.from(cookie.split('=')[1].split('.')[0], 'base64url').toString()).id as string;
+    for (const trace of ['Fingerprintable', '203.0.113.9', '127.0.0.1', cookie.split('=')[1].slice(0, 20), sessionId]) expect(stored).not.toContain(trace);
     expect(rows[0].listener_name).toBe('Sam');
+    expect(rows[0].listener_key).toMatch(/^guest:[A-Za-z0-9_-]{43}$/);
   });
 
   it('refuses reports past the duration, of files outside the player, under another file\'s play id, and malformed ones', async () => {

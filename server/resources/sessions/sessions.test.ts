@@ -147,6 +147,35 @@ describe.each(backends)('accounts and sessions on %s', (backend) => {
     expect((await signIn('change@example.com', 'another long passphrase')).response.status).toBe(200);
   });
 
+  it('a disabled account answers a right password as a wrong one, byte for byte, and counts it as a failure', async () => {
+    // The spec's signIn: "A disabled account gets this same answer whether or not the password is right, and it counts
+    // as a failed attempt": the answer is no oracle of a password guess.
+    const user = await account('disabled@example.com');
+    await t.server.ctx.store.db.execute('UPDATE users SET disabled = 1 WHERE id = $1', [user.id]);
+    const wrong = await signIn('disabled@example.com', 'not the password at all');
+    const right = await signIn('disabled@example.com');
+    for (const { response, cookie } of [wrong, right]) {
+      expect(response.status).toBe(401);
+      expect(cookie).toBeUndefined();
+    }
+    // Everything but the request's own id: the problem body, its type and the headers a client could tell them by.
+    const [wrongText, rightText] = [await wrong.response.text(), await right.response.text()];
+    const instanceOf = (text: string) => (JSON.parse(text) as { instance: string }).instance;
+    expect(rightText.replace(instanceOf(rightText), 'req')).toBe(wrongText.replace(instanceOf(wrongText), 'req'));
+    expect(JSON.parse(wrongText).detail).toBe('The email or the password is wrong. Try again, or reset your password.');
+    const telling = (response: Response) => ['content-type', 'www-authenticate', 'retry-after', 'cache-control'].map((name) => response.headers.get(name));
+    expect(telling(right.response)).toEqual(telling(wrong.response));
+    // Only the account's own record says which it was.
+    const events = (await t.server.ctx.store.securityEvents.listOf(user.id)).filter((event) => event.kind === 'signin-failed').map((event) => event.detail);
+    expect(events.sort()).toEqual(['password', 'password (right, but the account is disabled)']);
+    // Both counted: after the limit's worth of right passwords too, the account is locked as it is by wrong ones.
+    for (let attempt = 2; attempt < FAILURES_PER_ACCOUNT; attempt++) expect((await signIn('disabled@example.com')).response.status).toBe(401);
+    expect((await signIn('disabled@example.com')).response.status).toBe(429);
+    // Enabled again, it stays locked for the window: those right passwords were counted as the failures they were answered as.
+    await t.server.ctx.store.db.execute('UPDATE users SET disabled = 0 WHERE id = $1', [user.id]);
+    expect((await signIn('disabled@example.com')).response.status).toBe(429);
+  });
+
   it(`refuses sign-in after ${FAILURES_PER_ACCOUNT} failures for one account, even with the right password`, async () => {
     await account('guessed@example.com');
     for (let attempt = 0; attempt < FAILURES_PER_ACCOUNT; attempt++) expect((await signIn('guessed@example.com', `wrong guess number ${attempt}`)).response.status).toBe(401);

@@ -203,13 +203,15 @@ export async function signIn(ctx: Ports, req: Request, res: Response, body: Sche
     const found = await ctx.store.users.findByEmail(body.email);
     // verifyPassword spends an argon2 verification even without an account, so that the answer's time does not tell.
     const matches = await verifyPassword(found?.passwordHash ?? null, body.password);
-    if (!found || !matches) {
+    // The spec's signIn: "A disabled account gets this same answer whether or not the password is right, and it counts
+    // as a failed attempt". A password can be guessed: were its being right on a disabled account answered otherwise (a
+    // text of its own, a point given back), each guess would be told whether it is the password, one that may open the
+    // person's accounts elsewhere. Only the security event, which the account alone reads, says which it was.
+    if (!found || !matches || found.disabled) {
       reservation.failed();
-      if (found) await recordSecurityEvent(ctx, { userId: found.id, kind: 'signin-failed', req, detail: 'password' });
+      if (found) await recordSecurityEvent(ctx, { userId: found.id, kind: 'signin-failed', req, detail: matches ? 'password (right, but the account is disabled)' : 'password' });
       throw new HttpProblem('unauthorized', 'The email or the password is wrong. Try again, or reset your password.');
     }
-    // The right password of a disabled account: no failure, and no success that clears the account's count either.
-    if (found.disabled) throw new HttpProblem('unauthorized', "This account is disabled. Ask the server's administrator.");
     await reservation.succeeded();
     return found;
   });

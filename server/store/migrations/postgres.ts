@@ -25,6 +25,7 @@ import { projectContentSchema } from './project-content.ts';
 import { listingPagesSchema } from './listing-pages.ts';
 import { sweepIndexesSchema } from './sweep-indexes.ts';
 import { appGrantsSchema } from './app-grants.ts';
+import { insightsListenersSchema } from './insights-listeners.ts';
 
 export const postgresMigrations: Migration[] = [
   { version: 1, name: 'initial schema', sql: initialSchema('BIGINT') },
@@ -53,4 +54,5 @@ export const postgresMigrations: Migration[] = [
   { version: 28, name: 'the pages of players and of a project\'s boxes read from indexes in their orders', sql: listingPagesSchema('postgres') },
   { version: 29, name: 'what the sweeps delete and the job queue claims found by indexes', sql: sweepIndexesSchema() },
   { version: 30, name: 'what an OAuth app makes belongs to its grant: webhooks, idempotency keys', sql: appGrantsSchema('BIGINT') },
+  { version: 31, name: 'insights tell listeners apart by who they are, not by the name they typed', sql: insightsListenersSchema() },
 ];
