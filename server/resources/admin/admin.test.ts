@@ -44,19 +44,27 @@ describe.each(backends)('administration on %s', (backend) => {
     expect((await t.fetch('/admin/users', { token: disabledAdmin })).status).toBe(401);
   });
 
-  it("takes an administrator's token with account:read to list accounts and account:write to change or invite, and refuses another scope (insufficient-scope)", async () => {
+  it("takes an administrator's token with the admin scope to list, change and invite, and refuses account:read and account:write (insufficient-scope naming admin)", async () => {
     await administrator('scoped-admin@example.com');
     const adminId = await idOf('scoped-admin@example.com');
     const mint = async (scopes: string[]) => (await t.server.ctx.store.tokens.create(adminId, 'scoped', Date.now(), { scopes })).secret;
-    const reader = await mint(['account:read']);
-    const writer = await mint(['account:write']);
-    expect((await t.fetch('/admin/users', { token: reader })).status).toBe(200);
-    const refused = await t.fetch(`/admin/users/${adminId}`, { ...json({ storageQuota: null }), token: reader });
-    expect(refused.status).toBe(403);
-    expect(await refused.json()).toMatchObject({ type: '/problems/insufficient-scope', scope: 'account:write' });
-    expect((await t.fetch('/admin/users', { token: writer })).status).toBe(403);
-    expect((await t.fetch(`/admin/users/${adminId}`, { ...json({ storageQuota: null }), token: writer })).status).toBe(200);
-    expect((await t.fetch('/admin/invitations', { ...json({ email: 'scoped-invite@example.com' }), token: writer })).status).toBe(200);
+    // Issue 28: account:write was server administration; it is the person's own account now, and nothing but admin administers.
+    const account = await mint(['account:read', 'account:write']);
+    const admin = await mint(['admin']);
+    for (const [path, init] of [['/admin/users', {}], [`/admin/users/${adminId}`, json({ storageQuota: null })], ['/admin/invitations', json({ email: 'refused-invite@example.com', admin: true })]] as const) {
+      const refused = await t.fetch(path, { ...init, token: account });
+      expect(refused.status, path).toBe(403);
+      expect(await refused.json()).toMatchObject({ type: '/problems/insufficient-scope', scope: 'admin' });
+    }
+    expect((await t.fetch('/admin/users', { token: admin })).status).toBe(200);
+    expect((await t.fetch(`/admin/users/${adminId}`, { ...json({ storageQuota: null }), token: admin })).status).toBe(200);
+    expect((await t.fetch('/admin/invitations', { ...json({ email: 'scoped-invite@example.com' }), token: admin })).status).toBe(200);
+    // The admin scope is no administrator's rights: an account that is not one is refused by the policy (403 forbidden).
+    const { id: someoneId } = await t.server.ctx.store.users.findOrCreate('not-an-admin@example.com', Date.now());
+    const someone = (await t.server.ctx.store.tokens.create(someoneId, 'scoped', Date.now(), { scopes: ['admin'] })).secret;
+    const notAdmin = await t.fetch('/admin/users', { token: someone });
+    expect(notAdmin.status).toBe(403);
+    expect(await notAdmin.json()).toMatchObject({ type: '/problems/forbidden' });
   });
 
   it('lists the accounts oldest first, with their flags, quota and the bytes they use', async () => {

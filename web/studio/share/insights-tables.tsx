@@ -75,7 +75,7 @@ export function InsightsTables({ insights }: { insights: PlayerInsightsData }) {
           </Table>
           <Table caption="Plays per listener" columns={[['Listener'], ['Plays', true], ['Last played']]}>
             {listeners.map((listener) => (
-              <tr key={`${listener.anonymous}:${listener.name}`}>
+              <tr key={listener.listenerid}>
                 <th scope="row">{listener.anonymous ? 'Anonymous' : listener.name}</th>
                 <td class="num">{listener.plays}</td>
                 <td>{formatTime(listener.timeLastPlayed)}</td>
@@ -84,7 +84,7 @@ export function InsightsTables({ insights }: { insights: PlayerInsightsData }) {
           </Table>
           <Table caption="How far they listened" columns={[['Track'], ['Listener'], ['Plays', true], ['Farthest']]}>
             {heard.map(({ track, listener }) => (
-              <tr key={`${track.fileid}:${listener.anonymous}:${listener.name}`}>
+              <tr key={`${track.fileid}:${listener.listenerid}`}>
                 <th scope="row">{track.name}</th>
                 <td>{listener.anonymous ? 'Anonymous' : listener.name}</td>
                 <td class="num">{listener.plays}</td>
