@@ -2415,5 +2415,5 @@ export const SCOPE_WORDS: Readonly<Record<string, string>> = {
   "webhooks:write": "Create, change and delete webhook subscriptions, rotate their secrets, redeliver.",
   "account:read": "Read the account, its default player preferences and payment provider.",
   "account:write": "Change your own account, its preferences and payment provider (not the server's administration).",
-  "admin": "Administer this server, its accounts and invitations, with your administrator's rights. Apps get it only where the operator allows it."
+  "admin": "Administer this server, its accounts and invitations, with your administrator's rights."
 };
