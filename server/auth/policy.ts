@@ -147,6 +147,40 @@ export function canOnProject(principal: Principal, permission: ProjectPermission
   return PROJECT_POLICY[permission](principal.role);
 }
 
+/** Each project permission by the name its ability has in a Project answer (`project:write` is `write`). */
+const ABILITY_OF = {
+  'project:read': 'read',
+  'project:write': 'write',
+  'project:sell': 'sell',
+  'project:delete': 'delete',
+} as const satisfies Record<ProjectPermission, keyof Schemas['ProjectAbilities']>;
+
+/**
+ * What a user of this role may do with a project, as the `abilities` of a Project answer: each of PROJECT_POLICY's
+ * permissions, asked of the same `canOnProject` every service asks, so a client that shows a control by them is
+ * shown what the server will then allow, and no second copy of the rules exists to disagree (Outline's
+ * `abilities: serialize(user, model)`). No role holds nothing.
+ */
+export function projectAbilities(role: Role | undefined): Schemas['ProjectAbilities'] {
+  const principal: Principal = { kind: 'user', role };
+  const abilities = {} as Schemas['ProjectAbilities'];
+  for (const permission of Object.keys(PROJECT_POLICY) as ProjectPermission[]) abilities[ABILITY_OF[permission]] = canOnProject(principal, permission);
+  return abilities;
+}
+
+/**
+ * What a user of this role on a player's project may do with the player, as the `abilities` of a Player answer. A
+ * player is part of its project, so these are the project's permissions again (the spec's Roles rule: "The owner of
+ * a project, and its collaborators with the admin or editor role, can change the project, its boxes and its
+ * players. Collaborators with the viewer role can only read."): changing it, its collaborators included, is
+ * `project:write` (players-service and collaborators-service load it for `write`); its paywall is `project:sell`;
+ * moderating anyone's comments on its files is `project:write` too (comments-service's `canModerate`).
+ */
+export function playerAbilities(role: Role | undefined): Schemas['PlayerAbilities'] {
+  const project = projectAbilities(role);
+  return { write: project.write, sell: project.sell, moderate: project.write };
+}
+
 // ---------------------------------------------------------------------------
 // What an account owns, and the server's administration. An actor is an
 // account acting through one credential: the person (the session, a personal
