@@ -18,7 +18,7 @@ import { backends } from '../server/testing/databases.ts';
 import { useTestServer } from '../server/testing/harness.ts';
 import { useBrowser } from '../server/testing/browser.ts';
 import { checkLayout, studioPage } from './testing/studio-browser.ts';
-import { LISTENING_SERVER_ENV, OWNER, connectPaymentProvider, createPlayer, makeSmallProject } from './testing/player-fixtures.ts';
+import { LISTENING_SERVER_ENV, connectPaymentProvider, createPlayer, makeSmallProject } from './testing/player-fixtures.ts';
 
 const BROWSER_TEST_MS = 120_000;
 
