@@ -61,6 +61,8 @@ type LinkKind = 'listener' | 'password' | 'purchaser';
 // ---------------------------------------------------------------------------
 const PROJECT_POLICY: Record<ProjectPermission, (role: Role) => boolean> = {
   'project:read': () => true,
+  // The spec's Roles rule: "The owner of a project, and its collaborators with the admin or editor role, can change the
+  // project, its boxes and its players. Collaborators with the viewer role can only read."
   'project:write': (role) => role === 'owner' || role === 'admin' || role === 'editor',
   // Set, change or remove a player's paywall. Every checkout pays the project owner's connected account, so what is
   // sold, and for how much, is the owner's to decide alone: an admin or editor may change the player, not sell it.
