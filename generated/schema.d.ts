@@ -4694,6 +4694,8 @@ export interface components {
          *     - `hasPassword` and `expires` are **extensions**: whether the player has
          *       a password (the password itself is never sent back), and when its link
          *       stops opening, present only when set.
+         *     - `abilities` is an **extension**: what the caller may do with the
+         *       player, by their role on its project.
          * @example {
          *       "name": "Spring EP — mixes for review",
          *       "id": "ply_4c8n2r7t1v",
@@ -4704,6 +4706,11 @@ export interface components {
          *       "object": "player",
          *       "public": true,
          *       "hasPassword": false,
+         *       "abilities": {
+         *         "write": true,
+         *         "sell": true,
+         *         "moderate": true
+         *       },
          *       "timeCreated": 1795315200000,
          *       "timeModified": 1795315260000,
          *       "options": {
@@ -4752,6 +4759,7 @@ export interface components {
             hasPassword: boolean;
             /** @description **Extension.** When the player's link stops opening: from then on its page and view answer 410. Present only when set. */
             expires?: components["schemas"]["Timestamp"];
+            abilities: components["schemas"]["PlayerAbilities"];
             timeCreated: components["schemas"]["Timestamp"];
             timeModified: components["schemas"]["Timestamp"];
             options: components["schemas"]["PlayerOptions"];
@@ -4759,6 +4767,29 @@ export interface components {
             payment?: components["schemas"]["Payment"];
             /** @description **Extension.** The invited collaborators and their roles. */
             collaborators?: components["schemas"]["Collaborator"][];
+        };
+        /**
+         * @description **Extension.** What the caller may do with this player, by their role on
+         *     its project (the project's `abilities` say the same of the project): the
+         *     answer the server itself gives when the caller tries, so a client shows
+         *     or withholds a control by it and never re-derives the rules from a role.
+         *     The rule (*Roles*): the owner of a project, and its collaborators with
+         *     the `admin` or `editor` role, can change its players; collaborators with
+         *     the `viewer` role can only read. An operation the caller may not do
+         *     answers 403.
+         * @example {
+         *       "write": true,
+         *       "sell": false,
+         *       "moderate": true
+         *     }
+         */
+        PlayerAbilities: {
+            /** @description Change or delete the player, and invite, renew and remove its collaborators. */
+            write: boolean;
+            /** @description Set, change or remove the player's `payment` (its paywall). Its checkouts pay the project owner's connected account, so only the owner may. */
+            sell: boolean;
+            /** @description Pin, complete and delete anyone's comments on the player's files, not only one's own. */
+            moderate: boolean;
         };
         /**
          * @description The options in force on a player (read-only in the player object).
@@ -5687,15 +5718,22 @@ export interface components {
         /**
          * @description **Extension.** A project, which holds boxes (files, folders and stacks)
          *     and carries the artwork. `artwork` is present only once artwork has been
-         *     uploaded. `role` is the caller's role on the project. `size` and
-         *     `timeModified` say how big the project is and when anything in it last
-         *     changed, what a library lists.
+         *     uploaded. `role` is the caller's role on the project, and `abilities`
+         *     what that role lets the caller do with it. `size` and `timeModified` say
+         *     how big the project is and when anything in it last changed, what a
+         *     library lists.
          * @example {
          *       "id": "prj_7h2kq9xw4m",
          *       "object": "project",
          *       "name": "Spring EP",
          *       "color": "#3b82f6",
          *       "role": "owner",
+         *       "abilities": {
+         *         "read": true,
+         *         "write": true,
+         *         "sell": true,
+         *         "delete": true
+         *       },
          *       "sortBy": {
          *         "criterion": "custom",
          *         "ascending": true
@@ -5721,6 +5759,7 @@ export interface components {
              * @enum {string}
              */
             role: "owner" | "admin" | "editor" | "viewer";
+            abilities: components["schemas"]["ProjectAbilities"];
             sortBy?: components["schemas"]["SortBy"];
             /** @description The project's artwork, as a signed, expiring URL. Present only once artwork has been uploaded. */
             artwork?: {
@@ -5750,6 +5789,32 @@ export interface components {
              *     counted.
              */
             timeModified: components["schemas"]["Timestamp"];
+        };
+        /**
+         * @description **Extension.** What the caller may do with this project, by their role
+         *     on it: the answer the server itself gives when the caller tries, so a
+         *     client shows or withholds a control by it and never re-derives the
+         *     rules from `role`. The rule (*Roles*): the owner of a project, and its
+         *     collaborators with the `admin` or `editor` role, can change the project,
+         *     its boxes and its players; collaborators with the `viewer` role can only
+         *     read. Setting a player's paywall and deleting the project are the
+         *     owner's alone. An operation the caller may not do answers 403.
+         * @example {
+         *       "read": true,
+         *       "write": true,
+         *       "sell": false,
+         *       "delete": false
+         *     }
+         */
+        ProjectAbilities: {
+            /** @description Read the project, its boxes and its players. Always `true` on a project the caller is answered. */
+            read: boolean;
+            /** @description Change the project (its name, colour, sort order and artwork), upload to it, change its boxes, and make, change and delete its players and their collaborators. */
+            write: boolean;
+            /** @description Set, change or remove a player's `payment` (its paywall). Its checkouts pay the owner's connected account, so only the owner may. */
+            sell: boolean;
+            /** @description Delete the project with everything in it. Only the owner may. */
+            delete: boolean;
         };
         /**
          * @description **Extension.** The body of *Create a project*.
@@ -8041,6 +8106,11 @@ export interface operations {
                      *         "object": "player",
                      *         "public": true,
                      *         "hasPassword": false,
+                     *         "abilities": {
+                     *           "write": true,
+                     *           "sell": true,
+                     *           "moderate": true
+                     *         },
                      *         "timeCreated": 1795315200000,
                      *         "timeModified": 1795315260000,
                      *         "options": {
@@ -8123,6 +8193,11 @@ export interface operations {
                      *       "object": "player",
                      *       "public": true,
                      *       "hasPassword": false,
+                     *       "abilities": {
+                     *         "write": true,
+                     *         "sell": true,
+                     *         "moderate": true
+                     *       },
                      *       "timeCreated": 1795315200000,
                      *       "timeModified": 1795315200000,
                      *       "options": {
@@ -8186,6 +8261,11 @@ export interface operations {
                      *       "object": "player",
                      *       "public": true,
                      *       "hasPassword": false,
+                     *       "abilities": {
+                     *         "write": true,
+                     *         "sell": true,
+                     *         "moderate": true
+                     *       },
                      *       "timeCreated": 1795315200000,
                      *       "timeModified": 1795315200000,
                      *       "options": {
@@ -8304,6 +8384,11 @@ export interface operations {
                      *       "object": "player",
                      *       "public": false,
                      *       "hasPassword": false,
+                     *       "abilities": {
+                     *         "write": true,
+                     *         "sell": true,
+                     *         "moderate": true
+                     *       },
                      *       "timeCreated": 1795315200000,
                      *       "timeModified": 1795401600000,
                      *       "options": {
@@ -9300,6 +9385,12 @@ export interface operations {
                      *       "name": "Spring EP",
                      *       "color": "#3b82f6",
                      *       "role": "owner",
+                     *       "abilities": {
+                     *         "read": true,
+                     *         "write": true,
+                     *         "sell": true,
+                     *         "delete": true
+                     *       },
                      *       "artwork": {
                      *         "url": "http://localhost:8080/api/v1/download/art_3k8d1m5p9w?expires=1795318800000&signature=9c1e3a5b7d9f2a4c6e8b0d1f3a5c7e9b2d4f6a8c0e1b3d5f7a9c2e4b6d8f0a1c",
                      *         "expires": 1795318800000,
@@ -9552,6 +9643,12 @@ export interface operations {
                      *         "name": "Spring EP",
                      *         "color": "#3b82f6",
                      *         "role": "owner",
+                     *         "abilities": {
+                     *           "read": true,
+                     *           "write": true,
+                     *           "sell": true,
+                     *           "delete": true
+                     *         },
                      *         "size": 82314240,
                      *         "timeCreated": 1795315200000,
                      *         "timeModified": 1795315260000
@@ -9628,6 +9725,12 @@ export interface operations {
                      *       "name": "Spring EP",
                      *       "color": "#3b82f6",
                      *       "role": "owner",
+                     *       "abilities": {
+                     *         "read": true,
+                     *         "write": true,
+                     *         "sell": true,
+                     *         "delete": true
+                     *       },
                      *       "sortBy": {
                      *         "criterion": "custom"
                      *       },
@@ -9679,6 +9782,12 @@ export interface operations {
                      *       "name": "Spring EP",
                      *       "color": "#3b82f6",
                      *       "role": "editor",
+                     *       "abilities": {
+                     *         "read": true,
+                     *         "write": true,
+                     *         "sell": false,
+                     *         "delete": false
+                     *       },
                      *       "artwork": {
                      *         "url": "http://localhost:8080/api/v1/download/art_3k8d1m5p9w?expires=1795318800000&signature=9c1e3a5b7d9f2a4c6e8b0d1f3a5c7e9b2d4f6a8c0e1b3d5f7a9c2e4b6d8f0a1c",
                      *         "expires": 1795318800000,
@@ -9773,6 +9882,12 @@ export interface operations {
                      *       "name": "Spring EP (final)",
                      *       "color": "#3b82f6",
                      *       "role": "owner",
+                     *       "abilities": {
+                     *         "read": true,
+                     *         "write": true,
+                     *         "sell": true,
+                     *         "delete": true
+                     *       },
                      *       "size": 82314240,
                      *       "timeCreated": 1795315200000,
                      *       "timeModified": 1795401600000
@@ -14350,6 +14465,11 @@ export interface operations {
                  *         "object": "player",
                  *         "public": true,
                  *         "hasPassword": false,
+                 *         "abilities": {
+                 *           "write": true,
+                 *           "sell": true,
+                 *           "moderate": true
+                 *         },
                  *         "timeCreated": 1795315200000,
                  *         "timeModified": 1795315200000,
                  *         "options": {
@@ -14408,6 +14528,11 @@ export interface operations {
                  *         "object": "player",
                  *         "public": true,
                  *         "hasPassword": false,
+                 *         "abilities": {
+                 *           "write": true,
+                 *           "sell": true,
+                 *           "moderate": true
+                 *         },
                  *         "timeCreated": 1795315200000,
                  *         "timeModified": 1795318200000,
                  *         "options": {
@@ -14463,6 +14588,12 @@ export interface operations {
                  *         "name": "Spring EP",
                  *         "color": "#3b82f6",
                  *         "role": "owner",
+                 *         "abilities": {
+                 *           "read": true,
+                 *           "write": true,
+                 *           "sell": true,
+                 *           "delete": true
+                 *         },
                  *         "size": 0,
                  *         "timeCreated": 1795315200000,
                  *         "timeModified": 1795315200000
@@ -14507,6 +14638,12 @@ export interface operations {
                  *         "name": "Spring EP",
                  *         "color": "#3b82f6",
                  *         "role": "owner",
+                 *         "abilities": {
+                 *           "read": true,
+                 *           "write": true,
+                 *           "sell": true,
+                 *           "delete": true
+                 *         },
                  *         "size": 0,
                  *         "timeCreated": 1795315200000,
                  *         "timeModified": 1795318200000
@@ -14551,6 +14688,12 @@ export interface operations {
                  *         "name": "Spring EP",
                  *         "color": "#3b82f6",
                  *         "role": "owner",
+                 *         "abilities": {
+                 *           "read": true,
+                 *           "write": true,
+                 *           "sell": true,
+                 *           "delete": true
+                 *         },
                  *         "size": 82314240,
                  *         "timeCreated": 1795315200000,
                  *         "timeModified": 1795318200000

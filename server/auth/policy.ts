@@ -61,6 +61,8 @@ type LinkKind = 'listener' | 'password' | 'purchaser';
 // ---------------------------------------------------------------------------
 const PROJECT_POLICY: Record<ProjectPermission, (role: Role) => boolean> = {
   'project:read': () => true,
+  // The spec's Roles rule: "The owner of a project, and its collaborators with the admin or editor role, can change the
+  // project, its boxes and its players. Collaborators with the viewer role can only read."
   'project:write': (role) => role === 'owner' || role === 'admin' || role === 'editor',
   // Set, change or remove a player's paywall. Every checkout pays the project owner's connected account, so what is
   // sold, and for how much, is the owner's to decide alone: an admin or editor may change the player, not sell it.
@@ -145,6 +147,40 @@ export function canOnProject(principal: Principal, permission: ProjectPermission
   // Only API users act on projects; link holders and sessions have no project permissions.
   if (principal.kind !== 'user' || principal.role === undefined) return false;
   return PROJECT_POLICY[permission](principal.role);
+}
+
+/** Each project permission by the name its ability has in a Project answer (`project:write` is `write`). */
+const ABILITY_OF = {
+  'project:read': 'read',
+  'project:write': 'write',
+  'project:sell': 'sell',
+  'project:delete': 'delete',
+} as const satisfies Record<ProjectPermission, keyof Schemas['ProjectAbilities']>;
+
+/**
+ * What a user of this role may do with a project, as the `abilities` of a Project answer: each of PROJECT_POLICY's
+ * permissions, asked of the same `canOnProject` every service asks, so a client that shows a control by them is
+ * shown what the server will then allow, and no second copy of the rules exists to disagree (Outline's
+ * `abilities: serialize(user, model)`). No role holds nothing.
+ */
+export function projectAbilities(role: Role | undefined): Schemas['ProjectAbilities'] {
+  const principal: Principal = { kind: 'user', role };
+  const abilities = {} as Schemas['ProjectAbilities'];
+  for (const permission of Object.keys(PROJECT_POLICY) as ProjectPermission[]) abilities[ABILITY_OF[permission]] = canOnProject(principal, permission);
+  return abilities;
+}
+
+/**
+ * What a user of this role on a player's project may do with the player, as the `abilities` of a Player answer. A
+ * player is part of its project, so these are the project's permissions again (the spec's Roles rule: "The owner of
+ * a project, and its collaborators with the admin or editor role, can change the project, its boxes and its
+ * players. Collaborators with the viewer role can only read."): changing it, its collaborators included, is
+ * `project:write` (players-service and collaborators-service load it for `write`); its paywall is `project:sell`;
+ * moderating anyone's comments on its files is `project:write` too (comments-service's `canModerate`).
+ */
+export function playerAbilities(role: Role | undefined): Schemas['PlayerAbilities'] {
+  const project = projectAbilities(role);
+  return { write: project.write, sell: project.sell, moderate: project.write };
 }
 
 // ---------------------------------------------------------------------------

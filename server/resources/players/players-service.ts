@@ -1,10 +1,11 @@
 /** Players (the interface on the player object and the players operations): shareable windows onto a project. */
 import type { Context } from '../../context.ts';
 import { recordEvent } from '../webhooks/outbox.ts';
-import type { Schemas } from '../../lib/api-types.ts';
+import type { Role, Schemas } from '../../lib/api-types.ts';
 import type { SortKey } from '../../lib/sort-keys.ts';
 import { newId } from '../../lib/ids.ts';
 import { accessProject, requireGrantable, type Caller } from '../../auth/access.ts';
+import { playerAbilities } from '../../auth/policy.ts';
 import { badRequest, conflict, HttpProblem, notFound } from '../../http/problem.ts';
 import { normalizeEmail, type UserRecord } from '../account/user-repository.ts';
 import { DEFAULT_PROJECT_COLOR, projectJson } from '../projects/projects-service.ts';
@@ -56,7 +57,8 @@ export function resolveOptions(requested: Schemas['PlayerOptionsInput'] = {}, pr
 
 export const playerUrl = (ctx: Ports, playerId: string) => `${ctx.config.publicUrl}/p/${playerId}`;
 
-export function playerJson(ctx: Ports, player: PlayerRecord): Schemas['Player'] {
+/** The player as a caller of `role` on its project sees it: its `abilities` are what that role may do with it. */
+export function playerJson(ctx: Ports, player: PlayerRecord, role: Role): Schemas['Player'] {
   return {
     name: player.name,
     id: player.id,
@@ -70,6 +72,7 @@ export function playerJson(ctx: Ports, player: PlayerRecord): Schemas['Player'] 
     // The password itself never leaves the server, not even hashed.
     hasPassword: player.passwordHash !== null,
     ...(player.expires !== null ? { expires: player.expires } : {}),
+    abilities: playerAbilities(role),
     timeCreated: player.timeCreated,
     timeModified: player.timeModified,
     options: player.options,
@@ -163,9 +166,13 @@ async function insertPlayer(
     // their webhooks hear of it, and it is listed as theirs (interface: "List owned players returns only the players
     // the caller owns").
     let ownerId = caller.id;
+    // The caller's role on the project: theirs when they make it here.
+    let role: Role = 'owner';
     if (projectId !== undefined) {
       // A paywall only from the project's owner (checked again here, in the transaction that writes the player).
-      const { project, role } = await accessProject({ ...ctx, store }, caller, projectId, body.payment ? 'sell' : 'write');
+      const access = await accessProject({ ...ctx, store }, caller, projectId, body.payment ? 'sell' : 'write');
+      const project = access.project;
+      role = access.role;
       for (const collaborator of body.collaborators ?? []) requireGrantable(role, collaborator.role);
       color = project.color;
       ownerId = project.ownerId;
@@ -209,9 +216,9 @@ async function insertPlayer(
     await store.players.insert(player);
     // Each collaborator is mailed their invite link, if this server sends mail; with the player, or not at all.
     await mailCollaboratorInvitations(ctx, store, player, user, player.collaborators.map((collaborator) => collaborator.email));
-    const json = playerJson(ctx, player);
-    await recordEvent(ctx, store, { type: 'player.created', ownerId, projectId, data: json });
-    return { body: json, version: player.version };
+    // The event goes to the owner's webhooks, so it shows the player as its owner sees it; the answer, as the caller does.
+    await recordEvent(ctx, store, { type: 'player.created', ownerId, projectId, data: playerJson(ctx, player, 'owner') });
+    return { body: playerJson(ctx, player, role), version: player.version };
   });
 }
 
@@ -221,7 +228,7 @@ async function insertPlayer(
  */
 export async function recordPlayerUpdated(ctx: Ports, store: Store, player: PlayerRecord): Promise<void> {
   const project = await store.projects.get(player.projectId);
-  await recordEvent(ctx, store, { type: 'player.updated', ownerId: project?.ownerId ?? player.ownerId, projectId: player.projectId, data: playerJson(ctx, player) });
+  await recordEvent(ctx, store, { type: 'player.updated', ownerId: project?.ownerId ?? player.ownerId, projectId: player.projectId, data: playerJson(ctx, player, 'owner') });
 }
 
 /**
@@ -229,20 +236,25 @@ export async function recordPlayerUpdated(ctx: Ports, store: Store, player: Play
  * they cannot see (as for none), 403 for a need their role does not meet.
  */
 export async function loadPlayer(ctx: Ports, caller: Caller, playerId: string, need: 'read' | 'write' | 'sell'): Promise<PlayerRecord> {
+  return (await loadPlayerAs(ctx, caller, playerId, need)).player;
+}
+
+/** loadPlayer, with the caller's role on the player's project: what the answer's `abilities` are made from. */
+async function loadPlayerAs(ctx: Ports, caller: Caller, playerId: string, need: 'read' | 'write' | 'sell'): Promise<{ player: PlayerRecord; role: Role }> {
   const player = await ctx.store.players.get(playerId);
   if (!player) throw notFound(`No player ${playerId} exists that you can see.`);
   try {
-    await accessProject(ctx, caller, player.projectId, need);
+    const { role } = await accessProject(ctx, caller, player.projectId, need);
+    return { player, role };
   } catch (error) {
     if (error instanceof HttpProblem && error.status === 404) throw notFound(`No player ${playerId} exists that you can see.`);
     throw error;
   }
-  return player;
 }
 
 export async function getPlayer(ctx: Ports, caller: Caller, playerId: string): Promise<Versioned<Schemas['Player']>> {
-  const player = await loadPlayer(ctx, caller, playerId, 'read');
-  return { body: playerJson(ctx, player), version: player.version };
+  const { player, role } = await loadPlayerAs(ctx, caller, playerId, 'read');
+  return { body: playerJson(ctx, player, role), version: player.version };
 }
 
 /**
@@ -251,7 +263,8 @@ export async function getPlayer(ctx: Ports, caller: Caller, playerId: string): P
  * caller's projects, whoever created it, and none of anyone else's projects.
  */
 export async function listPlayers(ctx: Ports, caller: Caller) {
-  return (await ctx.store.players.listOwnedBy(caller.id)).map((player) => playerJson(ctx, player));
+  // Players of the caller's own projects only, so they are the owner.
+  return (await ctx.store.players.listOwnedBy(caller.id)).map((player) => playerJson(ctx, player, 'owner'));
 }
 
 /** The types of the parts of the players' sort key (lib/sort-keys.ts newestFirst), which their cursors hold: minus the creation time, the id. */
@@ -260,7 +273,7 @@ export const LIST_ORDER_KEY_SHAPE: Array<'number' | 'string'> = ['number', 'stri
 /** At most `count` of listPlayers, in its order, after the player of sort key `after` (newestFirst's), read by keyset. */
 export async function listPlayersPage(ctx: Ports, caller: Caller, after: SortKey | undefined, count: number) {
   const from = after && { timeCreated: -(after[0] as number), id: after[1] as string };
-  return (await ctx.store.players.listOwnedByPage(caller.id, from, count)).map((player) => playerJson(ctx, player));
+  return (await ctx.store.players.listOwnedByPage(caller.id, from, count)).map((player) => playerJson(ctx, player, 'owner'));
 }
 
 /**
@@ -279,7 +292,7 @@ export async function updatePlayer(
 ): Promise<Versioned<Schemas['Player']>> {
   // Setting, changing or removing (`null`) the paywall is the project owner's alone: its checkouts pay them.
   const sells = body.payment !== undefined;
-  await loadPlayer(ctx, caller, playerId, sells ? 'sell' : 'write');
+  const { role } = await loadPlayerAs(ctx, caller, playerId, sells ? 'sell' : 'write');
   if (body.upload?.redirect !== undefined) checkRedirect(body.upload.redirect);
   const now = ctx.clock.now();
   // `password: null` removes it; absent leaves it. Hashed before the transaction, as on create.
@@ -309,7 +322,7 @@ export async function updatePlayer(
   });
   // Closing the portal gives up its unfinished uploads, and the room they took.
   if (body.upload?.enabled === false) await releasePortal(ctx, playerId);
-  return { body: playerJson(ctx, updated), version: updated.version };
+  return { body: playerJson(ctx, updated, role), version: updated.version };
 }
 
 /**

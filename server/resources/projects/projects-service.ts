@@ -2,6 +2,7 @@ import type { Context } from '../../context.ts';
 import type { Role, Schemas } from '../../lib/api-types.ts';
 import { newId } from '../../lib/ids.ts';
 import { accessProject, type Caller } from '../../auth/access.ts';
+import { projectAbilities } from '../../auth/policy.ts';
 import { notFound } from '../../http/problem.ts';
 import { signDownload } from '../../signing/signed-downloads.ts';
 import type { ProjectContent, ProjectFilter, ProjectRecord } from './project-repository.ts';
@@ -156,6 +157,8 @@ export async function projectJson(ctx: Ports, project: ProjectRecord, role: Role
     name: project.name,
     color: project.color,
     role,
+    // What that role may do, from the policy itself: the studio and other clients show a control by it, not by `role`.
+    abilities: projectAbilities(role),
     ...(project.sortBy ? { sortBy: project.sortBy } : {}),
     ...(artwork ? { artwork: { ...signDownload(ctx, artwork.id, 'inline'), contentType: artwork.contentType } } : {}),
     size: content.size,

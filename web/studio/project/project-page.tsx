@@ -238,12 +238,32 @@ export function ProjectPage({ projectid }: { projectid: string }) {
     tree.current.reveal(index);
   }, [highlight, rows, view]);
 
-  // The whole page is a drop zone for files.
+  /**
+   * Whether the caller may change this project, its boxes and its players: the server's answer (`abilities.write`),
+   * not a reading of `role`, so the page offers exactly what the API will then allow. Until the project arrives, nothing.
+   */
+  const canWrite = project?.abilities.write ?? false;
+
+  // The whole page is a drop zone for files, for those who may upload.
   useEffect(() => {
     let depth = 0;
     const hasFiles = (event: DragEvent) => [...(event.dataTransfer?.types ?? [])].includes('Files');
     const rowUnder = (event: DragEvent) =>
       event.target instanceof Element ? (event.target.closest('li.tree-row.kind-folder, li.tree-row.kind-stack')?.getAttribute('data-boxid') ?? null) : null;
+    // Someone who may only read drops nothing in: the drop is still taken, or the browser would leave the studio to open the file.
+    if (!canWrite) {
+      const refuse = (event: DragEvent) => {
+        if (!hasFiles(event)) return;
+        event.preventDefault();
+        if (event.dataTransfer) event.dataTransfer.dropEffect = 'none';
+      };
+      document.addEventListener('dragover', refuse);
+      document.addEventListener('drop', refuse);
+      return () => {
+        document.removeEventListener('dragover', refuse);
+        document.removeEventListener('drop', refuse);
+      };
+    }
     const enter = (event: DragEvent) => {
       if (!hasFiles(event)) return;
       depth += 1;
@@ -280,7 +300,7 @@ export function ProjectPage({ projectid }: { projectid: string }) {
       document.removeEventListener('dragleave', leave);
       document.removeEventListener('drop', drop);
     };
-  }, [queue]);
+  }, [queue, canWrite]);
 
   // Leaving the page while files travel would stop them: the browser asks first.
   useEffect(() => {
@@ -424,14 +444,13 @@ export function ProjectPage({ projectid }: { projectid: string }) {
   };
 
   const sortBy = project.sortBy ?? { criterion: 'custom' as Criterion, ascending: true };
-  const canWrite = project.role !== 'viewer';
   const dialogRow = dialog && 'row' in dialog ? dialog.row : undefined;
   const playingRowKey = playing?.file.id;
 
   return (
     <div class={`project-page${dragging ? ' dropping' : ''}`}>
       <div class="page-head project-head">
-        <Artwork project={project} onImage={setArtwork} />
+        <Artwork project={project} onImage={canWrite ? setArtwork : undefined} />
         <div class="project-title">
           <h1>{project.name}</h1>
           <p class="meta">
@@ -439,11 +458,13 @@ export function ProjectPage({ projectid }: { projectid: string }) {
             {(project as Project & { size?: number }).size !== undefined ? ` · ${formatBytes((project as Project & { size: number }).size)}` : ''}
           </p>
         </div>
-        <div class="actions">
-          <button type="button" onClick={() => setDialog({ kind: 'share', target: { projectid } })}>
-            Share
-          </button>
-        </div>
+        {canWrite ? (
+          <div class="actions">
+            <button type="button" onClick={() => setDialog({ kind: 'share', target: { projectid } })}>
+              Share
+            </button>
+          </div>
+        ) : null}
       </div>
 
       {canWrite ? (
@@ -486,9 +507,13 @@ export function ProjectPage({ projectid }: { projectid: string }) {
           </label>
         </div>
       ) : null}
-      <p class="drop-hint meta" aria-hidden={!dragging}>
-        {dragging ? dropHint(dropInto ? boxes?.byId.get(dropInto) : undefined) : 'Drop audio anywhere on this page, or onto a folder or stack, to upload it.'}
-      </p>
+      {canWrite ? (
+        <p class="drop-hint meta" aria-hidden={!dragging}>
+          {dragging ? dropHint(dropInto ? boxes?.byId.get(dropInto) : undefined) : 'Drop audio anywhere on this page, or onto a folder or stack, to upload it.'}
+        </p>
+      ) : (
+        <p class="meta">You may only read this project. To upload or change anything in it, ask its owner for the editor role.</p>
+      )}
 
       <UploadList items={uploads} queue={queue} />
 
@@ -512,12 +537,16 @@ export function ProjectPage({ projectid }: { projectid: string }) {
         {view === 'files' && selectedRows.length > 0 ? (
           <div class="selection" role="toolbar" aria-label="Selection">
             <span class="meta">{selectedRows.length} selected</span>
-            <button type="button" class="small" disabled={selectedFiles.length < 2 || selectedFiles.length !== selectedRows.length} onClick={stackVersions}>
-              Stack versions
-            </button>
-            <button type="button" class="small secondary" onClick={() => setDialog({ kind: 'share', target: { projectid, boxids: selectedRows.map((row) => row.box.id) } })}>
-              Share
-            </button>
+            {canWrite ? (
+              <>
+                <button type="button" class="small" disabled={selectedFiles.length < 2 || selectedFiles.length !== selectedRows.length} onClick={stackVersions}>
+                  Stack versions
+                </button>
+                <button type="button" class="small secondary" onClick={() => setDialog({ kind: 'share', target: { projectid, boxids: selectedRows.map((row) => row.box.id) } })}>
+                  Share
+                </button>
+              </>
+            ) : null}
             <button type="button" class="small secondary" onClick={() => setSelected(new Map())}>
               Clear selection
             </button>
@@ -527,7 +556,7 @@ export function ProjectPage({ projectid }: { projectid: string }) {
 
       {view === 'files' ? (
         rows.length === 0 ? (
-          <p class="empty">No files yet. Press Upload files, or drop audio anywhere on this page.</p>
+          <p class="empty">{canWrite ? 'No files yet. Press Upload files, or drop audio anywhere on this page.' : 'No files yet.'}</p>
         ) : (
           <WindowedList
             items={rows}
@@ -552,6 +581,7 @@ export function ProjectPage({ projectid }: { projectid: string }) {
                 onToggle={toggle}
                 onPlay={play}
                 onAction={onAction}
+                canWrite={canWrite}
               />
             )}
           />
@@ -561,7 +591,7 @@ export function ProjectPage({ projectid }: { projectid: string }) {
       ) : (
         <ul class="tree" aria-label="Trash">
           {trash.map((row) => (
-            <TrashRow key={row.key} row={row} name={nameOf(row)} onRestore={restore} />
+            <TrashRow key={row.key} row={row} name={nameOf(row)} onRestore={canWrite ? restore : undefined} />
           ))}
         </ul>
       )}
@@ -641,8 +671,8 @@ function dropHint(target: { object: string; name: string } | undefined): string 
   return 'Drop the files to upload them.';
 }
 
-/** The artwork in the page head: drop an image on it, or choose one with its button. */
-function Artwork({ project, onImage }: { project: Project; onImage: (image: File) => void }) {
+/** The artwork in the page head: drop an image on it, or choose one with its button; without `onImage` (the caller may not change the project), only the image. */
+function Artwork({ project, onImage }: { project: Project; onImage?: (image: File) => void }) {
   const [over, setOver] = useState(false);
   const ref = useRef<HTMLDivElement>(null);
   const image = (files: FileList | null | undefined) => [...(files ?? [])].find((file) => file.type.startsWith('image/'));
@@ -652,7 +682,7 @@ function Artwork({ project, onImage }: { project: Project; onImage: (image: File
   useEffect(() => {
     const box = ref.current!;
     const over = (event: DragEvent) => {
-      if (![...(event.dataTransfer?.items ?? [])].some((item) => item.type.startsWith('image/'))) return;
+      if (!take.current || ![...(event.dataTransfer?.items ?? [])].some((item) => item.type.startsWith('image/'))) return;
       event.preventDefault();
       setOver(true);
     };
@@ -660,7 +690,7 @@ function Artwork({ project, onImage }: { project: Project; onImage: (image: File
     const drop = (event: DragEvent) => {
       setOver(false);
       const file = image(event.dataTransfer?.files);
-      if (!file) return;
+      if (!file || !take.current) return;
       event.preventDefault();
       take.current(file);
     };
@@ -676,20 +706,25 @@ function Artwork({ project, onImage }: { project: Project; onImage: (image: File
   return (
     <div ref={ref} class={`project-artwork${over ? ' over' : ''}`}>
       {project.artwork ? <img src={project.artwork.url} alt={`Artwork of ${project.name}`} /> : <span class="artwork-blank" style={{ background: project.color }} />}
-      <input
-        id="artwork-file"
-        type="file"
-        accept="image/jpeg,image/png,image/webp,image/gif"
-        class="visually-hidden-input"
-        onChange={(event) => {
-          const file = image(event.currentTarget.files);
-          event.currentTarget.value = '';
-          if (file) onImage(file);
-        }}
-      />
-      <label for="artwork-file" class="artwork-choose">
-        {project.artwork ? 'Change artwork' : 'Add artwork'}
-      </label>
+      {onImage ? (
+        <>
+          <input
+            id="artwork-file"
+            type="file"
+            accept="image/jpeg,image/png,image/webp,image/gif"
+            class="visually-hidden-input"
+            onChange={(event) => {
+              const file = image(event.currentTarget.files);
+              event.currentTarget.value = '';
+              if (file) onImage(file);
+            }}
+          />
+          <label for="artwork-file" class="artwork-choose">
+            {project.artwork ? 'Change artwork' : 'Add artwork'}
+          </label>
+        </>
+      ) : null}
     </div>
   );
 }
+

@@ -4,7 +4,9 @@
  * state ("Processing" until analysed, then duration, loudness, true peak and
  * format); folders and stacks open and close. The row's other actions sit
  * behind one disclosure button per row, each named exactly as the issue
- * names it (Rename, Move to…, Version name, Hide, Move to trash).
+ * names it (Rename, Move to…, Version name, Hide, Move to trash). Those who
+ * may not change the project (its `abilities.write`) are offered none of
+ * the changes, only what reads: play, open, select, export comments.
  */
 import { useEffect, useRef, useState } from 'preact/hooks';
 import type { FileBox } from '../api.ts';
@@ -41,7 +43,7 @@ export function fileFacts(file: FileBox): string[] {
   return facts;
 }
 
-function Actions({ row, name, exportBase, onAction }: { row: Row; name: string; exportBase?: string; onAction: (action: Action, row: Row) => void }) {
+function Actions({ row, name, exportBase, canWrite, onAction }: { row: Row; name: string; exportBase?: string; canWrite: boolean; onAction: (action: Action, row: Row) => void }) {
   const [open, setOpen] = useState(false);
   const ref = useRef<HTMLDivElement>(null);
   const button = useRef<HTMLButtonElement>(null);
@@ -77,41 +79,45 @@ function Actions({ row, name, exportBase, onAction }: { row: Row; name: string; 
       </button>
       {open ? (
         <div class="actions-panel" id={panelId}>
-          <button type="button" onClick={act('rename')}>
-            Rename
-          </button>
-          <button type="button" onClick={act('move')}>
-            Move to…
-          </button>
-          {row.stack ? (
-            <button type="button" onClick={act('version-name')}>
-              Version name
-            </button>
-          ) : null}
-          {row.version ? (
+          {canWrite ? (
             <>
-              <button type="button" disabled={row.version.index === 0} onClick={act('up')}>
-                Move up
+              <button type="button" onClick={act('rename')}>
+                Rename
               </button>
-              <button type="button" disabled={row.version.index === row.version.count - 1} onClick={act('down')}>
-                Move down
+              <button type="button" onClick={act('move')}>
+                Move to…
+              </button>
+              {row.stack ? (
+                <button type="button" onClick={act('version-name')}>
+                  Version name
+                </button>
+              ) : null}
+              {row.version ? (
+                <>
+                  <button type="button" disabled={row.version.index === 0} onClick={act('up')}>
+                    Move up
+                  </button>
+                  <button type="button" disabled={row.version.index === row.version.count - 1} onClick={act('down')}>
+                    Move down
+                  </button>
+                </>
+              ) : null}
+              {container ? (
+                hidden ? (
+                  <button type="button" onClick={act('show')}>
+                    Unhide
+                  </button>
+                ) : (
+                  <button type="button" onClick={act('hide')}>
+                    Hide
+                  </button>
+                )
+              ) : null}
+              <button type="button" onClick={act('trash')}>
+                Move to trash
               </button>
             </>
           ) : null}
-          {container ? (
-            hidden ? (
-              <button type="button" onClick={act('show')}>
-                Unhide
-              </button>
-            ) : (
-              <button type="button" onClick={act('hide')}>
-                Hide
-              </button>
-            )
-          ) : null}
-          <button type="button" onClick={act('trash')}>
-            Move to trash
-          </button>
           {exportBase ? (
             <details class="export">
               <summary>Export comments</summary>
@@ -149,9 +155,11 @@ export interface RowProps {
   onToggle: (row: Row) => void;
   onPlay: (row: Row) => void;
   onAction: (action: Action, row: Row) => void;
+  /** The caller may change the project (its `abilities.write`): the row offers its changes and its Share. */
+  canWrite: boolean;
 }
 
-export function TreeRow({ row, position, name, selected, open, highlighted, dropTarget, playing, apiBase, projectid, onSelect, onToggle, onPlay, onAction }: RowProps) {
+export function TreeRow({ row, position, name, selected, open, highlighted, dropTarget, playing, apiBase, projectid, onSelect, onToggle, onPlay, onAction, canWrite }: RowProps) {
   const file = row.file;
   const hidden = row.box.object !== 'file' && row.box.hidden;
   const playable = file?.status === 'ready' && !!file.audio;
@@ -199,17 +207,19 @@ export function TreeRow({ row, position, name, selected, open, highlighted, drop
           {hidden ? <span class="tag">Hidden</span> : null}
         </span>
       </div>
-      {row.kind === 'folder' ? (
+      {canWrite && row.kind === 'folder' ? (
         <button type="button" class="secondary small" onClick={() => onAction('share', row)}>
           Share
         </button>
       ) : null}
-      <Actions row={row} name={name} exportBase={exportBase} onAction={onAction} />
+      {/* Without changes to offer, a folder or stack has nothing behind the button: none is drawn. */}
+      {canWrite || exportBase ? <Actions row={row} name={name} exportBase={exportBase} canWrite={canWrite} onAction={onAction} /> : null}
     </li>
   );
 }
 
-export function TrashRow({ row, name, onRestore }: { row: Row; name: string; onRestore: (row: Row) => void }) {
+/** A row of the trash; Restore only with `onRestore` (the caller may change the project). */
+export function TrashRow({ row, name, onRestore }: { row: Row; name: string; onRestore?: (row: Row) => void }) {
   return (
     <li class="tree-row trash-row" data-boxid={row.box.id}>
       <span class="kind-icon" aria-hidden="true">
@@ -221,9 +231,11 @@ export function TrashRow({ row, name, onRestore }: { row: Row; name: string; onR
           <span>{row.kind === 'folder' ? 'Folder' : row.kind === 'stack' ? `Stack of ${row.count} versions` : 'File'}</span>
         </span>
       </div>
-      <button type="button" class="secondary small" onClick={() => onRestore(row)}>
-        Restore
-      </button>
+      {onRestore ? (
+        <button type="button" class="secondary small" onClick={() => onRestore(row)}>
+          Restore
+        </button>
+      ) : null}
     </li>
   );
 }

@@ -94,12 +94,17 @@ function LinkCard({ player, scope, onEdit, onDelete }: { player: Player; scope: 
         ))}
       </ul>
       <div class="link-actions">
-        <button type="button" class="secondary small" onClick={onEdit}>
-          Edit
-        </button>
-        <button type="button" class="secondary small" onClick={onDelete}>
-          Delete
-        </button>
+        {/* The server says whether this caller may change the player (abilities.write), not their role. */}
+        {player.abilities.write ? (
+          <>
+            <button type="button" class="secondary small" onClick={onEdit}>
+              Edit
+            </button>
+            <button type="button" class="secondary small" onClick={onDelete}>
+              Delete
+            </button>
+          </>
+        ) : null}
         <span class="meta">Made {formatTime(player.timeCreated)}</span>
       </div>
     </li>
@@ -116,8 +121,9 @@ export function LinksPage() {
   const [deleting, setDeleting] = useState<Player | null>(null);
   const [status, setStatus] = useState('');
   const [chosen, setChosen] = useState('');
-  // The projects a new link can be made on: the account's own, and those it may write as admin or editor.
-  const writable = [...projects.values()].filter((project) => project.role !== 'viewer').sort((a, b) => a.name.localeCompare(b.name));
+  // The projects a new link can be made on: those the server says the account may write (abilities.write), its own and
+  // those it was invited to as admin or editor.
+  const writable = [...projects.values()].filter((project) => project.abilities.write).sort((a, b) => a.name.localeCompare(b.name));
 
   useEffect(() => {
     document.title = 'Links · Audio Share';
@@ -258,9 +264,11 @@ export function LinkPage({ playerid }: { playerid: string }) {
       </p>
       <div class="page-head">
         <h1>{player.name}</h1>
-        <button type="button" class="secondary" onClick={() => setEditing(true)}>
-          Edit
-        </button>
+        {player.abilities.write ? (
+          <button type="button" class="secondary" onClick={() => setEditing(true)}>
+            Edit
+          </button>
+        ) : null}
       </div>
       <p class="meta">{scope}</p>
       <ul class="link-options" aria-label="Options">
@@ -271,7 +279,8 @@ export function LinkPage({ playerid }: { playerid: string }) {
         ))}
       </ul>
       <LinkBox player={player} />
-      <Insights playerid={player.id} />
+      {/* Insights are for those who manage the player (the API answers a viewer 403). */}
+      {player.abilities.write ? <Insights playerid={player.id} /> : null}
       <ShareDialog
         player={player}
         open={editing}

@@ -277,18 +277,20 @@ function ShareFields({ target, player: initial, onMade, onDone }: { target?: Sha
     let live = true;
     void (async () => {
       const [project, provider, preferences, collaborators] = await Promise.all([
-        answer(studio.client.GET('/projects/{projectid}', { params: { path: { projectid } } })),
+        // A new link needs the project's name and abilities; a player being edited carries its own abilities.
+        initial ? null : answer(studio.client.GET('/projects/{projectid}', { params: { path: { projectid } } })),
         answer(studio.client.GET('/me/payment-provider')),
         initial ? null : answer(studio.client.GET('/me/preferences')),
         initial ? answer(studio.client.GET('/players/{playerid}/collaborators', { params: { path: { playerid: initial.id } } })) : null,
       ]);
       if (!live) return;
-      // The paywall pays the owner's connected account: only the owner sets one, once connected.
-      const isOwner = project.ok && project.data.role === 'owner';
-      setPayments(isOwner && provider.ok && provider.data.connected);
+      // The paywall pays the owner's connected account: it is offered to whoever the server says may set it
+      // (abilities.sell, the owner alone), once their account is connected.
+      const maySell = initial ? initial.abilities.sell : !!project?.ok && project.data.abilities.sell;
+      setPayments(maySell && provider.ok && provider.data.connected);
       if (collaborators?.ok) setExisting(collaborators.data);
       if (!initial) {
-        const name = project.ok ? project.data.name : '';
+        const name = project?.ok ? project.data.name : '';
         setForm(formForNew(name, preferences?.ok ? preferences.data : undefined));
       }
     })();
