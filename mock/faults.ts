@@ -15,7 +15,7 @@
  * (415) and query parameters the operation does not declare (400). They are
  * made here the way the validator makes them.
  */
-import { HttpProblem } from '../server/http/problem.ts';
+import { HttpProblem } from '../server/lib/problems.ts';
 import { toProblem } from '../server/http/errors.ts';
 import { refused } from './prefer.ts';
 

@@ -32,7 +32,7 @@ import { cors } from '../server/http/cors.ts';
 import { problemHandler, toProblem } from '../server/http/errors.ts';
 import { jsonBody } from '../server/http/json-body.ts';
 import { refuseNulInUrl } from '../server/http/nul-characters.ts';
-import { HttpProblem, notFound } from '../server/http/problem.ts';
+import { HttpProblem, notFound } from '../server/lib/problems.ts';
 import { requestIds } from '../server/http/request-context.ts';
 import { routeOperations } from '../server/http/route.ts';
 import { contentTypeFault, defaultExampleFor, documentsStatus, namingRequestedIds, preferFault, routeFault, tusVersionFault, unknownQueryFault, validationFault, type MockOperation, type PrismDiagnostic } from './faults.ts';

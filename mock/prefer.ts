@@ -13,7 +13,7 @@
  * ignored; a value this mock cannot read is refused, since the caller
  * clearly meant it for the mock.
  */
-import { HttpProblem } from '../server/http/problem.ts';
+import { HttpProblem } from '../server/lib/problems.ts';
 
 export interface MockPreferences {
   code?: number;

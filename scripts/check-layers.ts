@@ -2,19 +2,31 @@
  * `npm run check:layers`: the import rules that keep the layout true to the
  * architecture, checked over every TypeScript file git knows.
  *
- * 1. Dependencies point down. The lower layers of the server (lib, http,
- *    store, blobs, jobs, auth, payments, signing, audio, mail) import nothing from
- *    the resources (server/resources/) or the composition root (context.ts,
- *    repositories.ts, open-context.ts, app.ts, server.ts, the entry points),
- *    not even a type: a lower layer takes the narrow port it uses. (The
- *    settings' types in config.ts are no layer: anything may name them.)
- * 2. web/ holds browser code only: it imports nothing from server/, scripts/
- *    or node: modules.
+ * 1. The server is ranked in floors, and a file imports only from its own
+ *    floor and those below, **type-only imports included** (a type that
+ *    points up is a dependency that points up):
+ *      1 lib            ids, clock, crypto, the problem catalogue, addresses
+ *      2 platform       store, blobs, mail, audio, payments, jobs
+ *      3 auth           the access policy, authorize, scopes, passwords
+ *      4 signing        signed URLs and player grants (which name permissions)
+ *      5 http           the request path: route, authentication, validation, dispatch
+ *      6 resources      one folder per resource
+ *      7 pages          the HTML shells and their routes
+ *      8 root           the composition root, entry points, the admin CLI
+ *    Three modules declare shapes that every floor may name by type: the
+ *    settings (server/config.ts) and the composition's ports (server/context.ts
+ *    and server/repositories.ts, from which each resource picks the parts it
+ *    uses). A value imported from them still follows the floors.
+ * 2. web/ holds browser code only: it imports from web/, generated/ and
+ *    shared/, never server/, scripts/ or node: modules. shared/ holds code the
+ *    browser and the server both run, and imports only shared/. The server
+ *    never imports web/.
  * 3. Production code imports no test code (server/testing/, *.test.ts,
  *    *-test-helpers.ts, web/testing/).
- * 4. No production files import each other at run time, directly or round a
- *    circle (a cycle makes the order modules start in a matter of luck).
- *    Type-only imports are erased and do not count.
+ * 4. No production files import each other round a circle, types included
+ *    (but through the three shape modules of rule 1): a cycle makes the
+ *    order modules start in a matter of luck, and a type cycle hides a
+ *    dependency that points both ways.
  * 5. The audio worker (worker-main.ts) does not load the HTTP app.
  * 6. The resources (server/resources/<name>/) depend on each other in one
  *    direction: no two import each other, directly or round a circle, even
@@ -71,33 +83,53 @@ export function importsOf(file: string, source: string): ImportEdge[] {
   return edges;
 }
 
-const lowerLayers = ['lib', 'http', 'store', 'blobs', 'jobs', 'auth', 'payments', 'signing', 'audio', 'mail'].map((name) => `server/${name}/`);
-const compositionRoot = ['server/context.ts', 'server/repositories.ts', 'server/open-context.ts', 'server/app.ts', 'server/server.ts', 'server/main.ts', 'server/worker-main.ts', 'server/sandbox-main.ts'];
+/** The floors of the server, lowest first (rule 1). */
+export const FLOORS: ReadonlyArray<{ name: string; folders: readonly string[] }> = [
+  { name: 'lib', folders: ['server/lib/'] },
+  { name: 'platform', folders: ['server/store/', 'server/blobs/', 'server/mail/', 'server/audio/', 'server/payments/', 'server/jobs/'] },
+  { name: 'auth', folders: ['server/auth/'] },
+  { name: 'signing', folders: ['server/signing/'] },
+  { name: 'http', folders: ['server/http/'] },
+  { name: 'resources', folders: ['server/resources/'] },
+  { name: 'pages', folders: ['server/pages/'] },
+  { name: 'root', folders: ['server/'] },
+];
+/** The shapes every floor may name by type (rule 1). */
+const SHAPES = new Set(['server/config.ts', 'server/context.ts', 'server/repositories.ts']);
 const isTest = (file: string) => /\.test\.ts$|(^|\/)testing\/|-test-helpers\.ts$|\.conformance\.ts$/.test(file);
-const isProduction = (file: string) => /^(server|web|mock)\//.test(file) && !isTest(file);
+const isProduction = (file: string) => /^(server|web|mock|shared)\//.test(file) && !isTest(file);
+
+/** The floor of a server file (its index in FLOORS), or undefined outside the server. */
+export function floorOf(file: string): number | undefined {
+  const at = FLOORS.findIndex(({ folders }) => folders.some((folder) => file.startsWith(folder)));
+  return at < 0 ? undefined : at;
+}
 
 /** Every breach of the rules in these edges (the files' imports), as lines for a reader. */
 export function breaches(edges: ImportEdge[]): string[] {
   const found: string[] = [];
-  for (const { from, to } of edges) {
-    if (lowerLayers.some((layer) => from.startsWith(layer)) && !isTest(from)) {
-      if (to.startsWith('server/resources/') || compositionRoot.includes(to)) found.push(`layers: ${from} imports ${to}, a higher layer; take the narrow port it uses instead`);
+  for (const { from, to, runtime } of edges) {
+    const [below, above] = [floorOf(to), floorOf(from)];
+    if (isProduction(from) && below !== undefined && above !== undefined && below > above && !(SHAPES.has(to) && !runtime)) {
+      found.push(`floors: ${from} (${FLOORS[above].name}) imports ${to} (${FLOORS[below].name}, above it)${runtime ? '' : ', a type'}; move what both need down, or take the narrow port it uses`);
     }
-    if (from.startsWith('web/') && !isTest(from) && !to.startsWith('web/') && !to.startsWith('generated/')) {
-      found.push(`web: ${from} imports ${to}; web/ holds browser code only`);
+    if (from.startsWith('web/') && !isTest(from) && !to.startsWith('web/') && !to.startsWith('generated/') && !to.startsWith('shared/')) {
+      found.push(`web: ${from} imports ${to}; web/ holds browser code only (code the server runs too belongs in shared/)`);
     }
+    if (from.startsWith('shared/') && !to.startsWith('shared/')) found.push(`shared: ${from} imports ${to}; shared/ imports only shared/`);
+    if (isProduction(from) && from.startsWith('server/') && to.startsWith('web/')) found.push(`web: ${from} imports ${to}; the server never imports web/ (move what both run to shared/)`);
     if (isProduction(from) && isTest(to)) found.push(`tests: ${from} (production) imports ${to}, test code`);
   }
-  const graph = (withThreads: boolean) => {
+  const graph = (withThreads: boolean, withTypes: boolean) => {
     const runtime = new Map<string, string[]>();
     for (const { from, to, runtime: kept, thread } of edges) {
-      if (!kept || (thread && !withThreads) || !isProduction(from) || !isProduction(to)) continue;
+      if ((!kept && (!withTypes || SHAPES.has(to))) || (thread && !withThreads) || !isProduction(from) || !isProduction(to)) continue;
       runtime.set(from, [...(runtime.get(from) ?? []), to]);
     }
     return runtime;
   };
   // A thread's entry is a module graph of its own: a thread that imports back what starts it is no cycle.
-  for (const cycle of cycles(graph(false))) found.push(`cycle: ${[...cycle, cycle[0]].join(' → ')}`);
+  for (const cycle of cycles(graph(false, true))) found.push(`cycle: ${[...cycle, cycle[0]].join(' → ')}`);
   const resourceOf = (file: string) => /^server\/resources\/([^/]+)\//.exec(file)?.[1];
   const resources = new Map<string, string[]>();
   for (const { from, to } of edges) {
@@ -105,7 +137,7 @@ export function breaches(edges: ImportEdge[]): string[] {
     if (a && b && a !== b && isProduction(from) && isProduction(to)) resources.set(a, [...new Set([...(resources.get(a) ?? []), b])]);
   }
   for (const cycle of cycles(resources)) found.push(`resources: ${[...cycle, cycle[0]].join(' → ')} depend on each other; move what both need to one of them or a lower layer`);
-  const fromWorker = reachable(graph(true), 'server/worker-main.ts');
+  const fromWorker = reachable(graph(true, false), 'server/worker-main.ts');
   if (fromWorker.has('server/app.ts')) found.push('worker: server/worker-main.ts loads server/app.ts (the HTTP app) at run time');
   return found;
 }
@@ -169,5 +201,5 @@ if (import.meta.main) {
     console.error(`${found.length} import rule${found.length === 1 ? '' : 's'} broken (scripts/check-layers.ts says why each rule holds):\n  ${found.join('\n  ')}`);
     process.exit(1);
   }
-  console.log(`Import rules hold over ${files.length} files: layers point down, web/ is browser code, no test code in production, no cycle.`);
+  console.log(`Import rules hold over ${files.length} files: the server's ${FLOORS.length} floors point down (types too), web/ is browser code, shared/ is shared, no test code in production, no cycle.`);
 }

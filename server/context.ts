@@ -40,4 +40,3 @@ export interface Context {
   jobQueued(): void;
 }
 
-export { apiRoot } from './http/api-root.ts';

@@ -22,7 +22,7 @@ import { parseArgs } from 'node:util';
 import { type Config, ConfigError, loadConfig } from '../config.ts';
 import { openStore, type Store } from '../repositories.ts';
 import { systemClock } from '../lib/clock.ts';
-import { HttpProblem } from '../http/problem.ts';
+import { HttpProblem } from '../lib/problems.ts';
 import { changeUser, invite } from '../resources/admin/admin-service.ts';
 import { createSetupLink } from '../resources/account/setup-link.ts';
 import { createResetLink, RESET_LINK_TTL_MS } from '../resources/mail-links/mail-links-service.ts';

@@ -5,7 +5,7 @@
  * not leak; a caller who may read but not write is answered 403.
  */
 import type { Role } from '../lib/api-types.ts';
-import { forbidden, notFound } from '../http/problem.ts';
+import { forbidden, notFound } from '../lib/problems.ts';
 import { canGrantRole, canOnProject, type Principal, type ProjectPermission } from './policy.ts';
 
 export interface Caller {

@@ -17,8 +17,9 @@
  */
 import { RateLimiterRes, type RateLimiterAbstract } from 'rate-limiter-flexible';
 import type { Db } from '../store/db.ts';
-import { HttpProblem } from '../http/problem.ts';
-import { addressKey } from '../http/rate-limit.ts';
+import { HttpProblem } from '../lib/problems.ts';
+import { addressKey } from '../lib/client-address.ts';
+
 
 export const WINDOW_SECONDS = 15 * 60;
 export const FAILURES_PER_ACCOUNT = 10;

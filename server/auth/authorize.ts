@@ -22,7 +22,7 @@
  * The scope an operation names is checked once, by authentication, against
  * its row of the operation table; this is everything after that.
  */
-import { HttpProblem } from '../http/problem.ts';
+import { HttpProblem } from '../lib/problems.ts';
 import type { Role } from '../lib/api-types.ts';
 import { canOnProject, mayAdminister, ownsThing, type Actor, type OwnedThing, type ProjectPermission } from './policy.ts';
 import { scopeCovers } from './scopes.ts';

@@ -17,7 +17,7 @@
 import { readFileSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { hash, verify } from '@node-rs/argon2';
-import { badRequest } from '../http/problem.ts';
+import { badRequest } from '../lib/problems.ts';
 
 export const MIN_PASSWORD_LENGTH = 12;
 /** A bound on what argon2 is given to hash: a megabyte "password" costs memory and time for nothing. */

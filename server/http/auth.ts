@@ -22,7 +22,7 @@
  */
 import type { NextFunction, Request, Response } from 'express';
 import { parse as parseCookies } from 'cookie';
-import { HttpProblem } from './problem.ts';
+import { HttpProblem } from '../lib/problems.ts';
 import { checkSameOrigin } from '../auth/same-origin.ts';
 import { SESSION_COOKIE, SECURE_SESSION_COOKIE } from '../auth/session-cookie.ts';
 import { scopeCovers } from '../auth/scopes.ts';

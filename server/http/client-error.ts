@@ -6,7 +6,7 @@
 import { STATUS_CODES, type ServerResponse } from 'node:http';
 import type { Duplex } from 'node:stream';
 import type { Logger } from '../lib/logger.ts';
-import { HttpProblem } from './problem.ts';
+import { HttpProblem } from '../lib/problems.ts';
 import { requestIds } from './request-context.ts';
 import { apiContentSecurityPolicy } from './security-headers.ts';
 

@@ -6,7 +6,7 @@
  */
 import type { NextFunction, Request, Response } from 'express';
 import { NulCharacterError } from '../store/db.ts';
-import { HttpProblem, PROBLEMS, type FieldError, type ProblemType } from './problem.ts';
+import { HttpProblem, PROBLEMS, type FieldError, type ProblemType } from '../lib/problems.ts';
 
 interface ValidatorError {
   status: number;

@@ -44,7 +44,7 @@ import { createHash } from 'node:crypto';
 import type { NextFunction, Request, Response } from 'express';
 import type { Logger } from '../lib/logger.ts';
 import { CLAIM_LEASE_MS, type IdempotencyKeys, type KeyOwner, type StoredAnswer } from './idempotency-keys.ts';
-import { HttpProblem } from './problem.ts';
+import { HttpProblem } from '../lib/problems.ts';
 
 export const IDEMPOTENCY_HEADER = 'idempotency-key';
 

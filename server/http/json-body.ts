@@ -11,7 +11,7 @@
  * here instead of falling through to 500.
  */
 import express, { type NextFunction, type Request, type Response } from 'express';
-import { HttpProblem } from './problem.ts';
+import { HttpProblem } from '../lib/problems.ts';
 import { refuseNulInBody } from './nul-characters.ts';
 
 export const jsonBodyLimit = '1mb';

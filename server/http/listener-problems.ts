@@ -3,7 +3,7 @@
  * types and the `lock` extension member of a 401. They extend HttpProblem so
  * the one error handler writes them, headers included.
  */
-import { HttpProblem } from './problem.ts';
+import { HttpProblem } from '../lib/problems.ts';
 import type { EntryLock } from '../auth/policy.ts';
 
 type ListenerProblemType = 'player-locked' | 'player-expired' | 'password-incorrect' | 'invite-invalid';

@@ -10,7 +10,7 @@
  * tabs), and the server's clientError hook answers that with a problem.
  */
 import type { NextFunction, Request, Response } from 'express';
-import { HttpProblem, type FieldError } from './problem.ts';
+import { HttpProblem, type FieldError } from '../lib/problems.ts';
 
 const encodedNul = /%00/i;
 

@@ -28,11 +28,11 @@ import { createCipheriv, createDecipheriv, randomBytes } from 'node:crypto';
 import { derivedKey } from '../signing/derived-keys.ts';
 import type { Response } from 'express';
 import type { Config } from '../config.ts';
-import { apiRoot } from './api-root.ts';
+import { apiRoot } from '../lib/api-root.ts';
 
 /** What paging uses of the server: the secret its cursor key comes from, and the address of its links. */
 type Ports = { config: Pick<Config, 'signingSecret' | 'publicUrl'> };
-import { badRequest } from './problem.ts';
+import { badRequest } from '../lib/problems.ts';
 import { compareKeys, type SortKey } from '../lib/sort-keys.ts';
 
 /** Items per page when a cursor comes without a limit. */

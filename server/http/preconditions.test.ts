@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { etagOf, ifMatchHolds, parseIfMatch, requireIfMatch } from './preconditions.ts';
-import { HttpProblem } from './problem.ts';
+import { HttpProblem } from '../lib/problems.ts';
 
 describe('If-Match (RFC 9110 §13.1.1)', () => {
   it('parses "*", a single tag, and a list with weak tags and empty elements', () => {

@@ -11,7 +11,7 @@
  * slip in between.
  */
 import type { Response } from 'express';
-import { badRequest, HttpProblem } from './problem.ts';
+import { badRequest, HttpProblem } from '../lib/problems.ts';
 
 /** A response body with the version of the resource it shows. */
 export interface Versioned<T> {

@@ -3,7 +3,8 @@ import { loadConfig } from '../config.ts';
 import { startServer, type RunningServer } from '../server.ts';
 import { createLogger } from '../lib/logger.ts';
 import { backends, createTestDatabase, type Backend, type TestDatabase } from '../testing/databases.ts';
-import { addressKey } from './rate-limit.ts';
+import { addressKey } from '../lib/client-address.ts';
+
 
 /** Servers sharing one throwaway database, as several processes of one deployment would. */
 function useServers(backend: Backend, env: Record<string, string>, count: number) {

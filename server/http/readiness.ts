@@ -13,7 +13,7 @@
  * bucket that hangs makes the answer a prompt 503, not a hung probe.
  */
 import type { NextFunction, Request, Response } from 'express';
-import { HttpProblem } from './problem.ts';
+import { HttpProblem } from '../lib/problems.ts';
 
 /** Each check must answer within this, or it counts as failed. */
 export const READINESS_TIMEOUT_MS = 2000;

@@ -24,7 +24,7 @@
  */
 import type { NextFunction, Request, Response } from 'express';
 import { OPERATIONS, type Method, type Operation } from '../../generated/operations.ts';
-import { HttpProblem, notFound } from './problem.ts';
+import { HttpProblem, notFound } from '../lib/problems.ts';
 
 export type { Method, Operation };
 

@@ -14,7 +14,7 @@ import { sendPage } from './page-security.ts';
 import { renderShell } from './page-shell.ts';
 import { renderPortal } from './portal-shell.ts';
 import { openPortal } from '../resources/portal/portal-service.ts';
-import { HttpProblem } from '../http/problem.ts';
+import { HttpProblem } from '../lib/problems.ts';
 
 export function playerPageRoutes(ctx: Pick<Context, 'store' | 'clock' | 'config' | 'signer' | 'blobs'>): Router {
   const router = Router();

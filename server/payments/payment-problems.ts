@@ -5,7 +5,7 @@
  * response from an inbound server", RFC 9110 §15.6.3).
  */
 import type { Logger } from '../lib/logger.ts';
-import { HttpProblem } from '../http/problem.ts';
+import { HttpProblem } from '../lib/problems.ts';
 import { PaymentProviderError, type PaymentProvider } from './payment-provider.ts';
 
 export function paymentsNotConfigured(): HttpProblem {

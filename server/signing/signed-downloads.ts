@@ -7,7 +7,7 @@
  */
 import type { Clock } from '../lib/clock.ts';
 import type { Config } from '../config.ts';
-import { apiRoot } from '../http/api-root.ts';
+import { apiRoot } from '../lib/api-root.ts';
 import type { UrlSigner } from './url-signer.ts';
 import type { Variant } from '../blobs/keys.ts';
 import { grantQuery, type PlayerGrant } from './player-grant.ts';

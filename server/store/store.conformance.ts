@@ -16,7 +16,7 @@ import { getProject, updateProject } from '../resources/projects/projects-servic
 import { FINAL_OPTION_DEFAULTS, getPlayer, updatePlayer } from '../resources/players/players-service.ts';
 import { getPreferences, updatePreferences } from '../resources/account/account-service.ts';
 import { parseIfMatch } from '../http/preconditions.ts';
-import { HttpProblem } from '../http/problem.ts';
+import { HttpProblem } from '../lib/problems.ts';
 import { BoxListCache } from '../resources/boxes/box-list-cache.ts';
 import { createLogger } from '../lib/logger.ts';
 import { systemClock } from '../lib/clock.ts';

@@ -8,8 +8,8 @@ import type { AccountApi, AuthConfig, EndedAccess } from './api.ts';
 import { endedAccessInWords } from './ended-access.ts';
 import { showError, value, wireForm } from './forms.ts';
 import { signInWithPasskey } from './passkeys.ts';
-import { nextAfterSignIn, safeNext } from './next-path.ts';
-import { ssoErrorMessage } from './sso-errors.ts';
+import { nextAfterSignIn, safeNext } from '../../shared/next-path.ts';
+import { ssoErrorMessage } from '../../shared/sso-errors.ts';
 
 export interface PageContext {
   api: AccountApi;

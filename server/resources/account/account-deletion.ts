@@ -12,7 +12,7 @@
  */
 import type { Context } from '../../context.ts';
 import { projectBlobPrefix } from '../../blobs/keys.ts';
-import { badRequest, conflict, forbidden } from '../../http/problem.ts';
+import { badRequest, conflict, forbidden } from '../../lib/problems.ts';
 import type { Caller } from '../../auth/access.ts';
 import { attemptLimitsOf } from '../../auth/attempt-limits.ts';
 import { verifyPassword } from '../../auth/passwords.ts';

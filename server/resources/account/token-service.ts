@@ -7,7 +7,7 @@ import type { Request } from 'express';
 import type { Context } from '../../context.ts';
 import type { Schemas } from '../../lib/api-types.ts';
 import type { Caller } from '../../auth/access.ts';
-import { badRequest, notFound } from '../../http/problem.ts';
+import { badRequest, notFound } from '../../lib/problems.ts';
 import type { TokenRecord } from './token-repository.ts';
 import { recordSecurityEvent, type SecurityEventRecord } from './security-events.ts';
 

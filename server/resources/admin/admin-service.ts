@@ -8,7 +8,7 @@ import type { Context } from '../../context.ts';
 import type { Store } from '../../repositories.ts';
 import type { Schemas } from '../../lib/api-types.ts';
 import type { Caller } from '../../auth/access.ts';
-import { conflict, notFound } from '../../http/problem.ts';
+import { conflict, notFound } from '../../lib/problems.ts';
 import { normalizeEmail } from '../account/user-repository.ts';
 import type { AdminUserRecord } from './user-admin-repository.ts';
 import { endSessionsOf } from '../sessions/session-service.ts';

@@ -9,7 +9,7 @@ import type { Schemas } from '../../lib/api-types.ts';
 import type { Store } from '../../repositories.ts';
 import { newId } from '../../lib/ids.ts';
 import { accessProject, type Caller } from '../../auth/access.ts';
-import { conflict, notFound } from '../../http/problem.ts';
+import { conflict, notFound } from '../../lib/problems.ts';
 import { fileBlobKeys } from '../../blobs/keys.ts';
 import type { BoxRecord } from './box-repository.ts';
 import { buildListing, type ProjectListing } from './box-listing.ts';

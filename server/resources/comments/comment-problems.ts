@@ -4,7 +4,7 @@
  * the listener problems do (listening/listener-problems.ts), so that the one
  * error handler writes it, headers included.
  */
-import { HttpProblem } from '../../http/problem.ts';
+import { HttpProblem } from '../../lib/problems.ts';
 
 export class NameRequiredProblem extends HttpProblem {
   constructor(playerId: string, detail: string) {

@@ -16,7 +16,7 @@ import type { Schemas } from '../../lib/api-types.ts';
 import type { Store } from '../../repositories.ts';
 import { accessProject, type Caller } from '../../auth/access.ts';
 import { canOnProject } from '../../auth/policy.ts';
-import { badRequest, forbidden, type HttpProblem, notFound } from '../../http/problem.ts';
+import { badRequest, forbidden, type HttpProblem, notFound } from '../../lib/problems.ts';
 import type { BoxRecord } from '../boxes/box-repository.ts';
 import type { Listener } from '../listening/listener.ts';
 import { newCommentId, type CommentRecord, type CommentScope, type Reactions } from './comment-repository.ts';

@@ -9,7 +9,7 @@ import type { Readable } from 'node:stream';
 import type { Context } from '../../context.ts';
 import type { Schemas } from '../../lib/api-types.ts';
 import { accessProject, type Caller } from '../../auth/access.ts';
-import { conflict, HttpProblem, notFound, signatureRefused } from '../../http/problem.ts';
+import { conflict, HttpProblem, notFound, signatureRefused } from '../../lib/problems.ts';
 import { artworkBlobKey, fileBlobKey, renditionBlobKey } from '../../blobs/keys.ts';
 import { downloadBinding, downloadPath, signDownload, VARIANTS, type Disposition, type Variant } from '../../signing/signed-downloads.ts';
 import { byteRange, dispositionHeader, isNotModified, presentation } from './download-rules.ts';

@@ -13,7 +13,7 @@ import { createHash } from 'node:crypto';
 import type { Context } from '../../context.ts';
 import type { Schemas } from '../../lib/api-types.ts';
 import type { Caller } from '../../auth/access.ts';
-import { badRequest, conflict, forbidden, notFound } from '../../http/problem.ts';
+import { badRequest, conflict, forbidden, notFound } from '../../lib/problems.ts';
 import type { PlayerGrant } from '../../signing/player-grant.ts';
 import type { Listener } from '../listening/listener.ts';
 import { playerTracks } from '../listening/player-tracks.ts';

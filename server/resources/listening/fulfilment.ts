@@ -7,7 +7,7 @@
  * (PurchaseRepository.recordCheckout).
  */
 import type { Context } from '../../context.ts';
-import { conflict } from '../../http/problem.ts';
+import { conflict } from '../../lib/problems.ts';
 import { newId } from '../../lib/ids.ts';
 import type { CheckoutState } from '../../payments/payment-provider.ts';
 import { requirePayments, viaProvider } from '../../payments/payment-problems.ts';

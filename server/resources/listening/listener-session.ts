@@ -15,7 +15,7 @@
 import { derivedKey } from '../../signing/derived-keys.ts';
 import { createHash, createHmac, createSecretKey, randomBytes, timingSafeEqual, type KeyObject } from 'node:crypto';
 import { serialize as serializeCookie } from 'cookie';
-import { apiRoot } from '../../context.ts';
+import { apiRoot } from '../../lib/api-root.ts';
 import type { Config } from '../../config.ts';
 
 export const LISTENER_SESSION_COOKIE = 'as_player_session';

@@ -15,7 +15,7 @@ import type { Context } from '../../context.ts';
 import type { PlayerRecord } from '../players/player-repository.ts';
 import { canOnProject, decideEntry, playerPermissions, type PlayerPermission, type Principal } from '../../auth/policy.ts';
 import { hasExpired, playerFacts } from './player-facts.ts';
-import { notFound } from '../../http/problem.ts';
+import { notFound } from '../../lib/problems.ts';
 import type { Caller } from '../../auth/access.ts';
 import { LISTENER_SESSION_COOKIE, ListenerSessionSigner, passwordTag, type ListenerSession } from './listener-session.ts';
 import { entryRefused } from '../../http/listener-problems.ts';

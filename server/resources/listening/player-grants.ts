@@ -12,7 +12,7 @@
 import type { Context } from '../../context.ts';
 import { canOnPlayer, type PlayerPermission, type Principal } from '../../auth/policy.ts';
 import { hasExpired, playerFacts } from './player-facts.ts';
-import { signatureRefused } from '../../http/problem.ts';
+import { signatureRefused } from '../../lib/problems.ts';
 import type { Variant } from '../../blobs/keys.ts';
 import type { PlayerGrant } from '../../signing/player-grant.ts';
 import { paidFor } from './listener.ts';

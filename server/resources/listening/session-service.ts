@@ -9,9 +9,9 @@ import type { Request, Response } from 'express';
 import type { RateLimiterAbstract } from 'rate-limiter-flexible';
 import type { Context } from '../../context.ts';
 import type { Schemas } from '../../lib/api-types.ts';
-import { forbidden, notFound } from '../../http/problem.ts';
+import { forbidden, notFound } from '../../lib/problems.ts';
 import { checkSameOrigin } from '../../auth/same-origin.ts';
-import { addressKey, consumeOrRefuse } from '../../http/rate-limit.ts';
+import { consumeOrRefuse } from '../../http/rate-limit.ts';
 import type { Db } from '../../store/db.ts';
 import type { PlayerRecord } from '../players/player-repository.ts';
 import { verifyPassword } from '../players/player-password.ts';
@@ -23,6 +23,7 @@ import { inviteInvalid, passwordIncorrect, playerExpired, playerLocked } from '.
 import { LISTENER_SESSION_TTL_MS, PURCHASE_SESSION_TTL_MS, listenerSessionCookie, newSessionId, passwordTag, renewedSession, type ListenerSession } from './listener-session.ts';
 import { playerView, type RenderedView } from './view-service.ts';
 import { claimCheckout } from './fulfilment.ts';
+import { addressKey } from '../../lib/client-address.ts';
 
 /**
  * Password attempts per address and player: 5 a minute. Enough for someone

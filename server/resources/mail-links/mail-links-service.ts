@@ -11,7 +11,7 @@ import type { Context } from '../../context.ts';
 import type { Caller } from '../../auth/access.ts';
 import { attemptLimitsOf } from '../../auth/attempt-limits.ts';
 import { hashPassword, requireGoodPassword } from '../../auth/passwords.ts';
-import { conflict, HttpProblem } from '../../http/problem.ts';
+import { conflict, HttpProblem } from '../../lib/problems.ts';
 import type { Store } from '../../repositories.ts';
 import type { Schemas } from '../../lib/api-types.ts';
 import { passwordResetMail, verifyEmailMail } from '../../mail/templates.ts';

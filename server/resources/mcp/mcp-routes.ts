@@ -28,7 +28,7 @@ import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import type { Context } from '../../context.ts';
 import { authenticate } from '../../http/auth.ts';
 import { jsonBody } from '../../http/json-body.ts';
-import { forbidden, HttpProblem } from '../../http/problem.ts';
+import { forbidden, HttpProblem } from '../../lib/problems.ts';
 import { relayHeaders } from '../../http/internal-relay.ts';
 import { protectedResourceMetadata } from '../oauth/resource-metadata.ts';
 import { issuerOf, mcpResource } from '../oauth/oauth-provider.ts';

@@ -15,7 +15,7 @@ import type { AdapterPayload, ClientMetadata } from 'oidc-provider';
 import type { Context } from '../../context.ts';
 import type { Caller } from '../../auth/access.ts';
 import type { Schemas } from '../../lib/api-types.ts';
-import { badRequest, notFound } from '../../http/problem.ts';
+import { badRequest, notFound } from '../../lib/problems.ts';
 import type { AppRecord } from './oauth-repository.ts';
 import { SCOPES } from './oauth-scopes.ts';
 import { actorOf, authorize } from '../../auth/authorize.ts';

@@ -17,7 +17,7 @@ import type { Context } from '../../context.ts';
 import type { Schemas } from '../../lib/api-types.ts';
 import type { Caller } from '../../auth/access.ts';
 import { newId } from '../../lib/ids.ts';
-import { badRequest, conflict, HttpProblem, notFound } from '../../http/problem.ts';
+import { badRequest, conflict, HttpProblem, notFound } from '../../lib/problems.ts';
 import { attemptLimitsOf } from '../../auth/attempt-limits.ts';
 import { normalizeEmail } from '../account/user-repository.ts';
 import { userJson } from '../account/account-service.ts';

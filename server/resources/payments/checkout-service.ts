@@ -7,14 +7,15 @@ import type { Request, Response } from 'express';
 import type { RateLimiterAbstract } from 'rate-limiter-flexible';
 import type { Context } from '../../context.ts';
 import type { Schemas } from '../../lib/api-types.ts';
-import { conflict, HttpProblem } from '../../http/problem.ts';
-import { addressKey, consumeOrRefuse } from '../../http/rate-limit.ts';
+import { conflict, HttpProblem } from '../../lib/problems.ts';
+import { consumeOrRefuse } from '../../http/rate-limit.ts';
 import type { Db } from '../../store/db.ts';
 import { requirePayments, viaProvider } from '../../payments/payment-problems.ts';
 import { listenerOf, listenerSessions, readSession } from '../listening/listener.ts';
 import { LISTENER_SESSION_TTL_MS, listenerSessionCookie, newSessionId, renewedSession, type ListenerSession } from '../listening/listener-session.ts';
 import { playerToOpen, requireSameOrigin } from '../listening/session-service.ts';
 import { CHECKOUT_PLAYER, CHECKOUT_SESSION } from '../listening/fulfilment.ts';
+import { addressKey } from '../../lib/client-address.ts';
 
 /** How long the payment page takes the payment. Stripe: expires_at "can be anywhere from 30 minutes to 24 hours after Checkout Session creation". */
 export const CHECKOUT_TTL_MS = 60 * 60 * 1000;

@@ -7,7 +7,7 @@
  * event is acknowledged, so that Stripe does not retry it for days.
  */
 import type { Context } from '../../context.ts';
-import { HttpProblem } from '../../http/problem.ts';
+import { HttpProblem } from '../../lib/problems.ts';
 import { WebhookSignatureError, type PaymentEvent } from '../../payments/payment-provider.ts';
 import { requirePayments } from '../../payments/payment-problems.ts';
 import { recordPaidCheckout } from '../listening/fulfilment.ts';

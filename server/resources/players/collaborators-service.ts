@@ -7,7 +7,7 @@
 import type { Context } from '../../context.ts';
 import type { Schemas } from '../../lib/api-types.ts';
 import type { Caller } from '../../auth/access.ts';
-import { conflict, notFound } from '../../http/problem.ts';
+import { conflict, notFound } from '../../lib/problems.ts';
 import { accessProject, requireGrantable } from '../../auth/access.ts';
 import { normalizeEmail } from '../account/user-repository.ts';
 import { loadPlayer, recordPlayerUpdated } from './players-service.ts';

@@ -9,7 +9,7 @@ import { RateLimiterRes, type RateLimiterAbstract } from 'rate-limiter-flexible'
 import type { Context } from '../../context.ts';
 import type { Store } from '../../repositories.ts';
 import type { Db } from '../../store/db.ts';
-import { HttpProblem } from '../../http/problem.ts';
+import { HttpProblem } from '../../lib/problems.ts';
 import { collaboratorInvitationMail } from '../../mail/templates.ts';
 import { queueMail } from '../mail/mail-outbox.ts';
 import { signUpInviteUrl } from './invite-links.ts';

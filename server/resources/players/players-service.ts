@@ -6,7 +6,7 @@ import type { SortKey } from '../../lib/sort-keys.ts';
 import { newId } from '../../lib/ids.ts';
 import { accessProject, requireGrantable, type Caller } from '../../auth/access.ts';
 import { playerAbilities } from '../../auth/policy.ts';
-import { badRequest, conflict, HttpProblem, notFound } from '../../http/problem.ts';
+import { badRequest, conflict, HttpProblem, notFound } from '../../lib/problems.ts';
 import { normalizeEmail, type UserRecord } from '../account/user-repository.ts';
 import { DEFAULT_PROJECT_COLOR, projectJson } from '../projects/projects-service.ts';
 import type { PlayerRecord } from './player-repository.ts';

@@ -4,7 +4,7 @@
  * by the first bytes once they are stored, and the uploader's name and email.
  */
 import { sniffAudioType } from '../../lib/content-sniffing.ts';
-import { badRequest, unsupportedMediaType } from '../../http/problem.ts';
+import { badRequest, unsupportedMediaType } from '../../lib/problems.ts';
 import { isAudioFile } from '../processing/processing.ts';
 
 /** The kinds a portal takes besides audio: what artists and their clients send with it (archives of stems, documents). */

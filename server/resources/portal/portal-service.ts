@@ -14,7 +14,7 @@ import { join } from 'node:path';
 import type { Context } from '../../context.ts';
 import type { Schemas } from '../../lib/api-types.ts';
 import type { Store } from '../../repositories.ts';
-import { badRequest, HttpProblem, notFound, tooLarge, unsupportedMediaType } from '../../http/problem.ts';
+import { badRequest, HttpProblem, notFound, tooLarge, unsupportedMediaType } from '../../lib/problems.ts';
 import { playerExpired } from '../../http/listener-problems.ts';
 import type { BoxRecord } from '../boxes/box-repository.ts';
 import { newBox } from '../boxes/boxes-service.ts';

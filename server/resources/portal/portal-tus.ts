@@ -17,11 +17,13 @@
  */
 import type { Request } from 'express';
 import type { RateLimiterAbstract } from 'rate-limiter-flexible';
-import { apiRoot, type Context } from '../../context.ts';
-import { HttpProblem, notFound } from '../../http/problem.ts';
-import { addressKey, consumeOrRefuse } from '../../http/rate-limit.ts';
+import type { Context } from '../../context.ts';
+import { apiRoot } from '../../lib/api-root.ts';
+import { HttpProblem, notFound } from '../../lib/problems.ts';
+import { consumeOrRefuse } from '../../http/rate-limit.ts';
 import { announcedBytes, TUS_WATCH_MS, tusHandler, type TusResource } from '../tus/tus-routes.ts';
 import { abandon, claimRoom, CLOSED_BEFORE_COMPLETE, createUpload, finishUpload, openPortal, portalUploadDir, requireOpenUpload, settleRoom, type PortalPlayer } from './portal-service.ts';
+import { addressKey } from '../../lib/client-address.ts';
 
 /** How often a PATCH under way reads the portal again, so that closing it stops the PATCH within about this long. */
 export const PORTAL_WATCH_MS = TUS_WATCH_MS;

@@ -16,7 +16,7 @@ import { join } from 'node:path';
 import type { Context } from '../../context.ts';
 import type { Schemas } from '../../lib/api-types.ts';
 import { accessProject, type Caller } from '../../auth/access.ts';
-import { badRequest, notFound } from '../../http/problem.ts';
+import { badRequest, notFound } from '../../lib/problems.ts';
 import { fileBlobKey } from '../../blobs/keys.ts';
 import type { BoxRecord } from '../boxes/box-repository.ts';
 import { deleteIfEmptyStack } from '../boxes/boxes-service.ts';

@@ -15,10 +15,11 @@
  * requestUploadUrl's own service), the room only bytes received take.
  */
 import type { Request, Response } from 'express';
-import { apiRoot, type Context } from '../../context.ts';
+import type { Context } from '../../context.ts';
+import { apiRoot } from '../../lib/api-root.ts';
 import type { Caller } from '../../auth/access.ts';
 import { apiMetadataUrl, bearerChallenge } from '../../http/auth.ts';
-import { HttpProblem, notFound } from '../../http/problem.ts';
+import { HttpProblem, notFound } from '../../lib/problems.ts';
 import { announcedBytes, TUS_VERSION, tusHandler, type TusResource } from '../tus/tus-routes.ts';
 import { abandon, claimRoom, createUpload, finishUpload, projectUploadDir, requireUpload, settleUpload, uploadableProject } from './project-uploads-service.ts';
 

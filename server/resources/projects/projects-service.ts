@@ -3,7 +3,7 @@ import type { Role, Schemas } from '../../lib/api-types.ts';
 import { newId } from '../../lib/ids.ts';
 import { accessProject, type Caller } from '../../auth/access.ts';
 import { projectAbilities } from '../../auth/policy.ts';
-import { notFound } from '../../http/problem.ts';
+import { notFound } from '../../lib/problems.ts';
 import { signDownload } from '../../signing/signed-downloads.ts';
 import type { ProjectContent, ProjectFilter, ProjectRecord } from './project-repository.ts';
 import { compareKeys, newestFirst, type SortKey } from '../../lib/sort-keys.ts';

@@ -15,10 +15,11 @@ import { createHash } from 'node:crypto';
 import { mkdir, readFile, rm } from 'node:fs/promises';
 import { join } from 'node:path';
 import { createApiClient, type ApiClient } from '../../../generated/client.ts';
-import { apiRoot, type Context } from '../../context.ts';
+import type { Context } from '../../context.ts';
+import { apiRoot } from '../../lib/api-root.ts';
 import type { Schemas } from '../../lib/api-types.ts';
 import { Mutex } from '../../lib/mutex.ts';
-import { notFound } from '../../http/problem.ts';
+import { notFound } from '../../lib/problems.ts';
 import type { Caller } from '../../auth/access.ts';
 
 type Ports = Pick<Context, 'store' | 'config' | 'clock' | 'media' | 'logger'>;

@@ -13,7 +13,7 @@ import type { Context } from '../../context.ts';
 import type { Schemas } from '../../lib/api-types.ts';
 import type { Caller } from '../../auth/access.ts';
 import { clearedSessionCookie, sessionCookie } from '../../auth/session-cookie.ts';
-import { notFound } from '../../http/problem.ts';
+import { notFound } from '../../lib/problems.ts';
 import { recordSecurityEvent } from '../account/security-events.ts';
 import type { SessionRecord } from './session-repository.ts';
 import type { Store } from '../../repositories.ts';

@@ -10,7 +10,7 @@ import type { Caller } from '../../auth/access.ts';
 import { checkSameOrigin } from '../../auth/same-origin.ts';
 import { attemptLimitsOf } from '../../auth/attempt-limits.ts';
 import { hashPassword, requireGoodPassword, verifyPassword } from '../../auth/passwords.ts';
-import { conflict, forbidden, HttpProblem } from '../../http/problem.ts';
+import { conflict, forbidden, HttpProblem } from '../../lib/problems.ts';
 import { normalizeEmail } from '../account/user-repository.ts';
 import { userJson } from '../account/account-service.ts';
 import { recordSecurityEvent } from '../account/security-events.ts';

@@ -30,10 +30,10 @@ import { Router, type Request, type Response } from 'express';
 import type { Context } from '../../context.ts';
 import { createOidcClient, OidcError, type OidcClient } from '../../auth/oidc-client.ts';
 import { SECURE_SESSION_COOKIE, SESSION_COOKIE } from '../../auth/session-cookie.ts';
-import type { SsoErrorCode } from '../../../web/account/sso-errors.ts';
+import type { SsoErrorCode } from '../../../shared/sso-errors.ts';
 import { startSession } from '../sessions/session-service.ts';
 import { accountForIdentity } from './sso-service.ts';
-import { safeNext } from '../../../web/account/next-path.ts';
+import { safeNext } from '../../../shared/next-path.ts';
 
 type Ports = Pick<Context, 'store' | 'clock' | 'config' | 'logger'>;
 

@@ -18,7 +18,7 @@
 import type { Request } from 'express';
 import type { Context } from '../../context.ts';
 import type { OidcIdentity } from '../../auth/oidc-client.ts';
-import type { SsoErrorCode } from '../../../web/account/sso-errors.ts';
+import type { SsoErrorCode } from '../../../shared/sso-errors.ts';
 import type { UserRecord } from '../account/user-repository.ts';
 import { recordSecurityEvent } from '../account/security-events.ts';
 import { acceptInvitation } from '../sessions/invitations.ts';

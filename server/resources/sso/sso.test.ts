@@ -10,7 +10,7 @@ import { useServerWithOidc } from '../../testing/oidc-provider.ts';
 import { startTestServer } from '../../testing/test-server.ts';
 import { hashPassword } from '../../auth/passwords.ts';
 import { ROUND_TRIP_MS } from './oidc-routes.ts';
-import { SSO_ERROR_CODES, ssoErrorMessage } from '../../../web/account/sso-errors.ts';
+import { SSO_ERROR_CODES, ssoErrorMessage } from '../../../shared/sso-errors.ts';
 
 const cookieNamed = (response: Response, name: string) => response.headers.getSetCookie().find((line) => line.startsWith(`${name}=`) && !/Max-Age=0/i.test(line))?.split(';')[0];
 

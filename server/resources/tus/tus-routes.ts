@@ -32,7 +32,7 @@ import { Server, type ServerOptions } from '@tus/server';
 import { FileStore } from '@tus/file-store';
 import type { Context } from '../../context.ts';
 import { newId } from '../../lib/ids.ts';
-import { HttpProblem, unsupportedMediaType, type FieldError, type ProblemType } from '../../http/problem.ts';
+import { HttpProblem, unsupportedMediaType, type FieldError, type ProblemType } from '../../lib/problems.ts';
 import { toProblem } from '../../http/errors.ts';
 import { EventLocker } from './event-locker.ts';
 

@@ -8,7 +8,7 @@
  */
 import type { Store } from '../../repositories.ts';
 import type { BoxRecord, FileStatus } from '../boxes/box-repository.ts';
-import { conflict, notFound } from '../../http/problem.ts';
+import { conflict, notFound } from '../../lib/problems.ts';
 import { newBox } from '../boxes/boxes-service.ts';
 import { sameName, stackNameFor, versionMarker, withoutExtension } from '../boxes/version-marker.ts';
 

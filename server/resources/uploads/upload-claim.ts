@@ -10,7 +10,7 @@
  */
 import { randomBytes } from 'node:crypto';
 import type { Context } from '../../context.ts';
-import { HttpProblem } from '../../http/problem.ts';
+import { HttpProblem } from '../../lib/problems.ts';
 import type { UploadRecord } from './upload-repository.ts';
 
 /** The ports this service uses, and nothing more. */

@@ -5,11 +5,12 @@
  * type and the x-storage-meta-* headers. It works once.
  */
 import type { Readable } from 'node:stream';
-import { apiRoot, type Context } from '../../context.ts';
+import type { Context } from '../../context.ts';
+import { apiRoot } from '../../lib/api-root.ts';
 import type { Schemas } from '../../lib/api-types.ts';
 import { newId } from '../../lib/ids.ts';
 import { accessProject, type Caller } from '../../auth/access.ts';
-import { badRequest, HttpProblem, notFound, signatureRefused, tooLarge, unsupportedMediaType } from '../../http/problem.ts';
+import { badRequest, HttpProblem, notFound, signatureRefused, tooLarge, unsupportedMediaType } from '../../lib/problems.ts';
 import { BlobTooLargeError, BlobTooShortError } from '../../blobs/blob-store.ts';
 import { artworkBlobKey, fileBlobKey } from '../../blobs/keys.ts';
 import { boxJson } from '../boxes/boxes-service.ts';

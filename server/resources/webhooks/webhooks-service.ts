@@ -9,7 +9,7 @@ import type { Context } from '../../context.ts';
 import type { Schemas } from '../../lib/api-types.ts';
 import type { Caller } from '../../auth/access.ts';
 import { newId } from '../../lib/ids.ts';
-import { badRequest, conflict, notFound } from '../../http/problem.ts';
+import { badRequest, conflict, notFound } from '../../lib/problems.ts';
 import { ForbiddenAddressError, resolveAllowed } from '../../lib/outbound-addresses.ts';
 import { DELIVER_WEBHOOK, RETRY_DELAYS_MS } from './outbox.ts';
 import type { DeliveryRecord, WebhookRecord } from './webhook-repository.ts';

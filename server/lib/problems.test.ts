@@ -7,7 +7,7 @@
 import { readFileSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { HttpProblem, PROBLEMS } from './problem.ts';
+import { HttpProblem, PROBLEMS } from './problems.ts';
 
 const specIntro = readFileSync(resolve(import.meta.dirname, '../../openapi/openapi.yaml'), 'utf8');
 const documented = Object.fromEntries([...specIntro.matchAll(/`\/problems\/([a-z-]+)` \((\d{3})\)/g)].map(([, slug, status]) => [slug, Number(status)]));

@@ -14,19 +14,19 @@
  *   account consenting, so a partner's script can run the whole flow, if
  *   the token could give that consent itself (sandboxConsent).
  */
-import { escapeHtml } from '../../lib/html.ts';
+import { escapeHtml } from '../lib/html.ts';
 import { Router, urlencoded, type NextFunction, type Request, type Response } from 'express';
 import type Provider from 'oidc-provider';
 import type { InteractionDetails } from 'oidc-provider';
-import type { Context } from '../../context.ts';
-import { checkSameOrigin } from '../../auth/same-origin.ts';
-import { API_METADATA_PATH } from '../../http/auth.ts';
-import { assetHref } from '../../pages/page-assets.ts';
-import { signedInUser } from '../../pages/account-pages.ts';
-import { provisionSandboxAccount } from '../sandbox/sandbox-service.ts';
-import { apiResource, createProvider, errorPage, INTERACTION_PATH, issuerOf } from './oauth-provider.ts';
-import { appScopes, scopeInWords, scopeWarning } from './oauth-scopes.ts';
-import { protectedResourceMetadata } from './resource-metadata.ts';
+import type { Context } from '../context.ts';
+import { checkSameOrigin } from '../auth/same-origin.ts';
+import { API_METADATA_PATH } from '../http/auth.ts';
+import { assetHref } from './page-assets.ts';
+import { signedInUser } from './account-pages.ts';
+import { provisionSandboxAccount } from '../resources/sandbox/sandbox-service.ts';
+import { apiResource, createProvider, errorPage, INTERACTION_PATH, issuerOf } from '../resources/oauth/oauth-provider.ts';
+import { appScopes, scopeInWords, scopeWarning } from '../resources/oauth/oauth-scopes.ts';
+import { protectedResourceMetadata } from '../resources/oauth/resource-metadata.ts';
 
 type Ports = Pick<Context, 'config' | 'store' | 'secrets' | 'clock' | 'logger' | 'media'>;
 
