@@ -18,8 +18,8 @@
  *            the one match, + authentication (a SQLite token store), +
  *            validation (bench/baselines/staged-express.ts), + the handler
  *            (the real server); ratios to bare Express. BENCH_STAGES_BEFORE
- *            names a checkout of an older commit whose server is measured
- *            in the same rounds.
+ *            names checkouts of older commits (comma-separated) whose
+ *            servers are measured in the same rounds.
  *   upload   one 1 GiB PUT to a signed URL, against bare node:http writing
  *            the body to disk; plus the server's RSS growth during it.
  *   s3-upload  one 1 GiB PUT through the API into S3 (radosgw), against
@@ -456,10 +456,10 @@ if (parts.has('stages')) {
   // idempotency). What is measured is the CPU each process spent (user + system, /proc/PID/stat, all its threads, the
   // garbage collector's included) over a fixed number of requests, which the machine's other load changes far less
   // than throughput. BENCH_STAGES_BEFORE names another checkout (a worktree of an older commit): its server is measured
-  // too, in the same rounds, for a before and after in one run.
+  // too, in the same rounds, for a before and after in one run (several, separated by commas).
   const amount = Number(process.env.BENCH_STAGES_REQUESTS ?? 20_000);
   const rate = Number(process.env.BENCH_STAGES_RATE ?? 0);
-  const before = process.env.BENCH_STAGES_BEFORE ? resolve(process.env.BENCH_STAGES_BEFORE) : undefined;
+  const befores = (process.env.BENCH_STAGES_BEFORE ?? '').split(',').filter(Boolean).map((tree) => resolve(tree));
   const loadAverage = () => loadavg().map((load) => load.toFixed(2)).join(', ');
   const loadAtStart = loadAverage();
   // A token, a project and its player, through the API: no boxes, which GET /players/:id does not read.
@@ -494,11 +494,11 @@ if (parts.has('stages')) {
     targets.push({ name, server: staged, url: `${staged.url}/api/v1/players/${player.id}`, headers });
   }
   targets.push({ name: '+ the handler (the server)', server, url: real.url, headers: bearer });
-  if (before) {
+  for (const before of befores) {
     const old = await start('server/main.ts', { VALIDATE_RESPONSES: 'false' }, true, before);
     const seeded = await seedPlayer(old);
     const commit = spawnSync('git', ['-C', before, 'rev-parse', '--short', 'HEAD'], { encoding: 'utf8' }).stdout.trim();
-    targets.push({ name: `the server before (${commit || before})`, server: old, url: seeded.url, headers: { Authorization: `Bearer ${seeded.token}` } });
+    targets.push({ name: `the server at ${commit || before}`, server: old, url: seeded.url, headers: { Authorization: `Bearer ${seeded.token}` } });
   }
   // The CPU one process spent on `amount` requests (50 connections, as the reads; at most BENCH_STAGES_RATE a second
   // when set), in µs per request. No rate is given: autocannon ends a run with a fixed amount on its next 1-second
