@@ -517,7 +517,7 @@ if (parts.has('stages')) {
   const samples = new Map<Target, number[]>(targets.map((target) => [target, []]));
   for (let round = 0; round < rounds; round++) for (const target of targets) samples.get(target)!.push(await cpuPerRequest(target));
   await Promise.all(targets.map((target) => target.server.stop()));
-  rmSync(bodiesFile, { force: true });
+  rmSync(join(bodiesFile, '..'), { recursive: true, force: true });
   const figures = targets.map((target) => ({ target, us: medianOf(samples.get(target)!) }));
   const bareUs = figures[0].us;
   say(
