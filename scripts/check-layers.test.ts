@@ -10,16 +10,26 @@ const typeOnly = (from: string, to: string): ImportEdge => ({ from, to, runtime:
 
 describe('the import rules', () => {
   it('refuse a lower layer importing a resource or the composition root, even a type', () => {
-    expect(breaches([typeOnly('server/http/auth.ts', 'server/repositories.ts')])).toEqual([expect.stringMatching(/^layers: server\/http\/auth\.ts imports server\/repositories\.ts/)]);
+    expect(breaches([typeOnly('server/http/auth.ts', 'server/repositories.ts')])).toEqual([expect.stringMatching(/^floors: server\/http\/auth\.ts \(http\) imports server\/repositories\.ts \(root, above it\), a type/)]);
     expect(breaches([value('server/lib/content-sniffing.ts', 'server/resources/uploads/sniff.ts')])).toHaveLength(1);
     expect(breaches([typeOnly('server/audio/processing.ts', 'server/context.ts')])).toHaveLength(1);
+    // Ranked floors: auth is below http, signing above auth, pages above the resources; a type counts as a value.
+    expect(breaches([typeOnly('server/auth/policy.ts', 'server/http/route.ts')])).toEqual([expect.stringMatching(/^floors: server\/auth\/policy\.ts \(auth\) imports server\/http\/route\.ts \(http, above it\), a type/)]);
+    expect(breaches([value('server/resources/oauth/oauth-apps.ts', 'server/pages/page-assets.ts')])).toEqual([expect.stringMatching(/^floors: /)]);
+    expect(breaches([value('server/signing/player-grant.ts', 'server/auth/policy.ts'), value('server/http/auth.ts', 'server/lib/problems.ts')])).toEqual([]);
+    // The settings any floor names by type; the composition's ports, the resources and above; no value from either.
+    expect(breaches([typeOnly('server/http/paging.ts', 'server/config.ts'), typeOnly('server/resources/boxes/boxes-service.ts', 'server/context.ts')])).toEqual([]);
+    expect(breaches([value('server/resources/uploads/uploads-service.ts', 'server/context.ts')])).toEqual([expect.stringMatching(/^floors: /)]);
     // Downwards, and a test of a lower layer using the server, are fine.
     expect(breaches([value('server/resources/uploads/uploads-service.ts', 'server/lib/content-sniffing.ts'), value('server/http/http.test.ts', 'server/app.ts')])).toEqual([]);
   });
 
-  it('refuse web/ importing anything outside web/ and generated/', () => {
+  it('refuse web/ importing anything outside web/, generated/ and shared/; shared/ importing outside itself; the server importing web/', () => {
     expect(breaches([value('web/page-routes.ts', 'server/context.ts')])).toEqual([expect.stringMatching(/^web: /)]);
-    expect(breaches([value('web/player/api.ts', 'generated/client.ts'), value('web/player/main.ts', 'web/player/api.ts')])).toEqual([]);
+    expect(breaches([value('web/player/api.ts', 'generated/client.ts'), value('web/player/main.ts', 'web/player/api.ts'), value('web/account/signed-out.ts', 'shared/next-path.ts')])).toEqual([]);
+    expect(breaches([value('shared/next-path.ts', 'web/account/api.ts')])).toEqual([expect.stringMatching(/^shared: /)]);
+    expect(breaches([value('server/resources/sso/oidc-routes.ts', 'web/account/next-path.ts')])).toEqual([expect.stringMatching(/^web: server\/resources\/sso\/oidc-routes\.ts imports web\//)]);
+    expect(breaches([value('server/resources/sso/oidc-routes.ts', 'shared/next-path.ts'), value('server/http/changelog-page.test.ts', 'web/testing/player-browser.ts')])).toEqual([]);
   });
 
   it('refuse production code importing test code', () => {
@@ -27,12 +37,13 @@ describe('the import rules', () => {
     expect(breaches([value('server/resources/portal/portal.test.ts', 'server/testing/until.ts')])).toEqual([]);
   });
 
-  it('refuse a run-time import cycle among production files, but not one of types or through a worker thread', () => {
+  it('refuse an import cycle among production files, of types too (but through the composition's ports), not through a worker thread', () => {
     expect(breaches([value('web/player/locked.ts', 'web/player/player-app.ts'), value('web/player/player-app.ts', 'web/player/locked.ts')])).toEqual([
       'cycle: web/player/locked.ts → web/player/player-app.ts → web/player/locked.ts',
     ]);
     expect(breaches([value('server/a.ts', 'server/b.ts'), value('server/b.ts', 'server/c.ts'), value('server/c.ts', 'server/a.ts')])).toEqual([expect.stringMatching(/^cycle: /)]);
-    expect(breaches([value('server/a.ts', 'server/b.ts'), typeOnly('server/b.ts', 'server/a.ts')])).toEqual([]);
+    expect(breaches([value('server/a.ts', 'server/b.ts'), typeOnly('server/b.ts', 'server/a.ts')])).toEqual([expect.stringMatching(/^cycle: server\/a\.ts → server\/b\.ts → server\/a\.ts/)]);
+    expect(breaches([value('server/context.ts', 'server/repositories.ts'), value('server/repositories.ts', 'server/resources/players/player-repository.ts'), typeOnly('server/resources/players/player-repository.ts', 'server/context.ts')])).toEqual([]);
     expect(breaches([{ ...value('server/audio/waveform.ts', 'server/audio/waveform-thread.ts'), thread: true }, value('server/audio/waveform-thread.ts', 'server/audio/waveform.ts')])).toEqual([]);
   });
 

@@ -13,10 +13,11 @@
  *      6 resources      one folder per resource
  *      7 pages          the HTML shells and their routes
  *      8 root           the composition root, entry points, the admin CLI
- *    Three modules declare shapes that every floor may name by type: the
- *    settings (server/config.ts) and the composition's ports (server/context.ts
+ *    Some modules declare shapes others may name by type: the settings
+ *    (server/config.ts), any floor; the composition's ports (server/context.ts
  *    and server/repositories.ts, from which each resource picks the parts it
- *    uses). A value imported from them still follows the floors.
+ *    uses), the resources and above. A value imported from them still
+ *    follows the floors, and a lower floor names neither.
  * 2. web/ holds browser code only: it imports from web/, generated/ and
  *    shared/, never server/, scripts/ or node: modules. shared/ holds code the
  *    browser and the server both run, and imports only shared/. The server
@@ -94,8 +95,11 @@ export const FLOORS: ReadonlyArray<{ name: string; folders: readonly string[] }>
   { name: 'pages', folders: ['server/pages/'] },
   { name: 'root', folders: ['server/'] },
 ];
-/** The shapes every floor may name by type (rule 1). */
-const SHAPES = new Set(['server/config.ts', 'server/context.ts', 'server/repositories.ts']);
+/** The settings, which every floor may name by type; and the composition's ports, which the resources and above may (rule 1). */
+const SETTINGS = 'server/config.ts';
+const PORTS = new Set(['server/context.ts', 'server/repositories.ts']);
+const SHAPES = new Set([SETTINGS, ...PORTS]);
+const RESOURCES_FLOOR = 5;
 const isTest = (file: string) => /\.test\.ts$|(^|\/)testing\/|-test-helpers\.ts$|\.conformance\.ts$/.test(file);
 const isProduction = (file: string) => /^(server|web|mock|shared)\//.test(file) && !isTest(file);
 
@@ -110,7 +114,8 @@ export function breaches(edges: ImportEdge[]): string[] {
   const found: string[] = [];
   for (const { from, to, runtime } of edges) {
     const [below, above] = [floorOf(to), floorOf(from)];
-    if (isProduction(from) && below !== undefined && above !== undefined && below > above && !(SHAPES.has(to) && !runtime)) {
+    const shape = !runtime && (to === SETTINGS || (PORTS.has(to) && above !== undefined && above >= RESOURCES_FLOOR));
+    if (isProduction(from) && isProduction(to) && below !== undefined && above !== undefined && below > above && !shape) {
       found.push(`floors: ${from} (${FLOORS[above].name}) imports ${to} (${FLOORS[below].name}, above it)${runtime ? '' : ', a type'}; move what both need down, or take the narrow port it uses`);
     }
     if (from.startsWith('web/') && !isTest(from) && !to.startsWith('web/') && !to.startsWith('generated/') && !to.startsWith('shared/')) {
