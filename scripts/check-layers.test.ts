@@ -37,7 +37,7 @@ describe('the import rules', () => {
     expect(breaches([value('server/resources/portal/portal.test.ts', 'server/testing/until.ts')])).toEqual([]);
   });
 
-  it('refuse an import cycle among production files, of types too (but through the composition's ports), not through a worker thread', () => {
+  it('refuse an import cycle among production files, of types too (but through the ports of the composition), not through a worker thread', () => {
     expect(breaches([value('web/player/locked.ts', 'web/player/player-app.ts'), value('web/player/player-app.ts', 'web/player/locked.ts')])).toEqual([
       'cycle: web/player/locked.ts → web/player/player-app.ts → web/player/locked.ts',
     ]);

@@ -26,7 +26,8 @@
  * Step 3 is not meant to refuse anything step 1 let through: it is there so
  * that a rule step 1 lacks cannot turn into a call of another operation.
  */
-import type { ApiRoute, ApiTool } from './mcp-tools.ts';
+import type { ApiTool } from './mcp-tools.ts';
+import { matchOperation } from '../../http/route.ts';
 
 /** What mcp-routes.ts sends, but the caller's credential and the relay's own headers, which it adds. */
 export interface RelayedRequest {
@@ -122,9 +123,9 @@ const argumentText = (item: unknown) => (typeof item === 'object' ? JSON.stringi
 
 /**
  * The request for this tool with these arguments, at `origin` (the API's listener), or why it is refused.
- * `routes` are every operation of the spec (apiRoutes()), which the request must not reach but for the tool's own.
+ * The request must reach the tool's own operation and no other, by the API's own match.
  */
-export function buildRelayedRequest(tool: ApiTool, args: Record<string, unknown>, origin: string, routes: readonly ApiRoute[]): Built {
+export function buildRelayedRequest(tool: ApiTool, args: Record<string, unknown>, origin: string): Built {
   const segments: Record<string, string> = {};
   const query = new URLSearchParams();
   const headers: Record<string, string> = {};
@@ -155,18 +156,10 @@ export function buildRelayedRequest(tool: ApiTool, args: Record<string, unknown>
   const path = tool.path.replace(/\{([^}]+)\}/g, (whole, name: string) => segments[name] ?? whole);
   const url = new URL(`${origin}${API_BASE}${path}${query.size ? `?${query}` : ''}`);
   const request: RelayedRequest = { method: tool.method, url, headers, body: tool.hasBody && args.body !== undefined ? JSON.stringify(args.body) : undefined };
-  const stray = strayReason(tool, request, segments, query, origin, routes);
+  const stray = strayReason(tool, request, segments, query, origin);
   return stray ? { refused: `${tool.name} was not performed: ${stray}. Give each path argument the id itself, as the API returned it.` } : { request };
 }
 
-/** The segment as a router that decodes it would see it (one that does not sees it as sent, which is the same for a literal without "%"). */
-function decoded(segment: string): string {
-  try {
-    return decodeURIComponent(segment);
-  } catch {
-    return segment;
-  }
-}
 
 const templateSegments = (path: string) => `${API_BASE}${path}`.split('/');
 const PLACEHOLDER = /^\{([^}]+)\}$/;
@@ -175,7 +168,7 @@ const PLACEHOLDER = /^\{([^}]+)\}$/;
  * Why the request would reach anything but the tool's own operation, or undefined when it reaches that only.
  * `segments` are the encoded path arguments by name, `query` the query sent.
  */
-function strayReason(tool: ApiTool, request: RelayedRequest, segments: Record<string, string>, query: URLSearchParams, origin: string, routes: readonly ApiRoute[]): string | undefined {
+function strayReason(tool: ApiTool, request: RelayedRequest, segments: Record<string, string>, query: URLSearchParams, origin: string): string | undefined {
   const { url } = request;
   if (request.method !== tool.method) return `its request would be ${request.method}, not ${tool.method}`;
   // Compared as parsed: an address such as ::ffff:127.0.0.1 is written otherwise by the parser.
@@ -190,17 +183,10 @@ function strayReason(tool: ApiTool, request: RelayedRequest, segments: Record<st
     const expected = name === undefined ? segment : segments[name];
     if (sent[index] !== expected || (name !== undefined && sent[index] === '')) return `its path ${url.pathname} would not be ${API_BASE}${tool.path}`;
   }
-  // Another operation of the same method whose template also matches, with a literal segment where the tool's has a
-  // placeholder: the API routes a literal before a placeholder (OpenAPI, Paths Object: "concrete (non-templated)
-  // paths would be matched before their templated counterparts"), and without regard to case unless told
-  // otherwise, so the literal is compared ignoring case. (Where the tool's template has the literal, it wins.)
-  for (const route of routes) {
-    if (route.method !== tool.method || route.path === tool.path) continue;
-    const other = templateSegments(route.path);
-    if (other.length !== sent.length) continue;
-    const matches = other.every((segment, index) => PLACEHOLDER.test(segment) || segment.toLowerCase() === decoded(sent[index]).toLowerCase());
-    const takes = other.some((segment, index) => !PLACEHOLDER.test(segment) && PLACEHOLDER.test(own[index]));
-    if (matches && takes) return `its path ${url.pathname} is also ${route.method} ${API_BASE}${route.path} (${route.operationId}), whose literal segment a path argument equals`;
-  }
+  // And the API's own one match (http/route.ts) takes it to the tool's operation and no other: a literal of another
+  // operation where the tool has a placeholder (getComment's commentid "export" is exportComments) would win there.
+  const match = matchOperation(tool.method, url.pathname.slice(API_BASE.length));
+  if (match.kind !== 'operation') return `its path ${url.pathname} is no operation of the API`;
+  if (match.operation.id !== tool.name) return `its path ${url.pathname} is ${match.operation.method} ${API_BASE}${match.operation.path} (${match.operation.id}), whose literal segment a path argument equals`;
   return undefined;
 }

@@ -33,7 +33,7 @@ import { relayHeaders } from '../../http/internal-relay.ts';
 import { protectedResourceMetadata } from '../oauth/resource-metadata.ts';
 import { issuerOf, mcpResource } from '../oauth/oauth-provider.ts';
 import { provisionSandboxAccount } from '../sandbox/sandbox-service.ts';
-import { apiRoutes, apiTools, toolAllowed, type ApiTool } from './mcp-tools.ts';
+import { apiTools, toolAllowed, type ApiTool } from './mcp-tools.ts';
 import { buildRelayedRequest, readToolCall } from './mcp-relay.ts';
 import { appScopes } from '../oauth/oauth-scopes.ts';
 
@@ -158,7 +158,7 @@ export function mcpRoutes(ctx: Ports): Router {
     const host = isIPv6(socket.localAddress ?? '') ? `[${socket.localAddress}]` : socket.localAddress;
     // Refused arguments are the caller's to fix, like the unknown ones above: a tool error saying what to fix, and
     // nothing is sent (mcp-relay.ts says which and why).
-    const built = buildRelayedRequest(tool, args, `http://${host}:${socket.localPort}`, apiRoutes());
+    const built = buildRelayedRequest(tool, args, `http://${host}:${socket.localPort}`);
     if (built.refused !== undefined) return toolError(built.refused);
     const { method, url, body } = built.request;
     // The caller's credential and the relay's mark after the header arguments: no argument can stand in for them.

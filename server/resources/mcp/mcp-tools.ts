@@ -14,6 +14,8 @@
 import { readFileSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { scopeCovers } from '../../auth/scopes.ts';
+import { OPERATIONS } from '../../../generated/operations.ts';
+import { operationById } from '../../http/route.ts';
 
 type Json = Record<string, unknown>;
 
@@ -124,7 +126,8 @@ export function toolsOfSpec(spec: Spec): ApiTool[] {
         defs[name] = rewriteRefs(schemas[name], inner) as Json;
         for (const next of inner) if (!defs[next]) pending.push(next);
       }
-      const scope = security.find((requirement) => requirement.oauth2?.length)?.oauth2[0];
+      // Who may call it is the operation table's (generated/operations.ts), as it is for the API's own authentication.
+      const scope = operationById(operation.operationId)?.security.scope;
       const title = operation.summary?.trim();
       tools.push({
         name: operation.operationId,
@@ -165,25 +168,17 @@ export interface ApiRoute {
 }
 
 /**
- * Every operation of the spec, tools and the others (session-only, anonymous, tus): a relayed request is checked
- * against all of them (mcp-relay.ts), since reaching any operation but the tool's own would be wrong.
+ * Every operation of the API, tools and the others (session-only, anonymous, tus), from the operation table: what the
+ * tests of the relay route (mcp-relay.test.ts), as the API's own match does.
  */
-export function routesOfSpec(spec: Spec): ApiRoute[] {
-  const routes: ApiRoute[] = [];
-  for (const [path, item] of Object.entries(spec.paths)) {
-    for (const method of [...METHODS, 'options'] as const) {
-      const operation = item[method] as Operation | undefined;
-      if (operation?.operationId) routes.push({ operationId: operation.operationId, method: method.toUpperCase(), path });
-    }
-  }
-  return routes;
+export function apiRoutes(): ApiRoute[] {
+  return OPERATIONS.map((operation) => ({ operationId: operation.id, method: operation.method, path: operation.path }));
 }
 
 let bundled: Spec | undefined;
 const bundledSpec = (): Spec => (bundled ??= JSON.parse(readFileSync(resolve(import.meta.dirname, '../../../generated/openapi.json'), 'utf8')) as Spec);
 
 let fromSpec: ApiTool[] | undefined;
-let routes: ApiRoute[] | undefined;
 
 /** The tools of the bundled spec, made once. */
 export function apiTools(): ApiTool[] {
@@ -191,11 +186,6 @@ export function apiTools(): ApiTool[] {
   return fromSpec;
 }
 
-/** The operations of the bundled spec, listed once. */
-export function apiRoutes(): ApiRoute[] {
-  routes ??= routesOfSpec(bundledSpec());
-  return routes;
-}
 
 /** Whether a token with these scopes (`all`: a personal token with every scope) may call the tool. */
 // The API's rule, the same here: a write implies its read (auth/scopes.ts).
