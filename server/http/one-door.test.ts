@@ -21,14 +21,13 @@
 import { request as httpRequest } from 'node:http';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { OPERATIONS, type Operation } from '../../generated/operations.ts';
-import { hashPassword } from '../auth/passwords.ts';
 import { backends } from '../testing/databases.ts';
 import { useTestServer } from '../testing/harness.ts';
+import { signIn } from '../testing/sessions.ts';
 import { SCOPES } from '../testing/spec-scopes.ts';
 import { matchOperation } from './route.ts';
 
 const OWNER = 'one-door@example.com';
-const PASSWORD = 'one door passphrase, long enough';
 /** The router's 404 says this, and nothing else does (route.ts unmatchedProblem). */
 const ROUTER_404 = 'There is no operation at';
 
@@ -105,15 +104,9 @@ describe.each(backends)('one door on %s', (backend) => {
       only.set(scope, (await store.tokens.create(user.id, `only ${scope}`, Date.now(), { scopes: [scope] })).secret);
       allBut.set(scope, (await store.tokens.create(user.id, `all but ${scope}`, Date.now(), { scopes: SCOPES.filter((other) => other !== scope && other !== scope.replace(/:read$/, ':write')) })).secret);
     }
-    await store.db.execute('UPDATE users SET password_hash = $1, is_admin = 1 WHERE id = $2', [await hashPassword(PASSWORD), user.id]);
-    const signedIn = await fetch(`${t.server.apiUrl}/auth/signin`, {
-      method: 'POST',
-      headers: { 'Content-Type': 'application/json', 'Sec-Fetch-Site': 'same-origin' },
-      body: JSON.stringify({ email: OWNER, password: PASSWORD }),
-    });
-    expect(signedIn.status, await signedIn.clone().text()).toBe(200);
-    sessionCookie = signedIn.headers.getSetCookie().map((cookie) => cookie.split(';')[0]).find((cookie) => /^(__Host-)?as_session=./.test(cookie)) ?? '';
-    expect(sessionCookie).not.toBe('');
+    // An administrator, so that the administration's own paths are tried by one who may call them.
+    await store.db.execute('UPDATE users SET is_admin = 1 WHERE id = $1', [user.id]);
+    sessionCookie = (await signIn(t.server, OWNER)).cookie;
   }, 60_000);
 
   /** How many rows each table holds: what a refused request must leave as it was. */
