@@ -68,7 +68,7 @@ const REFUSALS = {
 
 /** What a 404 says of each kind of owned thing: as for one that does not exist. */
 const OWNED_MISSING: Record<OwnedThing['kind'], (id: string, thing: OwnedThing) => string> = {
-  webhook: (id, thing) => `No webhook ${id} exists that you can see.${thing.appId === undefined ? '' : ' An app sees only the webhooks it made.'}`,
+  webhook: (id, thing) => `No webhook ${id} exists that you can see${thing.appId === undefined ? '' : ': an app sees only the webhooks it made'}. GET /webhooks lists them.`,
   app: (id) => `You have no app ${id}.`,
   passkey: (id) => `You have no passkey ${id}.`,
   token: (id) => `You have no token ${id}.`,

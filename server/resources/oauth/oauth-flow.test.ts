@@ -21,7 +21,7 @@ import { startTestServer, type TestServer } from '../../testing/test-server.ts';
 import { signIn, TEST_PASSWORD, type SignedIn } from '../../testing/sessions.ts';
 import { screenshot, useBrowser } from '../../testing/browser.ts';
 import { seriousAxeViolations } from '../../../web/testing/player-browser.ts';
-import { SCOPES } from './oauth-scopes.ts';
+import { appScopes } from './oauth-scopes.ts';
 import { consentByFetch, startCallback } from '../../testing/oauth-partner.ts';
 
 const SHOTS = '/tmp/shots-oauth';
@@ -87,11 +87,11 @@ describe.each(backends)('OAuth 2.1 for partners on %s', (backend) => {
   const api = (token: string, path: string, init: RequestInit = {}) =>
     fetch(`${server.apiUrl}${path}`, { ...init, headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json', ...init.headers } });
 
-  it('publishes its metadata (RFC 8414, RFC 9728) with the ten scopes, the code grant and S256 only', async () => {
+  it('publishes its metadata (RFC 8414, RFC 9728) with the scopes an app may have (no admin unless allowed), the code grant and S256 only', async () => {
     const config = await client.discovery(issuer(), 'nobody-yet', undefined, client.None(), insecure);
     const metadata = config.serverMetadata();
     expect(metadata.issuer).toBe(issuer().origin);
-    expect(metadata.scopes_supported).toEqual([...SCOPES]);
+    expect(metadata.scopes_supported).toEqual([...appScopes(false)]);
     expect(metadata.response_types_supported).toEqual(['code']);
     expect(metadata.grant_types_supported).toEqual(['authorization_code', 'refresh_token']);
     expect(metadata.code_challenge_methods_supported).toEqual(['S256']);
@@ -100,7 +100,7 @@ describe.each(backends)('OAuth 2.1 for partners on %s', (backend) => {
     expect(metadata.revocation_endpoint).toBe(`${issuer().origin}/oauth/revoke`);
     expect(metadata.registration_endpoint).toBe(`${issuer().origin}/oauth/register`);
     const resource = await (await fetch(`${server.address}/.well-known/oauth-protected-resource`)).json();
-    expect(resource).toMatchObject({ resource: server.apiUrl, authorization_servers: [issuer().origin], scopes_supported: [...SCOPES], bearer_methods_supported: ['header'] });
+    expect(resource).toMatchObject({ resource: server.apiUrl, authorization_servers: [issuer().origin], scopes_supported: [...appScopes(false)], bearer_methods_supported: ['header'] });
   });
 
   it(

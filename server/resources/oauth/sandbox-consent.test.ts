@@ -26,11 +26,18 @@ describe('the sandbox consent page', () => {
 
   const partnerToken = `sandbox-consent-${randomBytes(8).toString('hex')}`;
 
-  /** A public app of the partner's (POST /apps, with the sandbox token). */
+  /**
+   * A public app of the partner's, registered as apps register on the sandbox: at /oauth/register (RFC 7591), which
+   * the sandbox always has on. (POST /apps takes a signed-in session, issue 28, and nobody signs in to a sandbox account.)
+   */
   async function newApp(): Promise<string> {
-    const made = await t.fetch('/apps', { method: 'POST', token: partnerToken, headers: { 'content-type': 'application/json' }, body: JSON.stringify({ name: 'Script', type: 'public', redirectUris: ['http://127.0.0.1/callback'] }) });
-    expect(made.status).toBe(200);
-    return ((await made.json()) as { id: string }).id;
+    const made = await fetch(`${new URL(t.server.address).origin}/oauth/register`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ client_name: 'Script', redirect_uris: [callback.redirectUri], token_endpoint_auth_method: 'none' }),
+    });
+    expect(made.status, await made.clone().text()).toBe(201);
+    return ((await made.json()) as { client_id: string }).client_id;
   }
 
   /**
