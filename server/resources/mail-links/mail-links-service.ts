@@ -17,6 +17,7 @@ import type { Schemas } from '../../lib/api-types.ts';
 import { passwordResetMail, verifyEmailMail } from '../../mail/templates.ts';
 import { normalizeEmail, type UserRecord } from '../account/user-repository.ts';
 import { recordSecurityEvent } from '../account/security-events.ts';
+import { requestFacts } from '../../http/request-facts.ts';
 import { endAccessOf, endedAccessInWords } from '../sessions/session-service.ts';
 import { queueMail } from '../mail/mail-outbox.ts';
 import { consumeOrRefuse } from '../../http/rate-limit.ts';
@@ -163,7 +164,7 @@ export async function completePasswordReset(ctx: Ports, req: Request, body: { to
     await reservation.succeeded(owner.email);
     return { user: owner, ended: endedAccess };
   });
-  await recordSecurityEvent(ctx, { userId: user.id, kind: 'password-reset', req, detail: endedAccessInWords(ended) });
+  await recordSecurityEvent(ctx, { userId: user.id, kind: 'password-reset', facts: requestFacts(req), detail: endedAccessInWords(ended) });
   return ended;
 }
 
@@ -203,6 +204,6 @@ export async function verifyEmail(ctx: Ports, req: Request, token: string): Prom
     await reservation.succeeded();
     return user;
   });
-  await recordSecurityEvent(ctx, { userId: verified.id, kind: 'email-verified', req, detail: verified.email });
+  await recordSecurityEvent(ctx, { userId: verified.id, kind: 'email-verified', facts: requestFacts(req), detail: verified.email });
   return {};
 }

@@ -22,6 +22,7 @@ import { attemptLimitsOf } from '../../auth/attempt-limits.ts';
 import { normalizeEmail } from '../account/user-repository.ts';
 import { userJson } from '../account/account-service.ts';
 import { recordSecurityEvent } from '../account/security-events.ts';
+import { requestFacts } from '../../http/request-facts.ts';
 import { startSession } from '../sessions/session-service.ts';
 import { requireOwnPages } from '../sessions/sign-up-service.ts';
 import type { PasskeyRecord } from './passkey-repository.ts';
@@ -156,7 +157,7 @@ export async function addPasskey(ctx: Ports, req: Request, caller: Caller, body:
     timeLastUsed: null,
   };
   if (!(await ctx.store.passkeys.insert(passkey))) throw conflict('This passkey is registered already. Remove it first to add it again.');
-  await recordSecurityEvent(ctx, { userId: caller.id, kind: 'passkey-added', req, detail: passkey.name });
+  await recordSecurityEvent(ctx, { userId: caller.id, kind: 'passkey-added', facts: requestFacts(req), detail: passkey.name });
   return passkeyJson(passkey);
 }
 
@@ -171,7 +172,7 @@ export async function removePasskey(ctx: Ports, req: Request, caller: Caller, pa
   authorize(actorOf(caller, undefined), { permission: 'account:own', thing: { kind: 'passkey', id: passkeyId, ownerId: passkey?.userId ?? '' } });
   if (!(await ctx.store.passkeys.remove(caller.id, passkeyId))) throw notFound(`You have no passkey ${passkeyId}.`);
   // authorize refused a passkey that is not the caller's, a missing one included.
-  await recordSecurityEvent(ctx, { userId: caller.id, kind: 'passkey-removed', req, detail: passkey!.name });
+  await recordSecurityEvent(ctx, { userId: caller.id, kind: 'passkey-removed', facts: requestFacts(req), detail: passkey!.name });
 }
 
 export async function startSignIn(ctx: Ports): Promise<Schemas['PasskeySignInOptions']> {
@@ -210,7 +211,7 @@ export async function finishSignIn(ctx: Ports, req: Request, res: Response, body
     const challenge = await ctx.store.passkeys.takeChallenge('passkey-authentication', body.challengeId, now);
     if (!challenge || !passkey || !found || !(await verified(ctx, passkey, challenge.challenge, response, now))) {
       reservation.failed();
-      if (found) await recordSecurityEvent(ctx, { userId: found.id, kind: 'signin-failed', req, detail: 'passkey' });
+      if (found) await recordSecurityEvent(ctx, { userId: found.id, kind: 'signin-failed', facts: requestFacts(req), detail: 'passkey' });
       throw passkeySignInRefused();
     }
     if (found.disabled) throw new HttpProblem('unauthorized', "This account is disabled. Ask the server's administrator.");

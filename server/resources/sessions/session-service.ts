@@ -15,6 +15,7 @@ import type { Caller } from '../../auth/access.ts';
 import { clearedSessionCookie, sessionCookie } from '../../auth/session-cookie.ts';
 import { notFound } from '../../lib/problems.ts';
 import { recordSecurityEvent } from '../account/security-events.ts';
+import { requestFacts } from '../../http/request-facts.ts';
 import type { SessionRecord } from './session-repository.ts';
 import type { Store } from '../../repositories.ts';
 
@@ -31,7 +32,7 @@ export async function startSession(ctx: Ports, req: Request, res: Response, user
   res.append('Set-Cookie', sessionCookie(ctx.config.publicUrl, secret, ctx.config.sessions.maxMs));
   // Responses that set a session must never be stored by a cache on the way.
   res.setHeader('Cache-Control', 'no-store');
-  await recordSecurityEvent(ctx, { userId, kind: 'signin', req, detail: method });
+  await recordSecurityEvent(ctx, { userId, kind: 'signin', facts: requestFacts(req), detail: method });
   return { id };
 }
 
@@ -39,7 +40,7 @@ export async function startSession(ctx: Ports, req: Request, res: Response, user
 export async function endCurrentSession(ctx: Ports, req: Request, res: Response, caller: Caller): Promise<void> {
   if (req.auth?.kind === 'session' && req.auth.sessionId) {
     await ctx.store.sessions.delete(caller.id, req.auth.sessionId);
-    await recordSecurityEvent(ctx, { userId: caller.id, kind: 'signout', req });
+    await recordSecurityEvent(ctx, { userId: caller.id, kind: 'signout', facts: requestFacts(req) });
   }
   res.append('Set-Cookie', clearedSessionCookie(ctx.config.publicUrl));
 }
@@ -93,13 +94,13 @@ export async function listSessions(ctx: Ports, caller: Caller, req: Request): Pr
 
 export async function endSession(ctx: Ports, caller: Caller, req: Request, res: Response, sessionId: string): Promise<void> {
   if (!(await ctx.store.sessions.delete(caller.id, sessionId))) throw notFound(`You have no session ${sessionId}; list yours with GET /me/sessions.`);
-  await recordSecurityEvent(ctx, { userId: caller.id, kind: 'session-ended', req, detail: sessionId });
+  await recordSecurityEvent(ctx, { userId: caller.id, kind: 'session-ended', facts: requestFacts(req), detail: sessionId });
   if (sessionId === req.auth?.sessionId) res.append('Set-Cookie', clearedSessionCookie(ctx.config.publicUrl));
 }
 
 export async function endOtherSessions(ctx: Ports, caller: Caller, req: Request): Promise<number> {
   const ended = await endSessionsOf(ctx, caller.id, { except: req.auth?.sessionId });
-  if (ended > 0) await recordSecurityEvent(ctx, { userId: caller.id, kind: 'session-ended', req, detail: `${ended} other session(s)` });
+  if (ended > 0) await recordSecurityEvent(ctx, { userId: caller.id, kind: 'session-ended', facts: requestFacts(req), detail: `${ended} other session(s)` });
   return ended;
 }
 

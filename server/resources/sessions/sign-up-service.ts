@@ -14,6 +14,7 @@ import { conflict, forbidden, HttpProblem } from '../../lib/problems.ts';
 import { normalizeEmail } from '../account/user-repository.ts';
 import { userJson } from '../account/account-service.ts';
 import { recordSecurityEvent } from '../account/security-events.ts';
+import { requestFacts } from '../../http/request-facts.ts';
 import { startSession, endAccessOf, endedAccessInWords } from './session-service.ts';
 import { acceptInvitation, joinCollaboratorInvitation, type Invitation } from './invitations.ts';
 import { RateLimiterRes, type RateLimiterAbstract } from 'rate-limiter-flexible';
@@ -71,7 +72,7 @@ export async function createFirstAccount(ctx: Ports, req: Request, res: Response
     await reservation.succeeded();
     return made;
   });
-  await recordSecurityEvent(ctx, { userId: user.id, kind: 'account-created', req, detail: 'setup link: administrator' });
+  await recordSecurityEvent(ctx, { userId: user.id, kind: 'account-created', facts: requestFacts(req), detail: 'setup link: administrator' });
   await startSession(ctx, req, res, user.id, 'setup');
   return userJson(user);
 }
@@ -147,7 +148,7 @@ export async function signUp(ctx: Ports, req: Request, res: Response, body: Sche
     }
     // An invitation proves the address: the attempt is given back.
     if (made.invitation) await reservation.succeeded();
-    await recordSecurityEvent(ctx, { userId: made.user.id, kind: 'account-created', req, detail: made.invitation ? `invitation (${made.invitation.kind})` : 'open registration' });
+    await recordSecurityEvent(ctx, { userId: made.user.id, kind: 'account-created', facts: requestFacts(req), detail: made.invitation ? `invitation (${made.invitation.kind})` : 'open registration' });
     await startSession(ctx, req, res, made.user.id, 'signup');
     return { status: 200 as const, body: userJson(made.user) };
   });
@@ -209,7 +210,7 @@ export async function signIn(ctx: Ports, req: Request, res: Response, body: Sche
     // person's accounts elsewhere. Only the security event, which the account alone reads, says which it was.
     if (!found || !matches || found.disabled) {
       reservation.failed();
-      if (found) await recordSecurityEvent(ctx, { userId: found.id, kind: 'signin-failed', req, detail: matches ? 'password (right, but the account is disabled)' : 'password' });
+      if (found) await recordSecurityEvent(ctx, { userId: found.id, kind: 'signin-failed', facts: requestFacts(req), detail: matches ? 'password (right, but the account is disabled)' : 'password' });
       throw new HttpProblem('unauthorized', 'The email or the password is wrong. Try again, or reset your password.');
     }
     await reservation.succeeded();
@@ -246,6 +247,6 @@ export async function changePassword(ctx: Ports, req: Request, caller: Caller, b
     await store.users.setPasswordHash(user.id, passwordHash);
     return endAccessOf(store, user.id, ctx.clock.now(), { except: req.auth?.sessionId });
   });
-  await recordSecurityEvent(ctx, { userId: user.id, kind: 'password-changed', req, detail: endedAccessInWords(ended, 'other session') });
+  await recordSecurityEvent(ctx, { userId: user.id, kind: 'password-changed', facts: requestFacts(req), detail: endedAccessInWords(ended, 'other session') });
   return ended;
 }

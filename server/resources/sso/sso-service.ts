@@ -21,6 +21,7 @@ import type { OidcIdentity } from '../../auth/oidc-client.ts';
 import type { SsoErrorCode } from '../../../shared/sso-errors.ts';
 import type { UserRecord } from '../account/user-repository.ts';
 import { recordSecurityEvent } from '../account/security-events.ts';
+import { requestFacts } from '../../http/request-facts.ts';
 import { acceptInvitation } from '../sessions/invitations.ts';
 
 type Ports = Pick<Context, 'store' | 'clock' | 'config'>;
@@ -41,11 +42,11 @@ export async function accountForIdentity(ctx: Ports, req: Request, identity: Oid
   const existing = await ctx.store.users.findByEmail(identity.email);
   if (existing) {
     if (!identity.emailVerified) {
-      await recordSecurityEvent(ctx, { userId: existing.id, kind: 'signin-failed', req, detail: `single sign-on (${provider}): the provider has not verified the email` });
+      await recordSecurityEvent(ctx, { userId: existing.id, kind: 'signin-failed', facts: requestFacts(req), detail: `single sign-on (${provider}): the provider has not verified the email` });
       return { error: 'sso-email-unverified' };
     }
     if (!existing.emailVerified) {
-      await recordSecurityEvent(ctx, { userId: existing.id, kind: 'signin-failed', req, detail: `single sign-on (${provider}): this account's email is not verified` });
+      await recordSecurityEvent(ctx, { userId: existing.id, kind: 'signin-failed', facts: requestFacts(req), detail: `single sign-on (${provider}): this account's email is not verified` });
       return { error: 'sso-account-unverified' };
     }
     if (existing.disabled) return { error: 'account-disabled' };
@@ -77,8 +78,8 @@ export async function accountForIdentity(ctx: Ports, req: Request, identity: Oid
     throw error;
   }
   if (made.error !== undefined) return { error: made.error };
-  await recordSecurityEvent(ctx, { userId: made.user.id, kind: 'account-created', req, detail: `single sign-on (${provider}), ${made.how}` });
-  await recordSecurityEvent(ctx, { userId: made.user.id, kind: 'identity-linked', req, detail: `${provider} (${identity.issuer})` });
+  await recordSecurityEvent(ctx, { userId: made.user.id, kind: 'account-created', facts: requestFacts(req), detail: `single sign-on (${provider}), ${made.how}` });
+  await recordSecurityEvent(ctx, { userId: made.user.id, kind: 'identity-linked', facts: requestFacts(req), detail: `${provider} (${identity.issuer})` });
   return { userId: made.user.id };
 
   function signInTo(user: UserRecord): SsoOutcome {
@@ -87,7 +88,7 @@ export async function accountForIdentity(ctx: Ports, req: Request, identity: Oid
 
   async function link(userId: string): Promise<void> {
     await ctx.store.sso.link(identity.issuer, identity.subject, userId, ctx.clock.now());
-    await recordSecurityEvent(ctx, { userId, kind: 'identity-linked', req, detail: `${provider} (${identity.issuer})` });
+    await recordSecurityEvent(ctx, { userId, kind: 'identity-linked', facts: requestFacts(req), detail: `${provider} (${identity.issuer})` });
   }
 }
 
