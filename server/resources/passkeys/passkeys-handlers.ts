@@ -1,4 +1,5 @@
 import type { OperationHandlers } from '../../http/operations.ts';
+import { requestFacts, sendReply } from '../../http/request-facts.ts';
 import type { Context } from '../../context.ts';
 import * as passkeys from './passkeys-service.ts';
 
@@ -24,7 +25,7 @@ export function passkeysHandlers(ctx: Context): OperationHandlers {
       res.json(await passkeys.startSignIn(ctx));
     },
     finishPasskeySignIn: async (req, res) => {
-      res.json(await passkeys.finishSignIn(ctx, req, res, req.body));
+      res.json(sendReply(res, await passkeys.finishSignIn(ctx, requestFacts(req), req.body)));
     },
   };
 }

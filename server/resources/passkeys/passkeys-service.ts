@@ -12,7 +12,7 @@
  * replayed answer finds nothing.
  */
 import type { AuthenticationResponseJSON, RegistrationResponseJSON, verifyAuthenticationResponse, verifyRegistrationResponse } from '@simplewebauthn/server';
-import type { Request, Response } from 'express';
+import type { Request } from 'express';
 import type { Context } from '../../context.ts';
 import type { Schemas } from '../../lib/api-types.ts';
 import type { Caller } from '../../auth/access.ts';
@@ -23,6 +23,7 @@ import { normalizeEmail } from '../account/user-repository.ts';
 import { userJson } from '../account/account-service.ts';
 import { recordSecurityEvent } from '../account/security-events.ts';
 import { requestFacts } from '../../http/request-facts.ts';
+import type { Reply, RequestFacts } from '../../lib/request-facts.ts';
 import { startSession } from '../sessions/session-service.ts';
 import { requireOwnPages } from '../sessions/sign-up-service.ts';
 import type { PasskeyRecord } from './passkey-repository.ts';
@@ -195,10 +196,10 @@ export async function startSignIn(ctx: Ports): Promise<Schemas['PasskeySignInOpt
  * the one its password sign-ins use (its email), so that switching method
  * buys no more guesses.
  */
-export async function finishSignIn(ctx: Ports, req: Request, res: Response, body: Schemas['FinishPasskeySignInRequest']): Promise<Schemas['User']> {
+export async function finishSignIn(ctx: Ports, facts: RequestFacts, body: Schemas['FinishPasskeySignInRequest']): Promise<Reply<Schemas['User']>> {
   // Login CSRF: a page of another site must not sign its visitor in to an account of the site's choosing.
-  requireOwnPages(ctx, req);
-  const address = req.ip ?? 'unknown';
+  requireOwnPages(ctx, facts);
+  const address = facts.address ?? 'unknown';
   const response = body.response as unknown as AuthenticationResponseJSON;
   // The account is known before anything secret is checked (a credential id names a passkey, and proves nothing), so
   // that the attempt can take its point from the account's count and the address's at once, before the signature is
@@ -211,7 +212,7 @@ export async function finishSignIn(ctx: Ports, req: Request, res: Response, body
     const challenge = await ctx.store.passkeys.takeChallenge('passkey-authentication', body.challengeId, now);
     if (!challenge || !passkey || !found || !(await verified(ctx, passkey, challenge.challenge, response, now))) {
       reservation.failed();
-      if (found) await recordSecurityEvent(ctx, { userId: found.id, kind: 'signin-failed', facts: requestFacts(req), detail: 'passkey' });
+      if (found) await recordSecurityEvent(ctx, { userId: found.id, kind: 'signin-failed', facts, detail: 'passkey' });
       throw passkeySignInRefused();
     }
     if (found.disabled) throw new HttpProblem('unauthorized', "This account is disabled. Ask the server's administrator.");
@@ -220,8 +221,7 @@ export async function finishSignIn(ctx: Ports, req: Request, res: Response, body
   });
   // The session records how, and when, the person proved who they are: DELETE /me takes a passkey sign-in of the last
   // five minutes in place of the password.
-  await startSession(ctx, req, res, user.id, 'passkey');
-  return userJson(user);
+  return { ...(await startSession(ctx, facts, user.id, 'passkey')), body: userJson(user) };
 }
 
 /** Whether the answer is the passkey's signature of the challenge; if so, its use is recorded (the counter only moves forward). */
