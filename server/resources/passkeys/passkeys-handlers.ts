@@ -12,13 +12,13 @@ export function passkeysHandlers(ctx: Context): OperationHandlers {
       res.json(await passkeys.startRegistration(ctx, req.user));
     },
     addPasskey: async (req, res) => {
-      res.json(await passkeys.addPasskey(ctx, req, req.user, req.body));
+      res.json(await passkeys.addPasskey(ctx, requestFacts(req), req.user, req.body));
     },
     renamePasskey: async (req, res) => {
       res.json(await passkeys.renamePasskey(ctx, req.user, req.params.passkeyid, req.body));
     },
     removePasskey: async (req, res) => {
-      await passkeys.removePasskey(ctx, req, req.user, req.params.passkeyid);
+      await passkeys.removePasskey(ctx, requestFacts(req), req.user, req.params.passkeyid);
       res.json({});
     },
     startPasskeySignIn: async (_req, res) => {

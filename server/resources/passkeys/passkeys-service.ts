@@ -12,7 +12,6 @@
  * replayed answer finds nothing.
  */
 import type { AuthenticationResponseJSON, RegistrationResponseJSON, verifyAuthenticationResponse, verifyRegistrationResponse } from '@simplewebauthn/server';
-import type { Request } from 'express';
 import type { Context } from '../../context.ts';
 import type { Schemas } from '../../lib/api-types.ts';
 import type { Caller } from '../../auth/access.ts';
@@ -22,7 +21,6 @@ import { attemptLimitsOf } from '../../auth/attempt-limits.ts';
 import { normalizeEmail } from '../account/user-repository.ts';
 import { userJson } from '../account/account-service.ts';
 import { recordSecurityEvent } from '../account/security-events.ts';
-import { requestFacts } from '../../http/request-facts.ts';
 import type { Reply, RequestFacts } from '../../lib/request-facts.ts';
 import { startSession } from '../sessions/session-service.ts';
 import { requireOwnPages } from '../sessions/sign-up-service.ts';
@@ -121,7 +119,7 @@ export async function startRegistration(ctx: Ports, caller: Caller): Promise<Sch
   return { challengeId: challenge.id, options: options as unknown as Schemas['PasskeyRegistrationOptions']['options'] };
 }
 
-export async function addPasskey(ctx: Ports, req: Request, caller: Caller, body: Schemas['AddPasskeyRequest']): Promise<Schemas['Passkey']> {
+export async function addPasskey(ctx: Ports, facts: RequestFacts, caller: Caller, body: Schemas['AddPasskeyRequest']): Promise<Schemas['Passkey']> {
   const now = ctx.clock.now();
   const challenge = await ctx.store.passkeys.takeChallenge('passkey-registration', body.challengeId, now);
   // A ceremony is its account's own (the policy's account:own): another account's challenge is no more use than an unknown one.
@@ -158,7 +156,7 @@ export async function addPasskey(ctx: Ports, req: Request, caller: Caller, body:
     timeLastUsed: null,
   };
   if (!(await ctx.store.passkeys.insert(passkey))) throw conflict('This passkey is registered already. Remove it first to add it again.');
-  await recordSecurityEvent(ctx, { userId: caller.id, kind: 'passkey-added', facts: requestFacts(req), detail: passkey.name });
+  await recordSecurityEvent(ctx, { userId: caller.id, kind: 'passkey-added', facts, detail: passkey.name });
   return passkeyJson(passkey);
 }
 
@@ -168,12 +166,12 @@ export async function renamePasskey(ctx: Ports, caller: Caller, passkeyId: strin
 }
 
 /** Removes one of the caller's passkeys: from then on it signs nobody in. */
-export async function removePasskey(ctx: Ports, req: Request, caller: Caller, passkeyId: string): Promise<void> {
+export async function removePasskey(ctx: Ports, facts: RequestFacts, caller: Caller, passkeyId: string): Promise<void> {
   const passkey = await ctx.store.passkeys.get(passkeyId);
   authorize(actorOf(caller, undefined), { permission: 'account:own', thing: { kind: 'passkey', id: passkeyId, ownerId: passkey?.userId ?? '' } });
   if (!(await ctx.store.passkeys.remove(caller.id, passkeyId))) throw notFound(`You have no passkey ${passkeyId}.`);
   // authorize refused a passkey that is not the caller's, a missing one included.
-  await recordSecurityEvent(ctx, { userId: caller.id, kind: 'passkey-removed', facts: requestFacts(req), detail: passkey!.name });
+  await recordSecurityEvent(ctx, { userId: caller.id, kind: 'passkey-removed', facts, detail: passkey!.name });
 }
 
 export async function startSignIn(ctx: Ports): Promise<Schemas['PasskeySignInOptions']> {
