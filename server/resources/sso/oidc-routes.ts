@@ -120,10 +120,11 @@ export function oidcRoutes(ctx: Ports, options: { client?: OidcClient } = {}): R
       return back(res, 'sso-failed', challenge.next);
     }
 
-    const outcome = await accountForIdentity(ctx, req, identity, { invite: challenge.invite });
+    const facts = requestFacts(req);
+    const outcome = await accountForIdentity(ctx, facts, identity, { invite: challenge.invite });
     if (outcome.error !== undefined) return back(res, outcome.error, challenge.next);
     await endCarriedSession(ctx, req);
-    sendReply(res, await startSession(ctx, requestFacts(req), outcome.userId, 'oidc'));
+    sendReply(res, await startSession(ctx, facts, outcome.userId, 'oidc'));
     // Checked again on the way out, as on the way in: what the database gives back is held to the same rule.
     res.redirect(302, safeNext(basePath(), challenge.next) ?? `${basePath()}/`);
   });
