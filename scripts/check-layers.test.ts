@@ -58,6 +58,27 @@ describe('the import rules', () => {
     expect(breaches([value('server/worker-main.ts', 'server/server.ts'), value('server/server.ts', 'server/app.ts')])).toEqual([expect.stringMatching(/^worker: /)]);
   });
 
+  it('refuse a resource module other than a handler, route or tus module naming Express, even by type', () => {
+    expect(breaches([typeOnly('server/resources/sessions/session-service.ts', 'express')])).toEqual([
+      expect.stringMatching(/^express: server\/resources\/sessions\/session-service\.ts imports 'express', a type; /),
+    ]);
+    expect(breaches([value('server/resources/listening/listener.ts', 'express')])).toEqual([expect.stringMatching(/^express: /)]);
+    // Where requests are read and responses written, and outside the resources (and in tests), it may.
+    expect(
+      breaches([
+        typeOnly('server/resources/listening/listening-handlers.ts', 'express'),
+        value('server/resources/mcp/mcp-routes.ts', 'express'),
+        value('server/resources/sso/oidc-routes.ts', 'express'),
+        typeOnly('server/resources/portal/portal-tus.ts', 'express'),
+        typeOnly('server/http/request-facts.ts', 'express'),
+        value('server/app.ts', 'express'),
+        value('server/resources/sessions/sessions.test.ts', 'express'),
+      ]),
+    ).toEqual([]);
+    // A type named through import('express') counts as an import.
+    expect(importsOf('server/resources/x/x-service.ts', "let r: import('express').Request;")).toEqual([typeOnly('server/resources/x/x-service.ts', 'express')]);
+  });
+
   it('read value, type-only, re-exported, dynamic and worker-thread imports from source', () => {
     const source = [
       "import { a } from './a.ts';",
@@ -75,6 +96,7 @@ describe('the import rules', () => {
       typeOnly('server/x.ts', 'server/c.ts'),
       value('server/x.ts', 'server/e.ts'),
       value('server/x.ts', 'server/g.ts'),
+      value('server/x.ts', 'express'),
       value('server/x.ts', 'server/h.ts'),
       { ...value('server/x.ts', 'server/thread.ts'), thread: true },
     ]);

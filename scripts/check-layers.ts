@@ -33,6 +33,15 @@
  *    direction: no two import each other, directly or round a circle, even
  *    types. (Listening uses players and downloads uses listening, never the
  *    reverse.)
+ * 7. Below the handlers there is no Express (issue 28, "One door"): a
+ *    production file of server/resources/ imports nothing from 'express', not
+ *    even a type, unless it is a handler module (*-handlers.ts), a tus
+ *    module (*-tus.ts) or a route module (*-routes.ts), which are where a
+ *    request is read and a response written. The route modules are Express
+ *    routers by nature: MCP's (mcp/mcp-routes.ts), single sign-on's
+ *    (sso/oidc-routes.ts) and tus's (tus/tus-routes.ts). Services take a
+ *    caller, plain inputs and RequestFacts (server/lib/request-facts.ts), and
+ *    answer data, a Reply where they set cookies or headers.
  *
  * Exits 1 with every breach listed, or 0 saying how many files it read.
  */
@@ -52,11 +61,22 @@ export interface ImportEdge {
 
 const root = resolve(import.meta.dirname, '..');
 
-/** The local imports of a file (relative specifiers only), resolved to repository paths. */
+/** The packages whose imports are recorded too (rule 7), by their bare name; other packages are not. */
+const WATCHED_PACKAGES: ReadonlySet<string> = new Set(['express']);
+
+/**
+ * The local imports of a file (relative specifiers), resolved to repository
+ * paths, and its imports of the watched packages (`to` their bare name, which
+ * no folder rule matches).
+ */
 export function importsOf(file: string, source: string): ImportEdge[] {
   const parsed = ts.createSourceFile(file, source, ts.ScriptTarget.Latest, false, file.endsWith('.tsx') ? ts.ScriptKind.TSX : ts.ScriptKind.TS);
   const edges: ImportEdge[] = [];
   const add = (specifier: string, runtime: boolean, thread = false) => {
+    if (WATCHED_PACKAGES.has(specifier)) {
+      edges.push({ from: file, to: specifier, runtime });
+      return;
+    }
     if (!specifier.startsWith('.')) return;
     edges.push({ from: file, to: relative(root, resolve(root, dirname(file), specifier)), runtime, ...(thread ? { thread } : {}) });
   };
@@ -73,6 +93,9 @@ export function importsOf(file: string, source: string): ImportEdge[] {
       add(node.moduleSpecifier.text, !node.isTypeOnly);
     } else if (ts.isCallExpression(node) && node.expression.kind === ts.SyntaxKind.ImportKeyword && node.arguments[0] && ts.isStringLiteral(node.arguments[0])) {
       add(node.arguments[0].text, true);
+    } else if (ts.isImportTypeNode(node) && ts.isLiteralTypeNode(node.argument) && ts.isStringLiteral(node.argument.literal) && WATCHED_PACKAGES.has(node.argument.literal.text)) {
+      // import('express').Request, in a type: a type-only import of the package.
+      add(node.argument.literal.text, false);
     } else if (ts.isNewExpression(node) && ts.isIdentifier(node.expression) && node.expression.text === 'URL' && node.arguments?.[0] && ts.isStringLiteral(node.arguments[0])) {
       // new URL('./thread.ts', import.meta.url): a worker thread's entry, loaded at run time.
       const [target, base] = node.arguments;
@@ -102,6 +125,8 @@ const SHAPES = new Set([SETTINGS, ...PORTS]);
 const RESOURCES_FLOOR = 5;
 const isTest = (file: string) => /\.test\.ts$|(^|\/)testing\/|-test-helpers\.ts$|\.conformance\.ts$/.test(file);
 const isProduction = (file: string) => /^(server|web|mock|shared)\//.test(file) && !isTest(file);
+/** The modules of server/resources/ that read requests and write responses, and so may name Express (rule 7). */
+const isHttpEdge = (file: string) => /-(handlers|routes|tus)\.ts$/.test(file);
 
 /** The floor of a server file (its index in FLOORS), or undefined outside the server. */
 export function floorOf(file: string): number | undefined {
@@ -124,6 +149,11 @@ export function breaches(edges: ImportEdge[]): string[] {
     if (from.startsWith('shared/') && !to.startsWith('shared/')) found.push(`shared: ${from} imports ${to}; shared/ imports only shared/`);
     if (isProduction(from) && from.startsWith('server/') && to.startsWith('web/')) found.push(`web: ${from} imports ${to}; the server never imports web/ (move what both run to shared/)`);
     if (isProduction(from) && isTest(to)) found.push(`tests: ${from} (production) imports ${to}, test code`);
+    if (to === 'express' && isProduction(from) && from.startsWith('server/resources/') && !isHttpEdge(from)) {
+      found.push(
+        `express: ${from} imports 'express'${runtime ? '' : ', a type'}; below the handlers a service takes a caller, plain inputs and RequestFacts (server/lib/request-facts.ts) and answers data (a Reply for cookies and headers), which its *-handlers.ts reads and writes`,
+      );
+    }
   }
   const graph = (withThreads: boolean, withTypes: boolean) => {
     const runtime = new Map<string, string[]>();
@@ -206,5 +236,5 @@ if (import.meta.main) {
     console.error(`${found.length} import rule${found.length === 1 ? '' : 's'} broken (scripts/check-layers.ts says why each rule holds):\n  ${found.join('\n  ')}`);
     process.exit(1);
   }
-  console.log(`Import rules hold over ${files.length} files: the server's ${FLOORS.length} floors point down (types too), web/ is browser code, shared/ is shared, no test code in production, no cycle.`);
+  console.log(`Import rules hold over ${files.length} files: the server's ${FLOORS.length} floors point down (types too), web/ is browser code, shared/ is shared, no test code in production, no cycle, no Express below the handlers.`);
 }

@@ -1,7 +1,7 @@
-import type { Request } from 'express';
 import type { Db } from '../../store/db.ts';
 import type { Schemas } from '../../lib/api-types.ts';
 import { newId } from '../../lib/ids.ts';
+import type { RequestFacts } from '../../lib/request-facts.ts';
 
 /** What an account can review of its own security (GET /me/security-events): the spec's list, so the two cannot drift. */
 export type SecurityEventKind = Schemas['SecurityEventKind'];
@@ -58,13 +58,13 @@ export class SecurityEventRepository {
 /** Records an event of `userId`, with the address and browser of the request that caused it. */
 export async function recordSecurityEvent(
   ctx: { store: { securityEvents: SecurityEventRepository }; clock: { now(): number } },
-  event: { userId: string; kind: SecurityEventKind; req?: Request; detail?: string },
+  event: { userId: string; kind: SecurityEventKind; facts?: RequestFacts; detail?: string },
 ): Promise<void> {
   await ctx.store.securityEvents.record({
     userId: event.userId,
     kind: event.kind,
-    address: event.req ? (event.req.ip ?? null) : null,
-    userAgent: event.req?.get('user-agent') ?? null,
+    address: event.facts?.address ?? null,
+    userAgent: event.facts?.userAgent ?? null,
     detail: event.detail ?? null,
     timeCreated: ctx.clock.now(),
   });

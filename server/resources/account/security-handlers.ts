@@ -1,6 +1,7 @@
 import type { OperationHandlers } from '../../http/operations.ts';
 import type { Context } from '../../context.ts';
 import { pageOf } from '../../http/paging.ts';
+import { requestFacts } from '../../http/request-facts.ts';
 import { newestFirst } from '../../lib/sort-keys.ts';
 import * as tokens from './token-service.ts';
 import { confirmDeletion, deleteAccount } from './account-deletion.ts';
@@ -13,10 +14,10 @@ export function accountSecurityHandlers(ctx: Context): OperationHandlers {
       res.json(pageOf(ctx, req, res, await tokens.listTokens(ctx, req.user), newestFirst));
     },
     createToken: async (req, res) => {
-      res.json(await tokens.createToken(ctx, req.user, req, req.body));
+      res.json(await tokens.createToken(ctx, req.user, requestFacts(req), req.body));
     },
     revokeToken: async (req, res) => {
-      await tokens.revokeToken(ctx, req.user, req, req.params.tokenid);
+      await tokens.revokeToken(ctx, req.user, requestFacts(req), req.params.tokenid);
       res.json({});
     },
     listSecurityEvents: async (req, res) => {

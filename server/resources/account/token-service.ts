@@ -3,7 +3,7 @@
  * events (GET /me/security-events). The issue: "a token has a name, scopes,
  * an optional expiry, `lastUsedAt`, and its secret shown once."
  */
-import type { Request } from 'express';
+import type { RequestFacts } from '../../lib/request-facts.ts';
 import type { Context } from '../../context.ts';
 import type { Schemas } from '../../lib/api-types.ts';
 import type { Caller } from '../../auth/access.ts';
@@ -50,7 +50,7 @@ export async function listTokens(ctx: Ports, caller: Caller): Promise<Schemas['T
 }
 
 /** Makes a token; its secret is in this answer and nowhere else. */
-export async function createToken(ctx: Ports, caller: Caller, req: Request, body: Schemas['CreateTokenRequest']): Promise<Schemas['TokenWithSecret']> {
+export async function createToken(ctx: Ports, caller: Caller, facts: RequestFacts, body: Schemas['CreateTokenRequest']): Promise<Schemas['TokenWithSecret']> {
   const now = ctx.clock.now();
   if (body.expiresAt !== undefined && body.expiresAt <= now) {
     throw badRequest(`expiresAt ${body.expiresAt} is not in the future (the server's time is ${now}). Give a later time, or leave it out for a token that does not expire.`, [
@@ -60,7 +60,7 @@ export async function createToken(ctx: Ports, caller: Caller, req: Request, body
   const scopes = ALL_SCOPES.filter((scope) => body.scopes.includes(scope));
   const name = body.name.trim();
   const { id, secret } = await ctx.store.tokens.create(caller.id, name, now, { scopes, expires: body.expiresAt ?? null });
-  await recordSecurityEvent(ctx, { userId: caller.id, kind: 'token-created', req, detail: name });
+  await recordSecurityEvent(ctx, { userId: caller.id, kind: 'token-created', facts, detail: name });
   return {
     ...tokenJson({ id, userId: caller.id, email: caller.email, label: name, scopes, timeExpires: body.expiresAt ?? null, timeLastUsed: null, timeCreated: now, timeRevoked: null }),
     secret,
@@ -68,10 +68,10 @@ export async function createToken(ctx: Ports, caller: Caller, req: Request, body
 }
 
 /** Revokes one of the caller's tokens; a token of anyone else's is not found, as if it did not exist. */
-export async function revokeToken(ctx: Ports, caller: Caller, req: Request, tokenId: string): Promise<void> {
+export async function revokeToken(ctx: Ports, caller: Caller, facts: RequestFacts, tokenId: string): Promise<void> {
   const revoked = await ctx.store.tokens.revokeOwn(caller.id, tokenId, ctx.clock.now());
   if (!revoked) throw notFound(`You have no token ${tokenId} that is not revoked yet. GET /me/tokens lists yours.`);
-  await recordSecurityEvent(ctx, { userId: caller.id, kind: 'token-revoked', req, detail: revoked.label ?? UNNAMED_TOKEN });
+  await recordSecurityEvent(ctx, { userId: caller.id, kind: 'token-revoked', facts, detail: revoked.label ?? UNNAMED_TOKEN });
 }
 
 const KINDS: ReadonlySet<string> = new Set<Schemas['SecurityEventKind']>([

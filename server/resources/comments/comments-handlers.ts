@@ -1,11 +1,11 @@
-import type { Request } from 'express';
 import { pageOf } from '../../http/paging.ts';
 import { oldestFirst } from '../../lib/sort-keys.ts';
 import type { RateLimiterAbstract } from 'rate-limiter-flexible';
 import type { Caller, OperationHandlers, OperationRequest } from '../../http/operations.ts';
 import { consumeOrRefuse } from '../../http/rate-limit.ts';
 import type { Context } from '../../context.ts';
-import { resolveListener, type Listener } from '../listening/listener.ts';
+import { requestFacts } from '../../http/request-facts.ts';
+import { listenerFacts, resolveListener, type Listener } from '../listening/listener.ts';
 import * as comments from './comments-service.ts';
 import * as inbox from './inbox-service.ts';
 import { exportComments } from './comments-export.ts';
@@ -35,7 +35,7 @@ export function commentsHandlers(ctx: Context): OperationHandlers {
 
   const onProject = (req: { user: Caller; params: { projectid: string; fileid: string } }) => comments.projectCommenter(ctx, req.user, req.params.projectid, req.params.fileid);
   const onPlayer = async (req: OperationRequest<'listPlayerComments' | 'createPlayerComment' | 'updatePlayerComment' | 'deletePlayerComment'>, write: boolean) => {
-    const listener = await resolveListener(ctx, req as unknown as Request, req.params.playerid);
+    const listener = await resolveListener(ctx, listenerFacts(ctx, req.user, requestFacts(req)), req.params.playerid);
     const scope = await comments.playerCommenter(ctx, listener, req.params.fileid);
     if (write) await countWrite(writes, listener);
     return scope;

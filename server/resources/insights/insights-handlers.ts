@@ -1,8 +1,8 @@
-import type { Request } from 'express';
 import type { OperationHandlers } from '../../http/operations.ts';
 import { consumeOrRefuse } from '../../http/rate-limit.ts';
 import type { Context } from '../../context.ts';
-import { resolveListener } from '../listening/listener.ts';
+import { requestFacts } from '../../http/request-facts.ts';
+import { listenerFacts, resolveListener } from '../listening/listener.ts';
 import { playerInsights, recordPlay } from './insights-service.ts';
 
 /**
@@ -21,7 +21,7 @@ export function insightsHandlers(ctx: Context): OperationHandlers {
   return {
     recordPlay: async (req, res) => {
       // The view's own decision: who may not open the player may not report plays on it (401, 403, 404, 410 as the view answers).
-      const listener = await resolveListener(ctx, req as unknown as Request, req.params.playerid);
+      const listener = await resolveListener(ctx, listenerFacts(ctx, req.user, requestFacts(req)), req.params.playerid);
       const key = listener.sessionId ? `session:${listener.sessionId}` : listener.userId ? `user:${listener.userId}` : undefined;
       if (key) {
         const { points, durationSeconds } = PLAY_REPORTS;

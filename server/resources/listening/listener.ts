@@ -9,14 +9,13 @@
  * session, a purchaser, a listener with a display name), or nothing (anyone
  * with the link).
  */
-import type { Request } from 'express';
-import { parse as parseCookies } from 'cookie';
 import type { Context } from '../../context.ts';
 import type { PlayerRecord } from '../players/player-repository.ts';
 import { canOnProject, decideEntry, playerPermissions, type PlayerPermission, type Principal } from '../../auth/policy.ts';
 import { hasExpired, playerFacts } from './player-facts.ts';
 import { notFound } from '../../lib/problems.ts';
 import type { Caller } from '../../auth/access.ts';
+import type { RequestFacts } from '../../lib/request-facts.ts';
 import { LISTENER_SESSION_COOKIE, ListenerSessionSigner, passwordTag, type ListenerSession } from './listener-session.ts';
 import { entryRefused } from '../../http/listener-problems.ts';
 import { playerTrackGroups } from './player-tracks.ts';
@@ -59,15 +58,36 @@ export type ListenerAccess = Omit<Listener, 'fileIds' | 'projectBoxes'>;
  * (collaborators only or a password, without a session that opens it), 401
  * `unauthorized` (a bearer token that is not valid).
  */
-export async function resolveListener(ctx: Context, req: Request, playerId: string): Promise<Listener> {
-  return withPlayerFiles(ctx, await resolveListenerAccess(ctx, req, playerId));
+export async function resolveListener(ctx: Context, facts: ListenerFacts, playerId: string): Promise<Listener> {
+  return withPlayerFiles(ctx, await resolveListenerAccess(ctx, facts, playerId));
 }
 
 /** resolveListener without the player's files (ListenerAccess): the same decision, the same problems. */
-export async function resolveListenerAccess(ctx: Context, req: Request, playerId: string): Promise<ListenerAccess> {
+export async function resolveListenerAccess(ctx: Context, facts: ListenerFacts, playerId: string): Promise<ListenerAccess> {
   const player = await ctx.store.players.get(playerId);
   if (!player) throw notFound(`No player ${playerId} exists. Check that the link was copied whole.`);
-  return listenerAccessOf(ctx, player, bearerCaller(req), readSession(ctx, req, playerId, ctx.clock.now()));
+  return listenerAccessOf(ctx, player, facts.caller, readSession(ctx, facts.sessionCookie, playerId, facts.now));
+}
+
+/**
+ * What a listener operation knows of who asks: the API caller, when the
+ * request carries a credential (authentication, http/auth.ts, checked it for
+ * this very operation, by its row of the operation table, before the handler
+ * ran, and refused a token that is not valid with 401, so a client learns its
+ * token is wrong; there is no second check here: one bearer check serves
+ * every caller); the player's session cookie as sent, not yet verified; and
+ * the time it is verified at.
+ */
+export interface ListenerFacts {
+  caller?: Caller;
+  sessionCookie?: string;
+  now: number;
+}
+
+/** The ListenerFacts of a request: its caller (if any), its player-session cookie, and now. */
+export function listenerFacts(ctx: Pick<Context, 'clock'>, caller: Caller | undefined, facts: RequestFacts): ListenerFacts {
+  const sessionCookie = facts.cookies[LISTENER_SESSION_COOKIE];
+  return { ...(caller ? { caller } : {}), ...(sessionCookie ? { sessionCookie } : {}), now: ctx.clock.now() };
 }
 
 /**
@@ -163,17 +183,6 @@ export async function paidFor(ctx: Pick<Context, 'store'>, player: PlayerRecord,
   return (await purchaseFor(ctx, player, session)) !== undefined;
 }
 
-/**
- * The API caller, when the request carries a credential: authentication
- * (http/auth.ts) checked it for this very operation, by its row of the
- * operation table, before the handler ran, and refused a token that is not
- * valid with 401, so a client learns its token is wrong. There is no second
- * check here: one bearer check serves every caller.
- */
-function bearerCaller(req: Request): Caller | undefined {
-  return req.user;
-}
-
 const signers = new WeakMap<Buffer, ListenerSessionSigner>();
 /** One signer per signing secret (its key is derived once). */
 export function listenerSessions(ctx: Pick<Context, 'config'>): ListenerSessionSigner {
@@ -186,8 +195,7 @@ export function listenerSessions(ctx: Pick<Context, 'config'>): ListenerSessionS
 }
 
 /** The player's session from its cookie, when it is valid; a malformed, forged, expired or other player's cookie is no session. */
-export function readSession(ctx: Pick<Context, 'config'>, req: Request, playerId: string, now: number): ListenerSession | undefined {
-  const value = parseCookies(req.headers.cookie ?? '')[LISTENER_SESSION_COOKIE];
+export function readSession(ctx: Pick<Context, 'config'>, value: string | undefined, playerId: string, now: number): ListenerSession | undefined {
   return value ? listenerSessions(ctx).verify(value, playerId, now) : undefined;
 }
 

@@ -1,7 +1,8 @@
 import type { Response } from 'express';
 import type { OperationHandlers } from '../../http/operations.ts';
 import type { Context } from '../../context.ts';
-import { resolveListenerAccess } from './listener.ts';
+import { requestFacts, sendReply } from '../../http/request-facts.ts';
+import { listenerFacts, resolveListenerAccess } from './listener.ts';
 import { playerView, type RenderedView } from './view-service.ts';
 import { closePlayerSession, openPlayerSession } from './session-service.ts';
 import { inviteCollaborator, listCollaborators, removeCollaborator, renewCollaboratorInvite } from '../players/collaborators-service.ts';
@@ -35,13 +36,13 @@ function sendView(ctx: Context, res: Response, view: RenderedView): void {
 export function listeningHandlers(ctx: Context): OperationHandlers {
   return {
     getPlayerView: async (req, res) => {
-      sendView(ctx, res, await playerView(ctx, await resolveListenerAccess(ctx, req, req.params.playerid)));
+      sendView(ctx, res, await playerView(ctx, await resolveListenerAccess(ctx, listenerFacts(ctx, req.user, requestFacts(req)), req.params.playerid)));
     },
     openPlayerSession: async (req, res) => {
-      sendView(ctx, res, await openPlayerSession(ctx, req, res, req.params.playerid, req.body));
+      sendView(ctx, res, sendReply(res, await openPlayerSession(ctx, requestFacts(req), req.params.playerid, req.body)));
     },
     closePlayerSession: async (req, res) => {
-      res.set(PRIVATE).json(await closePlayerSession(ctx, req, res, req.params.playerid));
+      res.set(PRIVATE).json(sendReply(res, await closePlayerSession(ctx, requestFacts(req), req.params.playerid)));
     },
     listCollaborators: async (req, res) => {
       res.set(PRIVATE).json(await listCollaborators(ctx, req.user, req.params.playerid));

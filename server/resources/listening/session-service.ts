@@ -5,7 +5,6 @@
  * per address and player), a display name, or the payment page's return
  * (a purchase).
  */
-import type { Request, Response } from 'express';
 import type { RateLimiterAbstract } from 'rate-limiter-flexible';
 import type { Context } from '../../context.ts';
 import type { Schemas } from '../../lib/api-types.ts';
@@ -20,10 +19,11 @@ import { hasExpired, playerFacts } from './player-facts.ts';
 import { decideEntry } from '../../auth/policy.ts';
 import { listenerAccessOf, listenerSessions, readSession } from './listener.ts';
 import { inviteInvalid, passwordIncorrect, playerExpired, playerLocked } from '../../http/listener-problems.ts';
-import { LISTENER_SESSION_TTL_MS, PURCHASE_SESSION_TTL_MS, listenerSessionCookie, newSessionId, passwordTag, renewedSession, type ListenerSession } from './listener-session.ts';
+import { LISTENER_SESSION_COOKIE, LISTENER_SESSION_TTL_MS, PURCHASE_SESSION_TTL_MS, listenerSessionCookie, newSessionId, passwordTag, renewedSession, type ListenerSession } from './listener-session.ts';
 import { playerView, type RenderedView } from './view-service.ts';
 import { claimCheckout } from './fulfilment.ts';
 import { addressKey } from '../../lib/client-address.ts';
+import { reply, type Reply, type RequestFacts } from '../../lib/request-facts.ts';
 
 /**
  * Password attempts per address and player: 5 a minute. Enough for someone
@@ -43,8 +43,8 @@ function passwordLimiter(db: Db): RateLimiterAbstract {
 }
 
 /** Refuses (403) a session change that does not come from our own pages: another site must not sign a visitor in or out (login CSRF). */
-export function requireSameOrigin(ctx: Pick<Context, 'config'>, req: Request, what: string) {
-  const verdict = checkSameOrigin({ 'sec-fetch-site': req.get('sec-fetch-site'), origin: req.get('origin') }, new URL(ctx.config.publicUrl).origin);
+export function requireSameOrigin(ctx: Pick<Context, 'config'>, facts: RequestFacts, what: string) {
+  const verdict = checkSameOrigin({ 'sec-fetch-site': facts.secFetchSite, origin: facts.origin }, new URL(ctx.config.publicUrl).origin);
   if (!verdict.allowed) throw forbidden(`${what} only from the player's own page: this request was refused because ${verdict.reason}.`);
 }
 
@@ -57,16 +57,15 @@ export async function playerToOpen(ctx: Context, playerId: string): Promise<Play
 
 export async function openPlayerSession(
   ctx: Context,
-  req: Request,
-  res: Response,
+  facts: RequestFacts,
   playerId: string,
   body: Schemas['PlayerSessionRequest'],
-): Promise<RenderedView> {
-  requireSameOrigin(ctx, req, 'Open a session');
+): Promise<Reply<RenderedView>> {
+  requireSameOrigin(ctx, facts, 'Open a session');
   const player = await playerToOpen(ctx, playerId);
   const now = ctx.clock.now();
   // A session that exists keeps what it had and gains what is given; its day starts again.
-  const existing = readSession(ctx, req, playerId, now);
+  const existing = readSession(ctx, facts.cookies[LISTENER_SESSION_COOKIE], playerId, now);
   let session: ListenerSession = { ...(existing ?? { id: newSessionId() }), expires: now + LISTENER_SESSION_TTL_MS };
   // The id the session takes if this request gains it access (renewedSession: session fixation).
   const renewedId = newSessionId();
@@ -77,7 +76,7 @@ export async function openPlayerSession(
     gained = true;
   }
   if (body.password !== undefined) {
-    session.password = await checkPassword(ctx, req, player, body.password);
+    session.password = await checkPassword(ctx, facts, player, body.password);
     gained = true;
   }
   if (body.name !== undefined) session.name = body.name.trim();
@@ -95,8 +94,7 @@ export async function openPlayerSession(
 
   // The view this session gives; a session that still does not open the player answers 401, and is not set.
   const view = await playerView(ctx, await listenerAccessOf(ctx, player, undefined, session));
-  res.append('Set-Cookie', listenerSessionCookie(ctx.config, player.id, listenerSessions(ctx).issue(player.id, session), ttl));
-  return view;
+  return reply(view, { cookies: [listenerSessionCookie(ctx.config, player.id, listenerSessions(ctx).issue(player.id, session), ttl)] });
 }
 
 /** The user the invite signs in (made now if the email has no account yet); the link is spent. */
@@ -109,7 +107,7 @@ async function useInvite(ctx: Context, player: PlayerRecord, token: string, now:
 }
 
 /** The session's password tag, once the password is right; counted against the address's attempts first. */
-async function checkPassword(ctx: Context, req: Request, player: PlayerRecord, password: string): Promise<string> {
+async function checkPassword(ctx: Context, facts: RequestFacts, player: PlayerRecord, password: string): Promise<string> {
   // Whether a right password would open it at all is the policy's to say: not a player for collaborators only.
   const entry = decideEntry({ ...playerFacts(player), expired: false }, { passwordGiven: true, paid: false });
   if (!entry.allowed && entry.lock === 'collaborators') {
@@ -119,17 +117,16 @@ async function checkPassword(ctx: Context, req: Request, player: PlayerRecord, p
   // Before the check, so a guesser pays for every attempt, right or wrong.
   await consumeOrRefuse(
     passwordLimiter(ctx.store.db),
-    `${addressKey(req.ip ?? '')}|${player.id}`,
+    `${addressKey(facts.address ?? '')}|${player.id}`,
     (retryAfter) => `Too many password attempts on this player from your address: ${PASSWORD_ATTEMPTS.points} a minute. Retry after ${retryAfter} second(s).`,
   );
   if (!(await verifyPassword(password, player.passwordHash))) throw passwordIncorrect();
   return passwordTag(player.passwordHash);
 }
 
-export async function closePlayerSession(ctx: Context, req: Request, res: Response, playerId: string): Promise<Record<string, never>> {
-  requireSameOrigin(ctx, req, 'Close a session');
+export async function closePlayerSession(ctx: Context, facts: RequestFacts, playerId: string): Promise<Reply<Record<string, never>>> {
+  requireSameOrigin(ctx, facts, 'Close a session');
   if (!(await ctx.store.players.get(playerId))) throw notFound(`No player ${playerId} exists. Check that the link was copied whole.`);
   // RFC 6265 §5.2.2, Max-Age: "If delta-seconds is less than or equal to zero (0), let expiry-time be the earliest representable date and time."
-  res.append('Set-Cookie', listenerSessionCookie(ctx.config, playerId, '', 0));
-  return {};
+  return reply({}, { cookies: [listenerSessionCookie(ctx.config, playerId, '', 0)] });
 }

@@ -5,7 +5,7 @@
  * from the job queue (resources/mail/). Without mail (no SMTP_URL) the
  * operator prints reset links with the admin CLI (`createResetLink`).
  */
-import type { Request } from 'express';
+import type { RequestFacts } from '../../lib/request-facts.ts';
 import { RateLimiterRes, type RateLimiterAbstract } from 'rate-limiter-flexible';
 import type { Context } from '../../context.ts';
 import type { Caller } from '../../auth/access.ts';
@@ -68,7 +68,7 @@ function mailNotConfigured(what: string): HttpProblem {
   return new HttpProblem('mail-not-configured', `This server sends no mail, so it cannot mail ${what}. Ask its operator for a link: npm run --silent admin -- user reset-link --email you@example.com`);
 }
 
-const addressOf = (req: Request) => ({ address: req.ip ?? 'unknown' });
+const addressOf = (facts: RequestFacts) => ({ address: facts.address ?? 'unknown' });
 
 /**
  * Answers at once, the same for every address; the link is made and its
@@ -80,11 +80,11 @@ const addressOf = (req: Request) => ({ address: req.ip ?? 'unknown' });
  * counts against the account: asking for resets of someone's address must
  * not lock them out of signing in.
  */
-export async function requestPasswordReset(ctx: Ports, req: Request, email: string): Promise<void> {
+export async function requestPasswordReset(ctx: Ports, facts: RequestFacts, email: string): Promise<void> {
   if (!ctx.config.mail) throw mailNotConfigured('a reset link');
   // No secret is tried here, but an address that has used up its failures (guessed links, sign-ins) is refused here
   // too: the check takes a point and gives it straight back.
-  await attemptLimitsOf(ctx.store.db).attempt(addressOf(req), async () => {});
+  await attemptLimitsOf(ctx.store.db).attempt(addressOf(facts), async () => {});
   const to = normalizeEmail(email);
   // The mail's point is taken before the answer, for every address alike (one upsert, account or none), so that 11
   // requests sent at once have all been counted when they are answered, and at most MAILS_PER_HOUR of them mail.
@@ -127,10 +127,10 @@ export async function createResetLink(ctx: Pick<Context, 'store' | 'clock' | 'co
   return { url: resetUrl(ctx, link.secret), expires: link.expires, email: user.email };
 }
 
-export async function completePasswordReset(ctx: Ports, req: Request, body: { token: string; password: string }): Promise<Schemas['EndedAccess']> {
+export async function completePasswordReset(ctx: Ports, facts: RequestFacts, body: { token: string; password: string }): Promise<Schemas['EndedAccess']> {
   // The token is a secret: the attempt takes its point before the link is looked up, and gives it back when the link
   // works (attempt-limits.ts), so that guesses sent at once are counted as they are made.
-  const { user, ended } = await attemptLimitsOf(ctx.store.db).attempt(addressOf(req), async (reservation) => {
+  const { user, ended } = await attemptLimitsOf(ctx.store.db).attempt(addressOf(facts), async (reservation) => {
     const link = await ctx.store.oneTimeLinks.peek('reset', body.token, ctx.clock.now());
     const owner = link?.userId ? await ctx.store.users.get(link.userId) : undefined;
     // A link mailed to an address the account no longer has is dead.
@@ -163,7 +163,7 @@ export async function completePasswordReset(ctx: Ports, req: Request, body: { to
     await reservation.succeeded(owner.email);
     return { user: owner, ended: endedAccess };
   });
-  await recordSecurityEvent(ctx, { userId: user.id, kind: 'password-reset', req, detail: endedAccessInWords(ended) });
+  await recordSecurityEvent(ctx, { userId: user.id, kind: 'password-reset', facts, detail: endedAccessInWords(ended) });
   return ended;
 }
 
@@ -185,9 +185,9 @@ export async function sendEmailVerification(ctx: Ports, caller: Caller): Promise
   return {};
 }
 
-export async function verifyEmail(ctx: Ports, req: Request, token: string): Promise<Record<string, never>> {
+export async function verifyEmail(ctx: Ports, facts: RequestFacts, token: string): Promise<Record<string, never>> {
   // The token is a secret, guessed like a reset token: reserved before it is tried, given back when it works.
-  const verified = await attemptLimitsOf(ctx.store.db).attempt(addressOf(req), async (reservation) => {
+  const verified = await attemptLimitsOf(ctx.store.db).attempt(addressOf(facts), async (reservation) => {
     const user = await ctx.store.transaction(async (store) => {
       const link = await store.oneTimeLinks.consume('verify', token, ctx.clock.now());
       const owner = link?.userId ? await store.users.get(link.userId) : undefined;
@@ -203,6 +203,6 @@ export async function verifyEmail(ctx: Ports, req: Request, token: string): Prom
     await reservation.succeeded();
     return user;
   });
-  await recordSecurityEvent(ctx, { userId: verified.id, kind: 'email-verified', req, detail: verified.email });
+  await recordSecurityEvent(ctx, { userId: verified.id, kind: 'email-verified', facts, detail: verified.email });
   return {};
 }

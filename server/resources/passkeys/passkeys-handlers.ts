@@ -1,4 +1,5 @@
 import type { OperationHandlers } from '../../http/operations.ts';
+import { requestFacts, sendReply } from '../../http/request-facts.ts';
 import type { Context } from '../../context.ts';
 import * as passkeys from './passkeys-service.ts';
 
@@ -11,20 +12,20 @@ export function passkeysHandlers(ctx: Context): OperationHandlers {
       res.json(await passkeys.startRegistration(ctx, req.user));
     },
     addPasskey: async (req, res) => {
-      res.json(await passkeys.addPasskey(ctx, req, req.user, req.body));
+      res.json(await passkeys.addPasskey(ctx, requestFacts(req), req.user, req.body));
     },
     renamePasskey: async (req, res) => {
       res.json(await passkeys.renamePasskey(ctx, req.user, req.params.passkeyid, req.body));
     },
     removePasskey: async (req, res) => {
-      await passkeys.removePasskey(ctx, req, req.user, req.params.passkeyid);
+      await passkeys.removePasskey(ctx, requestFacts(req), req.user, req.params.passkeyid);
       res.json({});
     },
     startPasskeySignIn: async (_req, res) => {
       res.json(await passkeys.startSignIn(ctx));
     },
     finishPasskeySignIn: async (req, res) => {
-      res.json(await passkeys.finishSignIn(ctx, req, res, req.body));
+      res.json(sendReply(res, await passkeys.finishSignIn(ctx, requestFacts(req), req.body)));
     },
   };
 }

@@ -12,7 +12,6 @@
  * replayed answer finds nothing.
  */
 import type { AuthenticationResponseJSON, RegistrationResponseJSON, verifyAuthenticationResponse, verifyRegistrationResponse } from '@simplewebauthn/server';
-import type { Request, Response } from 'express';
 import type { Context } from '../../context.ts';
 import type { Schemas } from '../../lib/api-types.ts';
 import type { Caller } from '../../auth/access.ts';
@@ -22,6 +21,7 @@ import { attemptLimitsOf } from '../../auth/attempt-limits.ts';
 import { normalizeEmail } from '../account/user-repository.ts';
 import { userJson } from '../account/account-service.ts';
 import { recordSecurityEvent } from '../account/security-events.ts';
+import type { Reply, RequestFacts } from '../../lib/request-facts.ts';
 import { startSession } from '../sessions/session-service.ts';
 import { requireOwnPages } from '../sessions/sign-up-service.ts';
 import type { PasskeyRecord } from './passkey-repository.ts';
@@ -119,7 +119,7 @@ export async function startRegistration(ctx: Ports, caller: Caller): Promise<Sch
   return { challengeId: challenge.id, options: options as unknown as Schemas['PasskeyRegistrationOptions']['options'] };
 }
 
-export async function addPasskey(ctx: Ports, req: Request, caller: Caller, body: Schemas['AddPasskeyRequest']): Promise<Schemas['Passkey']> {
+export async function addPasskey(ctx: Ports, facts: RequestFacts, caller: Caller, body: Schemas['AddPasskeyRequest']): Promise<Schemas['Passkey']> {
   const now = ctx.clock.now();
   const challenge = await ctx.store.passkeys.takeChallenge('passkey-registration', body.challengeId, now);
   // A ceremony is its account's own (the policy's account:own): another account's challenge is no more use than an unknown one.
@@ -156,7 +156,7 @@ export async function addPasskey(ctx: Ports, req: Request, caller: Caller, body:
     timeLastUsed: null,
   };
   if (!(await ctx.store.passkeys.insert(passkey))) throw conflict('This passkey is registered already. Remove it first to add it again.');
-  await recordSecurityEvent(ctx, { userId: caller.id, kind: 'passkey-added', req, detail: passkey.name });
+  await recordSecurityEvent(ctx, { userId: caller.id, kind: 'passkey-added', facts, detail: passkey.name });
   return passkeyJson(passkey);
 }
 
@@ -166,12 +166,12 @@ export async function renamePasskey(ctx: Ports, caller: Caller, passkeyId: strin
 }
 
 /** Removes one of the caller's passkeys: from then on it signs nobody in. */
-export async function removePasskey(ctx: Ports, req: Request, caller: Caller, passkeyId: string): Promise<void> {
+export async function removePasskey(ctx: Ports, facts: RequestFacts, caller: Caller, passkeyId: string): Promise<void> {
   const passkey = await ctx.store.passkeys.get(passkeyId);
   authorize(actorOf(caller, undefined), { permission: 'account:own', thing: { kind: 'passkey', id: passkeyId, ownerId: passkey?.userId ?? '' } });
   if (!(await ctx.store.passkeys.remove(caller.id, passkeyId))) throw notFound(`You have no passkey ${passkeyId}.`);
   // authorize refused a passkey that is not the caller's, a missing one included.
-  await recordSecurityEvent(ctx, { userId: caller.id, kind: 'passkey-removed', req, detail: passkey!.name });
+  await recordSecurityEvent(ctx, { userId: caller.id, kind: 'passkey-removed', facts, detail: passkey!.name });
 }
 
 export async function startSignIn(ctx: Ports): Promise<Schemas['PasskeySignInOptions']> {
@@ -194,10 +194,10 @@ export async function startSignIn(ctx: Ports): Promise<Schemas['PasskeySignInOpt
  * the one its password sign-ins use (its email), so that switching method
  * buys no more guesses.
  */
-export async function finishSignIn(ctx: Ports, req: Request, res: Response, body: Schemas['FinishPasskeySignInRequest']): Promise<Schemas['User']> {
+export async function finishSignIn(ctx: Ports, facts: RequestFacts, body: Schemas['FinishPasskeySignInRequest']): Promise<Reply<Schemas['User']>> {
   // Login CSRF: a page of another site must not sign its visitor in to an account of the site's choosing.
-  requireOwnPages(ctx, req);
-  const address = req.ip ?? 'unknown';
+  requireOwnPages(ctx, facts);
+  const address = facts.address ?? 'unknown';
   const response = body.response as unknown as AuthenticationResponseJSON;
   // The account is known before anything secret is checked (a credential id names a passkey, and proves nothing), so
   // that the attempt can take its point from the account's count and the address's at once, before the signature is
@@ -210,7 +210,7 @@ export async function finishSignIn(ctx: Ports, req: Request, res: Response, body
     const challenge = await ctx.store.passkeys.takeChallenge('passkey-authentication', body.challengeId, now);
     if (!challenge || !passkey || !found || !(await verified(ctx, passkey, challenge.challenge, response, now))) {
       reservation.failed();
-      if (found) await recordSecurityEvent(ctx, { userId: found.id, kind: 'signin-failed', req, detail: 'passkey' });
+      if (found) await recordSecurityEvent(ctx, { userId: found.id, kind: 'signin-failed', facts, detail: 'passkey' });
       throw passkeySignInRefused();
     }
     if (found.disabled) throw new HttpProblem('unauthorized', "This account is disabled. Ask the server's administrator.");
@@ -219,8 +219,7 @@ export async function finishSignIn(ctx: Ports, req: Request, res: Response, body
   });
   // The session records how, and when, the person proved who they are: DELETE /me takes a passkey sign-in of the last
   // five minutes in place of the password.
-  await startSession(ctx, req, res, user.id, 'passkey');
-  return userJson(user);
+  return { ...(await startSession(ctx, facts, user.id, 'passkey')), body: userJson(user) };
 }
 
 /** Whether the answer is the passkey's signature of the challenge; if so, its use is recorded (the counter only moves forward). */

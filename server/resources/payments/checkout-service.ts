@@ -3,7 +3,7 @@
  * Checkout page for the player's price, paid into the connected account of
  * its project's owner, and bound to this browser's player session.
  */
-import type { Request, Response } from 'express';
+import { reply, type Reply, type RequestFacts } from '../../lib/request-facts.ts';
 import type { RateLimiterAbstract } from 'rate-limiter-flexible';
 import type { Context } from '../../context.ts';
 import type { Schemas } from '../../lib/api-types.ts';
@@ -12,7 +12,7 @@ import { consumeOrRefuse } from '../../http/rate-limit.ts';
 import type { Db } from '../../store/db.ts';
 import { requirePayments, viaProvider } from '../../payments/payment-problems.ts';
 import { listenerOf, listenerSessions, readSession } from '../listening/listener.ts';
-import { LISTENER_SESSION_TTL_MS, listenerSessionCookie, newSessionId, renewedSession, type ListenerSession } from '../listening/listener-session.ts';
+import { LISTENER_SESSION_COOKIE, LISTENER_SESSION_TTL_MS, listenerSessionCookie, newSessionId, renewedSession, type ListenerSession } from '../listening/listener-session.ts';
 import { playerToOpen, requireSameOrigin } from '../listening/session-service.ts';
 import { CHECKOUT_PLAYER, CHECKOUT_SESSION } from '../listening/fulfilment.ts';
 import { addressKey } from '../../lib/client-address.ts';
@@ -38,12 +38,12 @@ function checkoutLimiter(db: Db): RateLimiterAbstract {
   return limiter;
 }
 
-export async function createPlayerCheckout(ctx: Context, req: Request, res: Response, playerId: string): Promise<Schemas['Checkout']> {
+export async function createPlayerCheckout(ctx: Context, facts: RequestFacts, playerId: string): Promise<Reply<Schemas['Checkout']>> {
   // Like the session: another site must not start payments in a visitor's name.
-  requireSameOrigin(ctx, req, 'Start a payment');
+  requireSameOrigin(ctx, facts, 'Start a payment');
   const player = await playerToOpen(ctx, playerId);
   const now = ctx.clock.now();
-  const existing = readSession(ctx, req, playerId, now);
+  const existing = readSession(ctx, facts.cookies[LISTENER_SESSION_COOKIE], playerId, now);
   const session: ListenerSession = existing ?? { id: newSessionId(), expires: now + LISTENER_SESSION_TTL_MS };
   // As this session, the player must open (401 for a password not given, collaborators only), and hold something back to pay for.
   const listener = await listenerOf(ctx, player, undefined, session);
@@ -61,7 +61,7 @@ export async function createPlayerCheckout(ctx: Context, req: Request, res: Resp
   if (!owner?.paymentProvider) throw notReady();
   await consumeOrRefuse(
     checkoutLimiter(ctx.store.db),
-    `${addressKey(req.ip ?? '')}|${player.id}`,
+    `${addressKey(facts.address ?? '')}|${player.id}`,
     (retryAfter) => `Too many payment pages asked for on this player from your address: ${CHECKOUT_ATTEMPTS.points} a minute. Retry after ${retryAfter} second(s).`,
   );
 
@@ -90,6 +90,8 @@ export async function createPlayerCheckout(ctx: Context, req: Request, res: Resp
     // Stripe refuses a destination account that cannot take charges yet (its onboarding unfinished): the owner's to fix, not a failure.
     notReady,
   );
-  res.append('Set-Cookie', listenerSessionCookie(ctx.config, player.id, listenerSessions(ctx).issue(player.id, buyer), LISTENER_SESSION_TTL_MS));
-  return { object: 'checkout', id: checkout.id, url: checkout.url, price, currency: 'usd', expires: checkout.expires };
+  return reply(
+    { object: 'checkout', id: checkout.id, url: checkout.url, price, currency: 'usd', expires: checkout.expires },
+    { cookies: [listenerSessionCookie(ctx.config, player.id, listenerSessions(ctx).issue(player.id, buyer), LISTENER_SESSION_TTL_MS)] },
+  );
 }

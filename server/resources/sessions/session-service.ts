@@ -8,13 +8,13 @@
  * the one the browser carried, so a session id planted in a browser before
  * sign-in (session fixation) never becomes a signed-in one.
  */
-import type { Request, Response } from 'express';
 import type { Context } from '../../context.ts';
 import type { Schemas } from '../../lib/api-types.ts';
 import type { Caller } from '../../auth/access.ts';
 import { clearedSessionCookie, sessionCookie } from '../../auth/session-cookie.ts';
 import { notFound } from '../../lib/problems.ts';
 import { recordSecurityEvent } from '../account/security-events.ts';
+import { reply, type Reply, type RequestFacts } from '../../lib/request-facts.ts';
 import type { SessionRecord } from './session-repository.ts';
 import type { Store } from '../../repositories.ts';
 
@@ -23,25 +23,26 @@ type Ports = Pick<Context, 'store' | 'clock' | 'config'>;
 /** How the person proved who they are. */
 export type SignInMethod = 'password' | 'passkey' | 'oidc' | 'setup' | 'signup' | 'reset';
 
-/** Starts a session for `userId`: a new row, its cookie on `res`, the session the request carried (if any) ended. */
-export async function startSession(ctx: Ports, req: Request, res: Response, userId: string, method: SignInMethod): Promise<{ id: string }> {
+/**
+ * Starts a session for `userId`: a new row, the session the request carried (if any) ended; answers its cookie, and
+ * that no cache on the way may store the response, for the handler to write with whatever body it sends.
+ */
+export async function startSession(ctx: Ports, facts: RequestFacts, userId: string, method: SignInMethod): Promise<Reply<{ id: string }>> {
   const now = ctx.clock.now();
-  if (req.auth?.kind === 'session' && req.auth.sessionId && req.user) await ctx.store.sessions.delete(req.user.id, req.auth.sessionId);
-  const { id, secret } = await ctx.store.sessions.create(userId, method, { userAgent: req.get('user-agent') ?? null, address: req.ip ?? null }, now);
-  res.append('Set-Cookie', sessionCookie(ctx.config.publicUrl, secret, ctx.config.sessions.maxMs));
+  if (facts.session) await ctx.store.sessions.delete(facts.session.userId, facts.session.id);
+  const { id, secret } = await ctx.store.sessions.create(userId, method, { userAgent: facts.userAgent ?? null, address: facts.address ?? null }, now);
+  await recordSecurityEvent(ctx, { userId, kind: 'signin', facts, detail: method });
   // Responses that set a session must never be stored by a cache on the way.
-  res.setHeader('Cache-Control', 'no-store');
-  await recordSecurityEvent(ctx, { userId, kind: 'signin', req, detail: method });
-  return { id };
+  return reply({ id }, { cookies: [sessionCookie(ctx.config.publicUrl, secret, ctx.config.sessions.maxMs)], headers: { 'Cache-Control': 'no-store' } });
 }
 
-/** Ends the session the request carries and clears its cookie. */
-export async function endCurrentSession(ctx: Ports, req: Request, res: Response, caller: Caller): Promise<void> {
-  if (req.auth?.kind === 'session' && req.auth.sessionId) {
-    await ctx.store.sessions.delete(caller.id, req.auth.sessionId);
-    await recordSecurityEvent(ctx, { userId: caller.id, kind: 'signout', req });
+/** Ends the session the request carries; answers the cleared cookie. */
+export async function endCurrentSession(ctx: Ports, facts: RequestFacts, caller: Caller): Promise<Reply<Record<string, never>>> {
+  if (facts.session) {
+    await ctx.store.sessions.delete(caller.id, facts.session.id);
+    await recordSecurityEvent(ctx, { userId: caller.id, kind: 'signout', facts });
   }
-  res.append('Set-Cookie', clearedSessionCookie(ctx.config.publicUrl));
+  return clearSessionCookie(ctx);
 }
 
 /** Ends every session of an account, but `except` (the one the person is using, when they keep it). */
@@ -86,24 +87,25 @@ function sessionJson(ctx: Ports, session: SessionRecord, currentId: string | und
   };
 }
 
-export async function listSessions(ctx: Ports, caller: Caller, req: Request): Promise<Schemas['Session'][]> {
+export async function listSessions(ctx: Ports, caller: Caller, facts: RequestFacts): Promise<Schemas['Session'][]> {
   const sessions = await ctx.store.sessions.listOf(caller.id, ctx.clock.now(), ctx.config.sessions);
-  return sessions.map((session) => sessionJson(ctx, session, req.auth?.sessionId));
+  return sessions.map((session) => sessionJson(ctx, session, facts.session?.id));
 }
 
-export async function endSession(ctx: Ports, caller: Caller, req: Request, res: Response, sessionId: string): Promise<void> {
+/** Ends one of the caller's sessions; when it is the one the request carries, answers its cookie cleared. */
+export async function endSession(ctx: Ports, caller: Caller, facts: RequestFacts, sessionId: string): Promise<Reply<Record<string, never>>> {
   if (!(await ctx.store.sessions.delete(caller.id, sessionId))) throw notFound(`You have no session ${sessionId}; list yours with GET /me/sessions.`);
-  await recordSecurityEvent(ctx, { userId: caller.id, kind: 'session-ended', req, detail: sessionId });
-  if (sessionId === req.auth?.sessionId) res.append('Set-Cookie', clearedSessionCookie(ctx.config.publicUrl));
+  await recordSecurityEvent(ctx, { userId: caller.id, kind: 'session-ended', facts, detail: sessionId });
+  return sessionId === facts.session?.id ? clearSessionCookie(ctx) : reply({});
 }
 
-export async function endOtherSessions(ctx: Ports, caller: Caller, req: Request): Promise<number> {
-  const ended = await endSessionsOf(ctx, caller.id, { except: req.auth?.sessionId });
-  if (ended > 0) await recordSecurityEvent(ctx, { userId: caller.id, kind: 'session-ended', req, detail: `${ended} other session(s)` });
+export async function endOtherSessions(ctx: Ports, caller: Caller, facts: RequestFacts): Promise<number> {
+  const ended = await endSessionsOf(ctx, caller.id, { except: facts.session?.id });
+  if (ended > 0) await recordSecurityEvent(ctx, { userId: caller.id, kind: 'session-ended', facts, detail: `${ended} other session(s)` });
   return ended;
 }
 
-/** Clears the session cookie of a browser that has no valid session (signing out twice is no error). */
-export async function clearSessionCookie(ctx: Pick<Context, 'config'>, res: Response): Promise<void> {
-  res.append('Set-Cookie', clearedSessionCookie(ctx.config.publicUrl));
+/** The session cookie cleared, for a browser that has no valid session (signing out twice is no error). */
+export function clearSessionCookie(ctx: Pick<Context, 'config'>): Reply<Record<string, never>> {
+  return reply({}, { cookies: [clearedSessionCookie(ctx.config.publicUrl)] });
 }

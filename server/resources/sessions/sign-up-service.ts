@@ -3,7 +3,6 @@
  * account (the setup link), sign-up (as REGISTRATION says), sign-in, and a
  * change of password.
  */
-import type { Request, Response } from 'express';
 import type { Context } from '../../context.ts';
 import type { Schemas } from '../../lib/api-types.ts';
 import type { Caller } from '../../auth/access.ts';
@@ -14,6 +13,7 @@ import { conflict, forbidden, HttpProblem } from '../../lib/problems.ts';
 import { normalizeEmail } from '../account/user-repository.ts';
 import { userJson } from '../account/account-service.ts';
 import { recordSecurityEvent } from '../account/security-events.ts';
+import { reply, type Reply, type RequestFacts } from '../../lib/request-facts.ts';
 import { startSession, endAccessOf, endedAccessInWords } from './session-service.ts';
 import { acceptInvitation, joinCollaboratorInvitation, type Invitation } from './invitations.ts';
 import { RateLimiterRes, type RateLimiterAbstract } from 'rate-limiter-flexible';
@@ -31,12 +31,12 @@ const passwordContext = (email: string, name: string) => [email, email.split('@'
  * be able to sign a visitor in to an account of its choosing (login CSRF),
  * so these come only from this server's own pages.
  */
-export function requireOwnPages(ctx: Pick<Context, 'config'>, req: Request): void {
-  const verdict = checkSameOrigin({ 'sec-fetch-site': req.get('sec-fetch-site'), origin: req.get('origin') }, new URL(ctx.config.publicUrl).origin);
+export function requireOwnPages(ctx: Pick<Context, 'config'>, facts: RequestFacts): void {
+  const verdict = checkSameOrigin({ 'sec-fetch-site': facts.secFetchSite, origin: facts.origin }, new URL(ctx.config.publicUrl).origin);
   if (!verdict.allowed) throw forbidden(`Signing in and signing up are taken only from this server's own pages, and ${verdict.reason}. Apps use bearer tokens instead.`);
 }
 
-const attemptOf = (req: Request, email?: string) => ({ account: email === undefined ? undefined : normalizeEmail(email), address: req.ip ?? 'unknown' });
+const attemptOf = (facts: RequestFacts, email?: string) => ({ account: email === undefined ? undefined : normalizeEmail(email), address: facts.address ?? 'unknown' });
 
 export async function getAuthConfig(ctx: Ports): Promise<Schemas['AuthConfig']> {
   return {
@@ -48,10 +48,10 @@ export async function getAuthConfig(ctx: Ports): Promise<Schemas['AuthConfig']> 
   };
 }
 
-export async function createFirstAccount(ctx: Ports, req: Request, res: Response, body: Schemas['CreateFirstAccountRequest']): Promise<Schemas['User']> {
-  requireOwnPages(ctx, req);
+export async function createFirstAccount(ctx: Ports, facts: RequestFacts, body: Schemas['CreateFirstAccountRequest']): Promise<Reply<Schemas['User']>> {
+  requireOwnPages(ctx, facts);
   // The setup token is a secret: its attempt is reserved before it is tried, and given back when it works (attempt-limits.ts).
-  const user = await attemptLimitsOf(ctx.store.db).attempt(attemptOf(req), async (reservation) => {
+  const user = await attemptLimitsOf(ctx.store.db).attempt(attemptOf(facts), async (reservation) => {
     requireGoodPassword(body.password, 'password', passwordContext(body.email, body.name));
     const passwordHash = await hashPassword(body.password);
     const made = await ctx.store.transaction(async (store) => {
@@ -71,12 +71,11 @@ export async function createFirstAccount(ctx: Ports, req: Request, res: Response
     await reservation.succeeded();
     return made;
   });
-  await recordSecurityEvent(ctx, { userId: user.id, kind: 'account-created', req, detail: 'setup link: administrator' });
-  await startSession(ctx, req, res, user.id, 'setup');
-  return userJson(user);
+  await recordSecurityEvent(ctx, { userId: user.id, kind: 'account-created', facts, detail: 'setup link: administrator' });
+  return { ...(await startSession(ctx, facts, user.id, 'setup')), body: userJson(user) };
 }
 
-/** What a sign-up answers: the account, signed in (200), or word that it goes on by mail (202). */
+/** What a sign-up answers: the account, signed in (200, with its session's cookie), or word that it goes on by mail (202). */
 export type SignUpAnswer = { status: 200; body: Schemas['User'] } | { status: 202; body: Schemas['SignUpByMail'] };
 
 /** How long open registration's mailed link to finish a sign-up works. */
@@ -94,22 +93,22 @@ function signUpMailCap(db: Db): RateLimiterAbstract {
   return cap;
 }
 
-export async function signUp(ctx: Ports, req: Request, res: Response, body: Schemas['SignUpRequest']): Promise<SignUpAnswer> {
-  requireOwnPages(ctx, req);
+export async function signUp(ctx: Ports, facts: RequestFacts, body: Schemas['SignUpRequest']): Promise<Reply<SignUpAnswer>> {
+  requireOwnPages(ctx, facts);
   // These answers are the same for every address: they tell nothing, and cost nothing to give.
   if (ctx.config.registration === 'closed') throw forbidden('Nobody signs up on this server: its administrators create accounts. Ask one, or sign in if you have an account.');
   if (ctx.config.registration === 'invite' && body.invite === undefined) {
     throw forbidden('Sign-up on this server is by invitation: open the link of the invitation you were sent, or ask an administrator for one. If you have an account, sign in.');
   }
   // Every sign-up takes one of the address's attempts (its limit: 30 in 15 minutes), before the password is hashed.
-  return attemptLimitsOf(ctx.store.db).attempt(attemptOf(req), async (reservation) => {
+  return attemptLimitsOf(ctx.store.db).attempt(attemptOf(facts), async (reservation) => {
     requireGoodPassword(body.password, 'password', passwordContext(body.email, body.name));
     // Hashed whatever follows, taken address or free: the answer's time must not tell them apart.
     const passwordHash = await hashPassword(body.password);
     if (body.invite === undefined && ctx.config.mail) {
       // Counted whatever the address, so that running out of attempts tells nothing either.
       reservation.failed();
-      return signUpByMail(ctx, body.email);
+      return reply(await signUpByMail(ctx, body.email));
     }
     const made = await ctx.store.transaction(async (store) => {
       const now = ctx.clock.now();
@@ -147,9 +146,9 @@ export async function signUp(ctx: Ports, req: Request, res: Response, body: Sche
     }
     // An invitation proves the address: the attempt is given back.
     if (made.invitation) await reservation.succeeded();
-    await recordSecurityEvent(ctx, { userId: made.user.id, kind: 'account-created', req, detail: made.invitation ? `invitation (${made.invitation.kind})` : 'open registration' });
-    await startSession(ctx, req, res, made.user.id, 'signup');
-    return { status: 200 as const, body: userJson(made.user) };
+    await recordSecurityEvent(ctx, { userId: made.user.id, kind: 'account-created', facts, detail: made.invitation ? `invitation (${made.invitation.kind})` : 'open registration' });
+    const session = await startSession(ctx, facts, made.user.id, 'signup');
+    return { ...session, body: { status: 200 as const, body: userJson(made.user) } };
   });
 }
 
@@ -195,11 +194,11 @@ async function mailSignUp(ctx: Ports, email: string): Promise<void> {
   });
 }
 
-export async function signIn(ctx: Ports, req: Request, res: Response, body: Schemas['SignInRequest']): Promise<Schemas['User']> {
-  requireOwnPages(ctx, req);
+export async function signIn(ctx: Ports, facts: RequestFacts, body: Schemas['SignInRequest']): Promise<Reply<Schemas['User']>> {
+  requireOwnPages(ctx, facts);
   // The accounts rules: "at most 10 failures in 15 minutes" per account and 30 per address. The attempt takes its point
   // before argon2 runs, so that 40 sent at once get 10 verifications, not 40 (attempt-limits.ts).
-  const user = await attemptLimitsOf(ctx.store.db).attempt(attemptOf(req, body.email), async (reservation) => {
+  const user = await attemptLimitsOf(ctx.store.db).attempt(attemptOf(facts, body.email), async (reservation) => {
     const found = await ctx.store.users.findByEmail(body.email);
     // verifyPassword spends an argon2 verification even without an account, so that the answer's time does not tell.
     const matches = await verifyPassword(found?.passwordHash ?? null, body.password);
@@ -209,7 +208,7 @@ export async function signIn(ctx: Ports, req: Request, res: Response, body: Sche
     // person's accounts elsewhere. Only the security event, which the account alone reads, says which it was.
     if (!found || !matches || found.disabled) {
       reservation.failed();
-      if (found) await recordSecurityEvent(ctx, { userId: found.id, kind: 'signin-failed', req, detail: matches ? 'password (right, but the account is disabled)' : 'password' });
+      if (found) await recordSecurityEvent(ctx, { userId: found.id, kind: 'signin-failed', facts, detail: matches ? 'password (right, but the account is disabled)' : 'password' });
       throw new HttpProblem('unauthorized', 'The email or the password is wrong. Try again, or reset your password.');
     }
     await reservation.succeeded();
@@ -218,12 +217,11 @@ export async function signIn(ctx: Ports, req: Request, res: Response, body: Sche
   if (body.invite !== undefined && !(await joinCollaboratorInvitation(ctx, body.invite, user))) {
     throw forbidden('Your password is right, but this invitation does not work: it was used already, renewed or withdrawn. Sign in without it, or ask for a new one.');
   }
-  await startSession(ctx, req, res, user.id, 'password');
-  return userJson(user);
+  return { ...(await startSession(ctx, facts, user.id, 'password')), body: userJson(user) };
 }
 
-export async function changePassword(ctx: Ports, req: Request, caller: Caller, body: Schemas['ChangePasswordRequest']): Promise<Schemas['EndedAccess']> {
-  const attempt = { account: normalizeEmail(caller.email), address: req.ip ?? 'unknown' };
+export async function changePassword(ctx: Ports, facts: RequestFacts, caller: Caller, body: Schemas['ChangePasswordRequest']): Promise<Schemas['EndedAccess']> {
+  const attempt = { account: normalizeEmail(caller.email), address: facts.address ?? 'unknown' };
   // The current password is a secret guessed like a sign-in's (a session left open must not be a way to learn it): it
   // counts against the same account and address.
   const user = await attemptLimitsOf(ctx.store.db).attempt(attempt, async (reservation) => {
@@ -244,8 +242,8 @@ export async function changePassword(ctx: Ports, req: Request, caller: Caller, b
   // personal token, passkey and app's grant made before it, so that whoever learnt the old password keeps nothing.
   const ended = await ctx.store.transaction(async (store) => {
     await store.users.setPasswordHash(user.id, passwordHash);
-    return endAccessOf(store, user.id, ctx.clock.now(), { except: req.auth?.sessionId });
+    return endAccessOf(store, user.id, ctx.clock.now(), { except: facts.session?.id });
   });
-  await recordSecurityEvent(ctx, { userId: user.id, kind: 'password-changed', req, detail: endedAccessInWords(ended, 'other session') });
+  await recordSecurityEvent(ctx, { userId: user.id, kind: 'password-changed', facts, detail: endedAccessInWords(ended, 'other session') });
   return ended;
 }

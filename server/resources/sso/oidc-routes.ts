@@ -31,6 +31,7 @@ import type { Context } from '../../context.ts';
 import { createOidcClient, OidcError, type OidcClient } from '../../auth/oidc-client.ts';
 import { SECURE_SESSION_COOKIE, SESSION_COOKIE } from '../../auth/session-cookie.ts';
 import type { SsoErrorCode } from '../../../shared/sso-errors.ts';
+import { requestFacts, sendReply } from '../../http/request-facts.ts';
 import { startSession } from '../sessions/session-service.ts';
 import { accountForIdentity } from './sso-service.ts';
 import { safeNext } from '../../../shared/next-path.ts';
@@ -119,10 +120,11 @@ export function oidcRoutes(ctx: Ports, options: { client?: OidcClient } = {}): R
       return back(res, 'sso-failed', challenge.next);
     }
 
-    const outcome = await accountForIdentity(ctx, req, identity, { invite: challenge.invite });
+    const facts = requestFacts(req);
+    const outcome = await accountForIdentity(ctx, facts, identity, { invite: challenge.invite });
     if (outcome.error !== undefined) return back(res, outcome.error, challenge.next);
     await endCarriedSession(ctx, req);
-    await startSession(ctx, req, res, outcome.userId, 'oidc');
+    sendReply(res, await startSession(ctx, facts, outcome.userId, 'oidc'));
     // Checked again on the way out, as on the way in: what the database gives back is held to the same rule.
     res.redirect(302, safeNext(basePath(), challenge.next) ?? `${basePath()}/`);
   });

@@ -15,7 +15,7 @@
  *    invitation the round trip was begun with (/signup?invite=…), and never
  *    when registration is closed.
  */
-import type { Request } from 'express';
+import type { RequestFacts } from '../../lib/request-facts.ts';
 import type { Context } from '../../context.ts';
 import type { OidcIdentity } from '../../auth/oidc-client.ts';
 import type { SsoErrorCode } from '../../../shared/sso-errors.ts';
@@ -27,7 +27,7 @@ type Ports = Pick<Context, 'store' | 'clock' | 'config'>;
 
 export type SsoOutcome = { userId: string; error?: undefined } | { error: SsoErrorCode; userId?: undefined };
 
-export async function accountForIdentity(ctx: Ports, req: Request, identity: OidcIdentity, options: { invite?: string }): Promise<SsoOutcome> {
+export async function accountForIdentity(ctx: Ports, facts: RequestFacts, identity: OidcIdentity, options: { invite?: string }): Promise<SsoOutcome> {
   const provider = ctx.config.oidc?.name ?? 'single sign-on';
   const linkedId = await ctx.store.sso.accountOf(identity.issuer, identity.subject);
   if (linkedId) {
@@ -41,11 +41,11 @@ export async function accountForIdentity(ctx: Ports, req: Request, identity: Oid
   const existing = await ctx.store.users.findByEmail(identity.email);
   if (existing) {
     if (!identity.emailVerified) {
-      await recordSecurityEvent(ctx, { userId: existing.id, kind: 'signin-failed', req, detail: `single sign-on (${provider}): the provider has not verified the email` });
+      await recordSecurityEvent(ctx, { userId: existing.id, kind: 'signin-failed', facts, detail: `single sign-on (${provider}): the provider has not verified the email` });
       return { error: 'sso-email-unverified' };
     }
     if (!existing.emailVerified) {
-      await recordSecurityEvent(ctx, { userId: existing.id, kind: 'signin-failed', req, detail: `single sign-on (${provider}): this account's email is not verified` });
+      await recordSecurityEvent(ctx, { userId: existing.id, kind: 'signin-failed', facts, detail: `single sign-on (${provider}): this account's email is not verified` });
       return { error: 'sso-account-unverified' };
     }
     if (existing.disabled) return { error: 'account-disabled' };
@@ -77,8 +77,8 @@ export async function accountForIdentity(ctx: Ports, req: Request, identity: Oid
     throw error;
   }
   if (made.error !== undefined) return { error: made.error };
-  await recordSecurityEvent(ctx, { userId: made.user.id, kind: 'account-created', req, detail: `single sign-on (${provider}), ${made.how}` });
-  await recordSecurityEvent(ctx, { userId: made.user.id, kind: 'identity-linked', req, detail: `${provider} (${identity.issuer})` });
+  await recordSecurityEvent(ctx, { userId: made.user.id, kind: 'account-created', facts, detail: `single sign-on (${provider}), ${made.how}` });
+  await recordSecurityEvent(ctx, { userId: made.user.id, kind: 'identity-linked', facts, detail: `${provider} (${identity.issuer})` });
   return { userId: made.user.id };
 
   function signInTo(user: UserRecord): SsoOutcome {
@@ -87,7 +87,7 @@ export async function accountForIdentity(ctx: Ports, req: Request, identity: Oid
 
   async function link(userId: string): Promise<void> {
     await ctx.store.sso.link(identity.issuer, identity.subject, userId, ctx.clock.now());
-    await recordSecurityEvent(ctx, { userId, kind: 'identity-linked', req, detail: `${provider} (${identity.issuer})` });
+    await recordSecurityEvent(ctx, { userId, kind: 'identity-linked', facts, detail: `${provider} (${identity.issuer})` });
   }
 }
 
