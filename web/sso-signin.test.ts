@@ -13,6 +13,7 @@ import { backends } from '../server/testing/databases.ts';
 import { useBrowser } from '../server/testing/browser.ts';
 import { useServerWithOidc } from '../server/testing/oidc-provider.ts';
 import { seriousAxeViolations, watchedPage } from './testing/player-browser.ts';
+import { signIn } from '../server/testing/sessions.ts';
 
 const BROWSER_TEST_MS = 90_000;
 
@@ -71,11 +72,11 @@ describe.each(backends)('single sign-on in Chromium on %s', (backend) => {
     'comes back to the app’s consent page it was sent from, signed in, and the app gets its code',
     async () => {
       t.provider.addPerson('chromium-grace', { email: `grace-${backend}@example.org`, emailVerified: true, name: 'Grace Hopper' });
-      // A partner's public app, registered by its developer through the API.
-      const developer = await t.server.token(`developer-${backend}@example.org`);
-      const registered = await fetch(`${t.server.apiUrl}/apps`, {
+      // A partner's public app, registered by its developer, signed in (apps are managed by a signed-in session).
+      const developer = await signIn(t.server, `developer-${backend}@example.org`);
+      const registered = await developer.fetch('/apps', {
         method: 'POST',
-        headers: { authorization: `Bearer ${developer}`, 'content-type': 'application/json' },
+        headers: { 'content-type': 'application/json' },
         body: JSON.stringify({ name: 'Mix Notes', type: 'public', redirectUris: ['http://127.0.0.1/callback'] }),
       });
       expect(registered.status).toBe(200);
