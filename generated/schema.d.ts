@@ -95,6 +95,8 @@ export interface paths {
          *     invitations gave on the project (unless another player of the project
          *     invites the same people). The project and its files stay. Needs the
          *     owner, or the admin or editor role.
+         *
+         *     With `If-Match`, the player is deleted only if it is still at that version (412 otherwise, and nothing is deleted).
          */
         delete: operations["deletePlayer"];
         options?: never;
@@ -255,6 +257,8 @@ export interface paths {
          *     object. Deleting the only version of a stack deletes the stack as well.
          *     Only files can be deleted here; folders and stacks are refused with 409
          *     (trash them instead). Needs the owner, or the admin or editor role.
+         *
+         *     With `If-Match`, the file is deleted only if it is still at that version (412 otherwise, and nothing is deleted).
          */
         delete: operations["deleteFile"];
         options?: never;
@@ -720,6 +724,8 @@ export interface paths {
          *     removed). It cannot be undone. Owner only: an admin, editor or viewer
          *     of the project is refused with 403; anyone else gets 404. The owner's
          *     webhooks receive `project.deleted`.
+         *
+         *     With `If-Match`, the project is deleted only if it is still at that version (412 otherwise, and nothing is deleted): a delete decided on what was read is not applied to what has changed since.
          */
         delete: operations["deleteProject"];
         options?: never;
@@ -7865,12 +7871,13 @@ export interface components {
          */
         StorageMetaBoxPath: string;
         /**
-         * @description Apply the update only if the resource is still at this version: the
-         *     `ETag` of the response you last read it from, quotes included (RFC 9110
-         *     §13.1.1). If it has changed since, the answer is 412 and nothing
-         *     changes. `*` only requires the resource to exist. Several ETags may be
-         *     given, separated by commas; a weak one (`W/"…"`) never matches. Without
-         *     this header the update applies to whatever version is current.
+         * @description Apply the update (or the delete) only if the resource is still at this
+         *     version: the `ETag` of the response you last read it from, quotes
+         *     included (RFC 9110 §13.1.1). If it has changed since, the answer is 412
+         *     and nothing changes. `*` only requires the resource to exist. Several
+         *     ETags may be given, separated by commas; a weak one (`W/"…"`) never
+         *     matches. Without this header the update (or the delete) applies to
+         *     whatever version is current.
          * @example "7"
          */
         IfMatch: string;
@@ -8308,12 +8315,13 @@ export interface operations {
             query?: never;
             header?: {
                 /**
-                 * @description Apply the update only if the resource is still at this version: the
-                 *     `ETag` of the response you last read it from, quotes included (RFC 9110
-                 *     §13.1.1). If it has changed since, the answer is 412 and nothing
-                 *     changes. `*` only requires the resource to exist. Several ETags may be
-                 *     given, separated by commas; a weak one (`W/"…"`) never matches. Without
-                 *     this header the update applies to whatever version is current.
+                 * @description Apply the update (or the delete) only if the resource is still at this
+                 *     version: the `ETag` of the response you last read it from, quotes
+                 *     included (RFC 9110 §13.1.1). If it has changed since, the answer is 412
+                 *     and nothing changes. `*` only requires the resource to exist. Several
+                 *     ETags may be given, separated by commas; a weak one (`W/"…"`) never
+                 *     matches. Without this header the update (or the delete) applies to
+                 *     whatever version is current.
                  * @example "7"
                  */
                 "If-Match"?: components["parameters"]["IfMatch"];
@@ -8424,7 +8432,19 @@ export interface operations {
     deletePlayer: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /**
+                 * @description Apply the update (or the delete) only if the resource is still at this
+                 *     version: the `ETag` of the response you last read it from, quotes
+                 *     included (RFC 9110 §13.1.1). If it has changed since, the answer is 412
+                 *     and nothing changes. `*` only requires the resource to exist. Several
+                 *     ETags may be given, separated by commas; a weak one (`W/"…"`) never
+                 *     matches. Without this header the update (or the delete) applies to
+                 *     whatever version is current.
+                 * @example "7"
+                 */
+                "If-Match"?: components["parameters"]["IfMatch"];
+            };
             path: {
                 /**
                  * @description The player's id.
@@ -8450,6 +8470,7 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
             404: components["responses"]["PlayerNotFound"];
+            412: components["responses"]["PlayerChanged"];
             429: components["responses"]["TooManyRequests"];
             default: components["responses"]["DefaultProblem"];
         };
@@ -8677,12 +8698,13 @@ export interface operations {
             query?: never;
             header?: {
                 /**
-                 * @description Apply the update only if the resource is still at this version: the
-                 *     `ETag` of the response you last read it from, quotes included (RFC 9110
-                 *     §13.1.1). If it has changed since, the answer is 412 and nothing
-                 *     changes. `*` only requires the resource to exist. Several ETags may be
-                 *     given, separated by commas; a weak one (`W/"…"`) never matches. Without
-                 *     this header the update applies to whatever version is current.
+                 * @description Apply the update (or the delete) only if the resource is still at this
+                 *     version: the `ETag` of the response you last read it from, quotes
+                 *     included (RFC 9110 §13.1.1). If it has changed since, the answer is 412
+                 *     and nothing changes. `*` only requires the resource to exist. Several
+                 *     ETags may be given, separated by commas; a weak one (`W/"…"`) never
+                 *     matches. Without this header the update (or the delete) applies to
+                 *     whatever version is current.
                  * @example "7"
                  */
                 "If-Match"?: components["parameters"]["IfMatch"];
@@ -8773,7 +8795,19 @@ export interface operations {
     deleteFile: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /**
+                 * @description Apply the update (or the delete) only if the resource is still at this
+                 *     version: the `ETag` of the response you last read it from, quotes
+                 *     included (RFC 9110 §13.1.1). If it has changed since, the answer is 412
+                 *     and nothing changes. `*` only requires the resource to exist. Several
+                 *     ETags may be given, separated by commas; a weak one (`W/"…"`) never
+                 *     matches. Without this header the update (or the delete) applies to
+                 *     whatever version is current.
+                 * @example "7"
+                 */
+                "If-Match"?: components["parameters"]["IfMatch"];
+            };
             path: {
                 /**
                  * @description The project's id.
@@ -8805,6 +8839,7 @@ export interface operations {
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
             409: components["responses"]["Conflict"];
+            412: components["responses"]["BoxChanged"];
             429: components["responses"]["TooManyRequests"];
             default: components["responses"]["DefaultProblem"];
         };
@@ -9814,12 +9849,13 @@ export interface operations {
             query?: never;
             header?: {
                 /**
-                 * @description Apply the update only if the resource is still at this version: the
-                 *     `ETag` of the response you last read it from, quotes included (RFC 9110
-                 *     §13.1.1). If it has changed since, the answer is 412 and nothing
-                 *     changes. `*` only requires the resource to exist. Several ETags may be
-                 *     given, separated by commas; a weak one (`W/"…"`) never matches. Without
-                 *     this header the update applies to whatever version is current.
+                 * @description Apply the update (or the delete) only if the resource is still at this
+                 *     version: the `ETag` of the response you last read it from, quotes
+                 *     included (RFC 9110 §13.1.1). If it has changed since, the answer is 412
+                 *     and nothing changes. `*` only requires the resource to exist. Several
+                 *     ETags may be given, separated by commas; a weak one (`W/"…"`) never
+                 *     matches. Without this header the update (or the delete) applies to
+                 *     whatever version is current.
                  * @example "7"
                  */
                 "If-Match"?: components["parameters"]["IfMatch"];
@@ -9912,7 +9948,19 @@ export interface operations {
     deleteProject: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /**
+                 * @description Apply the update (or the delete) only if the resource is still at this
+                 *     version: the `ETag` of the response you last read it from, quotes
+                 *     included (RFC 9110 §13.1.1). If it has changed since, the answer is 412
+                 *     and nothing changes. `*` only requires the resource to exist. Several
+                 *     ETags may be given, separated by commas; a weak one (`W/"…"`) never
+                 *     matches. Without this header the update (or the delete) applies to
+                 *     whatever version is current.
+                 * @example "7"
+                 */
+                "If-Match"?: components["parameters"]["IfMatch"];
+            };
             path: {
                 /**
                  * @description The project's id.
@@ -9938,6 +9986,7 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
+            412: components["responses"]["ProjectChanged"];
             429: components["responses"]["TooManyRequests"];
             default: components["responses"]["DefaultProblem"];
         };
@@ -10141,12 +10190,13 @@ export interface operations {
             query?: never;
             header?: {
                 /**
-                 * @description Apply the update only if the resource is still at this version: the
-                 *     `ETag` of the response you last read it from, quotes included (RFC 9110
-                 *     §13.1.1). If it has changed since, the answer is 412 and nothing
-                 *     changes. `*` only requires the resource to exist. Several ETags may be
-                 *     given, separated by commas; a weak one (`W/"…"`) never matches. Without
-                 *     this header the update applies to whatever version is current.
+                 * @description Apply the update (or the delete) only if the resource is still at this
+                 *     version: the `ETag` of the response you last read it from, quotes
+                 *     included (RFC 9110 §13.1.1). If it has changed since, the answer is 412
+                 *     and nothing changes. `*` only requires the resource to exist. Several
+                 *     ETags may be given, separated by commas; a weak one (`W/"…"`) never
+                 *     matches. Without this header the update (or the delete) applies to
+                 *     whatever version is current.
                  * @example "7"
                  */
                 "If-Match"?: components["parameters"]["IfMatch"];

@@ -38,7 +38,7 @@ export function boxesHandlers(ctx: Context): OperationHandlers {
       sendVersioned(res, await boxes.updateBox(ctx, req.user, req.params.projectid, req.params.fileid, req.body, ifMatchOf(req)));
     },
     deleteFile: async (req, res) => {
-      res.json(await boxes.deleteFile(ctx, req.user, req.params.projectid, req.params.fileid));
+      res.json(await boxes.deleteFile(ctx, req.user, req.params.projectid, req.params.fileid, ifMatchOf(req)));
     },
   };
 }

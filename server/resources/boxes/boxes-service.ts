@@ -218,11 +218,13 @@ export async function updateBox(
   });
 }
 
-export async function deleteFile(ctx: Ports, caller: Caller, projectId: string, boxId: string) {
+export async function deleteFile(ctx: Ports, caller: Caller, projectId: string, boxId: string, ifMatch?: IfMatch) {
   await accessProject(ctx, caller, projectId, 'write');
   const deleted = await ctx.store.transaction(async (store) => {
     await lockBoxes(store, projectId);
     const box = await loadBox(store, projectId, boxId);
+    // RFC 9110 §13.1.1 and §13.2.2: the precondition before the method's own rules, and nothing done when it fails.
+    requireIfMatch(ifMatch, box.version, `Box ${boxId}`, `GET /projects/${projectId}/files/${boxId}`);
     if (box.kind !== 'file') throw conflict(`${boxId} is a ${box.kind}; only files can be deleted. Trash a ${box.kind} with trashed: true instead.`);
     await store.boxes.delete(projectId, box.id);
     await deleteIfEmptyStack(store, projectId, box.parentId);

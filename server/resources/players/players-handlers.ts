@@ -27,7 +27,7 @@ export function playersHandlers(ctx: Context): OperationHandlers {
       sendVersioned(res, await players.updatePlayer(ctx, req.user, req.params.playerid, req.body, ifMatchOf(req)));
     },
     deletePlayer: async (req, res) => {
-      res.json(await players.deletePlayer(ctx, req.user, req.params.playerid));
+      res.json(await players.deletePlayer(ctx, req.user, req.params.playerid, ifMatchOf(req)));
     },
   };
 }

@@ -331,8 +331,14 @@ export async function updatePlayer(
  * Sessions on it are signed cookies for a player that no longer exists, so
  * they open nothing. The project and its files stay.
  */
-export async function deletePlayer(ctx: Ports, caller: Caller, playerId: string): Promise<Record<string, never>> {
+export async function deletePlayer(ctx: Ports, caller: Caller, playerId: string, ifMatch?: IfMatch): Promise<Record<string, never>> {
   await loadPlayer(ctx, caller, playerId, 'write');
-  if (!(await ctx.store.players.delete(playerId))) throw notFound(`No player ${playerId} exists that you can see.`);
+  await ctx.store.transaction(async (store) => {
+    const player = await store.players.getForUpdate(playerId);
+    if (!player) throw notFound(`No player ${playerId} exists that you can see.`);
+    // RFC 9110 §13.1.1: with If-Match failing, "the server MUST NOT perform the requested method".
+    requireIfMatch(ifMatch, player.version, `Player ${playerId}`, `GET /players/${playerId}`);
+    if (!(await store.players.delete(playerId))) throw notFound(`No player ${playerId} exists that you can see.`);
+  });
   return {};
 }

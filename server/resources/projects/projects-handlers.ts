@@ -19,7 +19,7 @@ export function projectsHandlers(ctx: Context): OperationHandlers {
       sendVersioned(res, await updateProject(ctx, req.user, req.params.projectid, req.body, ifMatchOf(req)));
     },
     deleteProject: async (req, res) => {
-      res.json(await deleteProject(ctx, req.user, req.params.projectid));
+      res.json(await deleteProject(ctx, req.user, req.params.projectid, ifMatchOf(req)));
     },
   };
 }

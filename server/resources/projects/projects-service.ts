@@ -115,12 +115,15 @@ export async function updateProject(
  * leaves bytes the blob sweep removes later, never a project without its
  * bytes. An upload PUT under way finds its upload gone and keeps nothing.
  */
-export async function deleteProject(ctx: Ports & Pick<Context, 'blobs' | 'logger'>, caller: Caller, projectId: string): Promise<Record<string, never>> {
+export async function deleteProject(ctx: Ports & Pick<Context, 'blobs' | 'logger'>, caller: Caller, projectId: string, ifMatch?: IfMatch): Promise<Record<string, never>> {
   await accessProject(ctx, caller, projectId, 'delete');
   const deleted = await ctx.store.transaction(async (store) => {
     // Locked first, as every box write takes it: no upload or move lands in the project while it goes.
     const project = await store.projects.getForUpdate(projectId);
     if (!project) throw notFound(`No project ${projectId} exists that you can see.`);
+    // RFC 9110 §13.1.1, If-Match: "the server MUST NOT perform the requested method" when the condition fails: a delete
+    // decided on the version read is not applied to one that has changed since (issue 30: a stale tag deleted a project).
+    requireIfMatch(ifMatch, representationVersion(project), `Project ${projectId}`, `GET /projects/${projectId}`);
     const data = await projectJson({ ...ctx, store }, project, 'owner');
     const removed = (await store.projects.delete(projectId))!;
     await recordEvent(ctx, store, { type: 'project.deleted', ownerId: project.ownerId, projectId, data });
