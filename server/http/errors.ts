@@ -113,6 +113,10 @@ export function problemHandler() {
       return;
     }
     for (const [name, value] of Object.entries(problem.extra.headers ?? {})) res.setHeader(name, value);
+    // RFC 9110 §15.5.5 and §15.5.11: a 404 and a 410 are "heuristically cacheable", so a browser may keep answering
+    // from its cache what has changed since (a link the owner renewed still "expired"). A refusal is about this
+    // moment: RFC 9111 §5.2.2.5, no-store, "a cache MUST NOT store any part of either the immediate request or response".
+    if (!res.getHeader('Cache-Control')) res.setHeader('Cache-Control', 'no-store');
     // A 405 names its Allow itself (RFC 9110 §15.5.6), from the operation table (http/route.ts) or, outside the API, the MCP server's.
     res.status(problem.status).type('application/problem+json').send(JSON.stringify(problem.body(String(req.id))));
   };
