@@ -6949,7 +6949,7 @@ export interface components {
                  *       "type": "/problems/unauthorized",
                  *       "title": "Authentication required",
                  *       "status": 401,
-                 *       "detail": "Send an Authorization header of the form \"Bearer <token>\". Create a token with: npm run --silent admin -- token create --email you@example.com",
+                 *       "detail": "Send an Authorization header of the form \"Bearer <token>\". Sign in to this server and create a personal token in Settings › Security; an app gets an OAuth access token from the authorization server named by the resource_metadata of WWW-Authenticate.",
                  *       "instance": "req_5f1c2a9d"
                  *     }
                  */

@@ -34,8 +34,12 @@ export type OperationAuth = Pick<OperationSecurity, 'token' | 'session' | 'anony
 /** What a 401 tells an OAuth app whose access token no longer works. */
 export const REFRESH_OR_REAUTHORIZE = 'Refresh the access token with the refresh token (POST /oauth/token, grant_type=refresh_token), or send the person through authorization again.';
 
-/** What a 401 tells the caller to do, on a server whose people sign in and make their own tokens. */
-export const MINT_A_TOKEN = 'Sign in and create a token in Settings (or POST /me/tokens), or ask the operator: npm run --silent admin -- token create --email you@example.com';
+/**
+ * What a 401 tells the caller to do, on a server whose people sign in and make their own tokens. Partners read it too
+ * (issue 30: "every 401 tells a partner to run the admin CLI"): a person makes a token in Settings, an app gets one
+ * from the authorization server that the challenge's resource_metadata names; the shell is the operator's, not theirs.
+ */
+export const MINT_A_TOKEN = 'Sign in to this server and create a personal token in Settings › Security; an app gets an OAuth access token from the authorization server named by the resource_metadata of WWW-Authenticate.';
 
 /** Who a token acts for, and with what (the token repository's answer). */
 export interface TokenHolder {
