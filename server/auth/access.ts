@@ -5,8 +5,9 @@
  * not leak; a caller who may read but not write is answered 403.
  */
 import type { Role } from '../lib/api-types.ts';
-import { forbidden, notFound } from '../lib/problems.ts';
-import { canGrantRole, canOnProject, type Principal, type ProjectPermission } from './policy.ts';
+import { forbidden } from '../lib/problems.ts';
+import { canGrantRole, type ProjectPermission } from './policy.ts';
+import { actorOf, authorize } from './authorize.ts';
 
 export interface Caller {
   id: string;
@@ -31,21 +32,11 @@ export async function requireProjectAccess<Project>(
   permission: ProjectPermission,
 ): Promise<{ project: Project; role: Role }> {
   const access = await projects.getWithRole(projectId, caller);
-  const principal: Principal = { kind: 'user', role: access?.role };
-  if (!access || !canOnProject(principal, 'project:read')) throw notFound(`No project ${projectId} exists that you can see.`);
-  if (!canOnProject(principal, permission)) {
-    if (permission === 'project:sell') {
-      throw forbidden(
-        `Only the owner of project ${projectId} may set, change or remove a player's payment: its checkouts pay the owner's connected account. ` +
-          `Your role is ${access.role}; leave payment out, or ask the project's owner to set it.`,
-      );
-    }
-    if (permission === 'project:delete') {
-      throw forbidden(`Only the owner of project ${projectId} may delete it. Your role is ${access.role}; ask the project's owner to delete it.`);
-    }
-    throw forbidden(`Your role on project ${projectId} is ${access.role}, which can only read. Ask the project's owner for the editor or admin role.`);
-  }
-  return access;
+  // The policy's answer, with its refusal from authorize's one table: 404 without a role (as for a project that does
+  // not exist), 403 when the role cannot.
+  authorize(actorOf(caller, undefined), { permission, project: { id: projectId, role: access?.role } });
+  // authorize refused a project the caller has no role on, a missing one included.
+  return access!;
 }
 
 /** The services' entry point: `read`, `write`, `sell` (set a player's paywall) or `delete` on a project, through the policy. */
