@@ -93,15 +93,20 @@ function fieldError({ path, message }: { path: string; message: string }): Field
   return { detail: `${path} ${message}` };
 }
 
-/** The media types the operation the validator matched takes as its body (set by express-openapi-validator as req.openapi). */
-function declaredBodyTypes(req: Request): string[] {
+/**
+ * The media types the matched operation takes as its body: named by the request validators' refusal
+ * (http/validation), or by express-openapi-validator's `req.openapi` where that validates (the reference).
+ */
+function declaredBodyTypes(error: unknown, req: Request): string[] {
+  const named = (error as { accepts?: unknown } | undefined)?.accepts;
+  if (Array.isArray(named) && named.length > 0) return named as string[];
   const operation = (req as Request & { openapi?: { schema?: { requestBody?: { content?: Record<string, unknown> } } } }).openapi?.schema;
   return Object.keys(operation?.requestBody?.content ?? {});
 }
 
 export function problemHandler() {
   return (error: unknown, req: Request, res: Response, _next: NextFunction) => {
-    let problem = toProblem(error, declaredBodyTypes(req));
+    let problem = toProblem(error, declaredBodyTypes(error, req));
     if (!problem) {
       // The request's log line (http/request-context.ts) is written at error level with this error and its stack.
       res.err = error instanceof Error ? error : new Error(`A non-Error was thrown: ${JSON.stringify(error)}`);
