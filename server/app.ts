@@ -107,9 +107,13 @@ export function createApp(ctx: Context, lifecycle: Lifecycle = { isDraining: () 
       onFailure: (check, error) => ctx.logger.warn(`readiness check failed: ${check}`, { err: error }),
     }),
   );
-  const byAddress = rateLimitByAddress(ctx.store.db, ctx.config.addressRateLimit);
-  // The MCP server's tool calls, relayed to the API by this process, were counted when they reached /mcp.
-  app.use((req, res, next) => (isRelayed(req) ? next() : byAddress(req, res, next)));
+  // A limit that is off (RATE_LIMIT=0) is no layer at all, rather than one that passes every request on (issue 32: each
+  // layer of Express costs every request).
+  if (ctx.config.addressRateLimit.perSecond !== 0) {
+    const byAddress = rateLimitByAddress(ctx.store.db, ctx.config.addressRateLimit);
+    // The MCP server's tool calls, relayed to the API by this process, were counted when they reached /mcp.
+    app.use((req, res, next) => (isRelayed(req) ? next() : byAddress(req, res, next)));
+  }
   // The API before the pages, docs and OAuth routes: none of them is under /api/v1, and an API request (the most
   // frequent kind) then passes none of their route patterns (issue 23).
   const dispatch = dispatchOperations(
@@ -144,7 +148,7 @@ export function createApp(ctx: Context, lifecycle: Lifecycle = { isDraining: () 
       },
     ),
   );
-  api.use(rateLimitByUser(ctx.store.db, ctx.config.rateLimit));
+  if (ctx.config.rateLimit.perSecond !== 0) api.use(rateLimitByUser(ctx.store.db, ctx.config.rateLimit));
   // The tus operations (the portals' and project members'): after the credential check (the portal's take none), before the body parser
   // and the validator (PATCH bodies stream unparsed; tus checks its own headers).
   api.use(dispatch.raw);
