@@ -62,6 +62,7 @@ import { oauthHandlers } from './resources/oauth/oauth-handlers.ts';
 import { apiResource, mcpResource } from './resources/oauth/oauth-provider.ts';
 import { mcpRoutes } from './resources/mcp/mcp-routes.ts';
 import { isRelayed } from './http/internal-relay.ts';
+import { oneLayer } from './http/one-layer.ts';
 
 const root = resolve(import.meta.dirname, '..');
 export const specPath = resolve(root, 'generated/openapi.json');
@@ -85,13 +86,12 @@ export function createApp(ctx: Context, lifecycle: Lifecycle = { isDraining: () 
   app.set('etag', false);
   // Whose X-Forwarded-For to believe for req.ip, which the per-address rate limit counts by (TRUST_PROXY).
   app.set('trust proxy', ctx.config.trustProxy);
-  app.use(requestContext(ctx.logger));
-  app.use(securityHeaders(ctx.config));
+  // One layer each for what every request passes (http/one-layer.ts: each layer of Express costs every request, issue 32).
+  app.use(oneLayer(requestContext(ctx.logger), securityHeaders(ctx.config)));
   // The signed downloads' own CSP (sandbox) and CORP (cross-origin, for <audio> on other sites), also on answers made
   // before their handler: a refused signature, a rate limit.
   app.use('/api/v1/download', downloadSafetyHeaders);
-  app.use(cors);
-  app.use(refuseNulInUrl);
+  app.use(oneLayer(cors, refuseNulInUrl));
 
   // Before the rate limit: a supervisor's health and readiness checks must not use up, or be refused by, a client's allowance.
   app.get('/healthz', async (_req, res) => {
@@ -107,9 +107,13 @@ export function createApp(ctx: Context, lifecycle: Lifecycle = { isDraining: () 
       onFailure: (check, error) => ctx.logger.warn(`readiness check failed: ${check}`, { err: error }),
     }),
   );
-  const byAddress = rateLimitByAddress(ctx.store.db, ctx.config.addressRateLimit);
-  // The MCP server's tool calls, relayed to the API by this process, were counted when they reached /mcp.
-  app.use((req, res, next) => (isRelayed(req) ? next() : byAddress(req, res, next)));
+  // A limit that is off (RATE_LIMIT=0) is no layer at all, rather than one that passes every request on (issue 32: each
+  // layer of Express costs every request).
+  if (ctx.config.addressRateLimit.perSecond !== 0) {
+    const byAddress = rateLimitByAddress(ctx.store.db, ctx.config.addressRateLimit);
+    // The MCP server's tool calls, relayed to the API by this process, were counted when they reached /mcp.
+    app.use((req, res, next) => (isRelayed(req) ? next() : byAddress(req, res, next)));
+  }
   // The API before the pages, docs and OAuth routes: none of them is under /api/v1, and an API request (the most
   // frequent kind) then passes none of their route patterns (issue 23).
   const dispatch = dispatchOperations(
@@ -117,43 +121,45 @@ export function createApp(ctx: Context, lifecycle: Lifecycle = { isDraining: () 
     [portalHandlers(ctx), projectUploadsHandlers(ctx)],
   );
   const api = express.Router({ caseSensitive: true, strict: true });
+  const credentials = authenticate(
+    {
+      tokens: ctx.store.tokens,
+      sessions: {
+        findActive: (secret, now) => ctx.store.sessions.findActive(secret, now, ctx.config.sessions),
+        touch: (id, now) => ctx.store.sessions.touch(id, now),
+      },
+    },
+    {
+      accountOfUnknownToken: (token) => provisionSandboxAccount(ctx, token),
+      ...(ctx.config.sandbox ? { howToGetOne: 'This is a sandbox: any token works, such as "Bearer my-sandbox-token".' } : {}),
+      publicOrigin: () => new URL(ctx.config.publicUrl).origin,
+      now: () => ctx.clock.now(),
+      onBookkeepingError: (error) => ctx.logger.warn('recording a credential\'s last use failed', { err: error }),
+      // OAuth access tokens issued for another resource of this server are not taken by the API; the MCP server's are,
+      // on the tool calls it relays here (http/internal-relay.ts).
+      resource: (req) => (isRelayed(req) ? mcpResource(ctx.config.publicUrl) : apiResource(ctx.config.publicUrl)),
+      // RFC 9728 §5.1: "the resource_metadata parameter" in every challenge, so that an OAuth client that meets a 401
+      // finds the authorization server (oauth-routes.ts serves the document).
+      resourceMetadata: () => apiMetadataUrl(ctx.config.publicUrl),
+    },
+  );
   // The one match of the request to its operation (generated/operations.ts), before anything else of the API: a request
-  // that matches none is answered 404 (or 405) here, before any credential is looked at.
-  api.use(routeOperations());
+  // that matches none is answered 404 (or 405) here, before any credential is looked at. Then the credential, then the
+  // per-user limit: in this order, in one layer of Express (http/one-layer.ts).
+  api.use(oneLayer(routeOperations(), credentials, ...(ctx.config.rateLimit.perSecond !== 0 ? [rateLimitByUser(ctx.store.db, ctx.config.rateLimit)] : [])));
   api.use(
-    authenticate(
-      {
-        tokens: ctx.store.tokens,
-        sessions: {
-          findActive: (secret, now) => ctx.store.sessions.findActive(secret, now, ctx.config.sessions),
-          touch: (id, now) => ctx.store.sessions.touch(id, now),
-        },
-      },
-      {
-        accountOfUnknownToken: (token) => provisionSandboxAccount(ctx, token),
-        ...(ctx.config.sandbox ? { howToGetOne: 'This is a sandbox: any token works, such as "Bearer my-sandbox-token".' } : {}),
-        publicOrigin: () => new URL(ctx.config.publicUrl).origin,
-        now: () => ctx.clock.now(),
-        onBookkeepingError: (error) => ctx.logger.warn('recording a credential\'s last use failed', { err: error }),
-        // OAuth access tokens issued for another resource of this server are not taken by the API; the MCP server's are,
-        // on the tool calls it relays here (http/internal-relay.ts).
-        resource: (req) => (isRelayed(req) ? mcpResource(ctx.config.publicUrl) : apiResource(ctx.config.publicUrl)),
-        // RFC 9728 §5.1: "the resource_metadata parameter" in every challenge, so that an OAuth client that meets a 401
-        // finds the authorization server (oauth-routes.ts serves the document).
-        resourceMetadata: () => apiMetadataUrl(ctx.config.publicUrl),
-      },
+    oneLayer(
+      // The tus operations (the portals' and project members'): after the credential check (the portal's take none), before the body parser
+      // and the validator (PATCH bodies stream unparsed; tus checks its own headers).
+      dispatch.raw,
+      jsonBody(),
+      // Deprecation and Sunset for what the spec deprecates, before the validator: its refusals carry them too.
+      deprecationHeaders(),
+      // Every request against its operation's validators, compiled from the spec (http/validation): parameters, headers
+      // and body, refused with every fault at once.
+      validateRequests(requestValidatorsOf(specPath)),
     ),
   );
-  api.use(rateLimitByUser(ctx.store.db, ctx.config.rateLimit));
-  // The tus operations (the portals' and project members'): after the credential check (the portal's take none), before the body parser
-  // and the validator (PATCH bodies stream unparsed; tus checks its own headers).
-  api.use(dispatch.raw);
-  api.use(jsonBody());
-  // Deprecation and Sunset for what the spec deprecates, before the validator: its refusals carry them too.
-  api.use(deprecationHeaders());
-  // Every request against its operation's validators, compiled from the spec (http/validation): parameters, headers
-  // and body, refused with every fault at once.
-  api.use(validateRequests(requestValidatorsOf(specPath)));
   // Responses, where configured (the tests), by express-openapi-validator, the reference the request validators are
   // held to (http/validation/difference.test.ts), fed the one match. A response that breaks the spec is our bug.
   if (ctx.config.validateResponses) {
@@ -169,8 +175,7 @@ export function createApp(ctx: Context, lifecycle: Lifecycle = { isDraining: () 
     );
   }
   // After the validator (a request it refuses claims no key), before the handlers: a retry gets the first answer.
-  api.use(idempotency({ keys: new IdempotencyKeys(ctx.store.db, ctx.secrets), now: () => ctx.clock.now(), logger: ctx.logger }));
-  api.use(dispatch.typed);
+  api.use(oneLayer(idempotency({ keys: new IdempotencyKeys(ctx.store.db, ctx.secrets), now: () => ctx.clock.now(), logger: ctx.logger }), dispatch.typed));
   app.use('/api/v1', api);
   const docsPage = servedDocsPage(docsPath, ctx.config);
   app.get(['/docs', '/docs/'], (req, res, next) => {

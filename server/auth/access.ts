@@ -50,6 +50,24 @@ export function accessProject<Project>(
   return requireProjectAccess(ctx.store.projects, caller, projectId, permission);
 }
 
+/**
+ * accessProject, for a caller who may already know the project's owner (read with what they came for, as a player
+ * read reads it with the player, in one statement): the project's owner is its `owner`, answered by the same policy
+ * without a query; anyone else is asked of the store as accessProject asks. `ownerId` must be the owner_id of the
+ * project row, read in the same statement as what it guards.
+ */
+export async function accessProjectOwnedBy(
+  ctx: { store: { projects: ProjectRoles<unknown> } },
+  caller: Caller,
+  projectId: string,
+  ownerId: string | null,
+  need: 'read' | 'write' | 'sell' | 'delete',
+): Promise<{ role: Role }> {
+  if (ownerId !== caller.id) return accessProject(ctx, caller, projectId, need);
+  authorize(actorOf(caller, undefined), { permission: `project:${need}`, project: { id: projectId, role: 'owner' } });
+  return { role: 'owner' };
+}
+
 /** Refuses to let someone of role `callerRole` grant `role` (policy.canGrantRole), saying what they may grant instead. */
 export function requireGrantable(callerRole: Role, role: Role): void {
   if (!canGrantRole(callerRole, role)) throw forbidden(`Your role on this project is ${callerRole}: you may invite people as ${callerRole} or below, not as ${role}.`);

@@ -117,7 +117,12 @@ export const apiMetadataUrl = (publicUrl: string) => `${publicUrl.replace(/\/+$/
 export const bearerChallenge = (tokenSent: boolean, resourceMetadata?: string) =>
   `${tokenSent ? 'Bearer realm="api", error="invalid_token"' : 'Bearer realm="api"'}${metadataParam(resourceMetadata)}`;
 
-/** How often a credential's last use is written: once a minute is precise enough for "last used", and spares a write per request. */
+/**
+ * How often a credential's last use is written: at most once a minute per token (or session), sparing a write per
+ * request. The spec promises no more: a token's `lastUsedAt` is "When the token was last used, to the minute"
+ * (openapi/schemas/tokens.yaml), a connected app's "When the app last called the API for this account, to the minute"
+ * (apps.yaml). Validity is never cached: every request reads the token's row (revoked, expiry, account disabled).
+ */
 const TOUCH_EVERY_MS = 60_000;
 
 const SAFE_METHODS = new Set(['GET', 'HEAD', 'OPTIONS']);
@@ -154,7 +159,8 @@ export function authenticate(store: Credentials, options: AuthOptions = {}) {
         if (holder.disabled) throw unauthorized(req, 'The account this token belongs to is disabled. Ask the server\'s administrator.', true);
         // An OAuth access token is issued for one resource (RFC 8707, its audience): a token meant for another resource
         // of this server (the MCP server) is not taken here, nor one meant for here there.
-        const here = resource?.(req);
+        // Read only for an OAuth access token: a personal token has no audience to compare (issue 32: a small read's cost).
+        const here = holder.audience ? resource?.(req) : undefined;
         if (holder.audience && here !== undefined && holder.audience !== here) {
           throw unauthorized(req, `This access token was issued for ${holder.audience}, not for ${here}. Ask the authorization server for a token with resource=${here}.`, true);
         }

@@ -61,6 +61,12 @@ export function requestIds(): (given?: string | string[]) => string {
   return (given) => (typeof given === 'string' && wellFormedId.test(given) ? given : prefix + (counter++).toString(16).padStart(6, '0'));
 }
 
+/** The URL up to its `?`: one slice, not split's array of every part. */
+function withoutQuery(url: string): string {
+  const query = url.indexOf('?');
+  return query === -1 ? url : url.slice(0, query);
+}
+
 export function requestContext(logger: Logger) {
   const nextId = requestIds();
   return (req: Request, res: Response, next: NextFunction) => {
@@ -68,14 +74,14 @@ export function requestContext(logger: Logger) {
     res.setHeader('X-Request-Id', req.id);
     const started = performance.now();
     // 'close' also fires for responses cut short (a dropped upload or download), which 'finish' would miss.
-    res.once('close', () => {
+    res.on('close', () => {
       const failed = res.err !== undefined || res.statusCode >= 500;
       if (!logger.enabled(failed ? 'error' : 'info')) return;
       const line = {
         requestId: req.id,
         method: req.method,
         // Without the query: signed URLs carry their signature there.
-        path: req.originalUrl.split('?')[0],
+        path: withoutQuery(req.originalUrl),
         status: res.statusCode,
         durationMs: Math.round((performance.now() - started) * 1000) / 1000,
         userId: req.user?.id,

@@ -20,9 +20,25 @@ export interface Logger {
   error(message: string, fields?: LogFields): void;
 }
 
+/**
+ * pino's isoTime (`,"time":"<ISO 8601>"`), made once per millisecond rather than once per line: a busy server writes
+ * several request lines within one millisecond, and Date's toISOString was a tenth of a line's cost (issue 32). The
+ * same text, to the millisecond, as isoTime writes.
+ */
+let timeMs = Number.NaN;
+let timeField = '';
+export function isoTimeField(): string {
+  const now = Date.now();
+  if (now !== timeMs) {
+    timeMs = now;
+    timeField = `,"time":"${new Date(now).toISOString()}"`;
+  }
+  return timeField;
+}
+
 const options: LoggerOptions = {
   messageKey: 'message',
-  timestamp: pino.stdTimeFunctions.isoTime,
+  timestamp: isoTimeField,
   formatters: { level: (label) => ({ level: label }) },
   // `err` is pino's own key for errors; serialiseErrors below takes every other field holding one.
   serializers: { err: stdSerializers.err },
@@ -83,7 +99,9 @@ export class PinoLogger implements Logger {
  */
 function serialiseErrors(fields: LogFields): LogFields {
   let copy: LogFields | undefined;
-  for (const [name, value] of Object.entries(fields)) {
+  // for…in, not Object.entries: every log line passes here, and most hold no Error, so nothing is allocated for them.
+  for (const name in fields) {
+    const value = fields[name];
     if (name !== 'err' && value instanceof Error) (copy ??= { ...fields })[name] = stdSerializers.err(value);
   }
   return copy ?? fields;

@@ -61,7 +61,7 @@ interface RateLimitHousekeeping {
 }
 
 /** Statements compiled once per connection, keyed by their SQL as the repositories write it. */
-type StatementCache = Map<string, { statement: Database.Statement; order: number[] }>;
+type StatementCache = Map<string, { statement: Database.Statement; order: number[]; inOrder: boolean }>;
 
 class SqliteDb implements Db {
   readonly dialect = 'sqlite' as const;
@@ -103,9 +103,11 @@ class SqliteDb implements Db {
     let prepared = this.statements.get(sql);
     if (!prepared) {
       const { text, order } = toSqlite(sql);
-      prepared = { statement: this.database.prepare(text), order };
+      prepared = { statement: this.database.prepare(text), order, inOrder: order.every((index, position) => index === position) };
       this.statements.set(sql, prepared);
     }
+    // Most statements name $1, $2, … once each, in order: their parameters are bound as given, with no copy per query.
+    if (prepared.inOrder && prepared.order.length === params.length) return { statement: prepared.statement, values: params };
     return { statement: prepared.statement, values: prepared.order.map((index) => params[index]) };
   }
 
@@ -178,7 +180,17 @@ class SqliteDb implements Db {
     const statements = new Map<string, Database.Statement>();
     const connection = {
       prepare: (sql: string) => statements.get(sql) ?? statements.set(sql, this.database.prepare(sql)).get(sql)!,
-      transaction: <T>(work: () => T) => this.database.transaction(work),
+      // The limiter wraps its one statement (an INSERT … ON CONFLICT DO UPDATE … RETURNING) in a transaction, and
+      // better-sqlite3's transaction() makes a new wrapper, with a BEGIN and a COMMIT, on every request. One statement
+      // is a transaction by itself (sqlite.org/lang_transaction.html: "Any command that accesses the database … will
+      // automatically start a transaction if one is not already in effect. Automatically started transactions are
+      // committed when the last SQL statement finishes."), and the mutex, held from acquireConnection to
+      // releaseConnection, keeps every other transaction off the connection meanwhile: it is run as it is (issue 32:
+      // the limiter's per-request cost).
+      transaction:
+        <T>(work: () => T) =>
+        () =>
+          work(),
     };
     let release: (() => void) | undefined;
     const client = {

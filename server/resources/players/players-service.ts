@@ -4,7 +4,7 @@ import { recordEvent } from '../webhooks/outbox.ts';
 import type { Role, Schemas } from '../../lib/api-types.ts';
 import type { SortKey } from '../../lib/sort-keys.ts';
 import { newId } from '../../lib/ids.ts';
-import { accessProject, requireGrantable, type Caller } from '../../auth/access.ts';
+import { accessProject, accessProjectOwnedBy, requireGrantable, type Caller } from '../../auth/access.ts';
 import { playerAbilities } from '../../auth/policy.ts';
 import { badRequest, conflict, HttpProblem, notFound } from '../../lib/problems.ts';
 import { normalizeEmail, type UserRecord } from '../account/user-repository.ts';
@@ -57,29 +57,30 @@ export function resolveOptions(requested: Schemas['PlayerOptionsInput'] = {}, pr
 
 export const playerUrl = (ctx: Ports, playerId: string) => `${ctx.config.publicUrl}/p/${playerId}`;
 
-/** The player as a caller of `role` on its project sees it: its `abilities` are what that role may do with it. */
+/**
+ * The player as a caller of `role` on its project sees it: its `abilities` are what that role may do with it. Built
+ * member by member, in the answer's order, rather than from spreads of one-member objects: every player read makes
+ * one (issue 32).
+ */
 export function playerJson(ctx: Ports, player: PlayerRecord, role: Role): Schemas['Player'] {
-  return {
-    name: player.name,
-    id: player.id,
-    projectid: player.projectId,
-    ...(player.folderId ? { folderid: player.folderId } : {}),
-    ...(player.boxIds ? { boxids: player.boxIds } : {}),
-    playerUrl: playerUrl(ctx, player.id),
-    color: player.color,
-    object: 'player',
-    public: player.public,
-    // The password itself never leaves the server, not even hashed.
-    hasPassword: player.passwordHash !== null,
-    ...(player.expires !== null ? { expires: player.expires } : {}),
-    abilities: playerAbilities(role),
-    timeCreated: player.timeCreated,
-    timeModified: player.timeModified,
-    options: player.options,
-    ...(player.upload ? { upload: player.upload } : {}),
-    ...(player.payment ? { payment: player.payment } : {}),
-    ...(player.collaborators.length > 0 ? { collaborators: player.collaborators } : {}),
-  };
+  const json = { name: player.name, id: player.id, projectid: player.projectId } as Schemas['Player'];
+  if (player.folderId) json.folderid = player.folderId;
+  if (player.boxIds) json.boxids = player.boxIds;
+  json.playerUrl = playerUrl(ctx, player.id);
+  json.color = player.color;
+  json.object = 'player';
+  json.public = player.public;
+  // The password itself never leaves the server, not even hashed.
+  json.hasPassword = player.passwordHash !== null;
+  if (player.expires !== null) json.expires = player.expires;
+  json.abilities = playerAbilities(role);
+  json.timeCreated = player.timeCreated;
+  json.timeModified = player.timeModified;
+  json.options = player.options;
+  if (player.upload) json.upload = player.upload;
+  if (player.payment) json.payment = player.payment;
+  if (player.collaborators.length > 0) json.collaborators = player.collaborators;
+  return json;
 }
 
 /**
@@ -241,10 +242,11 @@ export async function loadPlayer(ctx: Ports, caller: Caller, playerId: string, n
 
 /** loadPlayer, with the caller's role on the player's project: what the answer's `abilities` are made from. */
 async function loadPlayerAs(ctx: Ports, caller: Caller, playerId: string, need: 'read' | 'write' | 'sell'): Promise<{ player: PlayerRecord; role: Role }> {
-  const player = await ctx.store.players.get(playerId);
-  if (!player) throw notFound(`No player ${playerId} exists that you can see.`);
+  const found = await ctx.store.players.getWithProjectOwner(playerId);
+  if (!found) throw notFound(`No player ${playerId} exists that you can see.`);
+  const { player, projectOwnerId } = found;
   try {
-    const { role } = await accessProject(ctx, caller, player.projectId, need);
+    const { role } = await accessProjectOwnedBy(ctx, caller, player.projectId, projectOwnerId, need);
     return { player, role };
   } catch (error) {
     if (error instanceof HttpProblem && error.status === 404) throw notFound(`No player ${playerId} exists that you can see.`);

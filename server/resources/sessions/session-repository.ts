@@ -1,4 +1,4 @@
-import { createHash, randomBytes } from 'node:crypto';
+import { hash, randomBytes } from 'node:crypto';
 import type { Db } from '../../store/db.ts';
 import { newId } from '../../lib/ids.ts';
 
@@ -33,7 +33,8 @@ const fromRow = (row: SessionRow): SessionRecord => ({
 });
 
 /** The secret is 256 random bits, so SHA-256 is enough to keep it: a stolen table holds nothing a browser can send. */
-const hashSecret = (secret: string) => createHash('sha256').update(secret).digest('hex');
+// crypto.hash, one call: every request with a session cookie hashes it, and createHash's Hash object cost twice as much.
+const hashSecret = (secret: string) => hash('sha256', secret, 'hex');
 
 /** Browser sessions, in the database so that every API process behind one load balancer knows them. */
 export class SessionRepository {
