@@ -10,6 +10,8 @@ export interface BenchPart {
   title: string;
   /** What it measures, in a sentence or three, for `--list`. */
   summary: string;
+  /** Its paragraph of bench/README.md's list of parts (markdown, a file beside the module), which `npm run bench:readme` writes there. */
+  readme: URL;
   run(context: PartContext): Promise<void>;
 }
 

@@ -1,5 +1,6 @@
 /**
- * The bench's `accounts` part; what it measures, and how, is its paragraph of bench/README.md's list of parts.
+ * The bench's `accounts` part. What it measures, and how, is its paragraph of bench/README.md's list of parts,
+ * kept in accounts.md beside this file and written into the README by `npm run bench:readme`.
  */
 import { ARGON2_OPTIONS } from '../../server/auth/passwords.ts';
 import { benchPassword, seed } from '../lib/accounts.ts';
@@ -59,5 +60,6 @@ export const part: BenchPart = {
   name: 'accounts',
   title: 'Accounts',
   summary: 'a password sign-in\'s server time; GET /players/:id with a personal token, an OAuth access token and a session cookie, alternating, as ratios to the personal token.',
+  readme: new URL('./accounts.md', import.meta.url),
   run,
 };

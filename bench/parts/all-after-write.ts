@@ -1,5 +1,6 @@
 /**
- * The bench's `all-after-write` part; what it measures, and how, is its paragraph of bench/README.md's list of parts.
+ * The bench's `all-after-write` part. What it measures, and how, is its paragraph of bench/README.md's list of parts,
+ * kept in all-after-write.md beside this file and written into the README by `npm run bench:readme`.
  */
 import { Agent, request } from 'node:http';
 import { createApiClient } from '../../generated/client.ts';
@@ -88,5 +89,6 @@ export const part: BenchPart = {
   name: 'all-after-write',
   title: '/all after a write',
   summary: 'GET /projects/:id/all of a project of 10,000 boxes (made through the store) right after a small write through the API (a file renamed, or a folder created), one request at a time: median and p90 (target median < 50 ms), beside the same request answered with no write before it.',
+  readme: new URL('./all-after-write.md', import.meta.url),
   run,
 };

@@ -1,5 +1,6 @@
 /**
- * The bench's `audio` part; what it measures, and how, is its paragraph of bench/README.md's list of parts.
+ * The bench's `audio` part. What it measures, and how, is its paragraph of bench/README.md's list of parts,
+ * kept in audio.md beside this file and written into the README by `npm run bench:readme`.
  */
 import { spawnSync } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
@@ -70,5 +71,6 @@ export const part: BenchPart = {
   name: 'audio',
   title: 'Audio',
   summary: 'processing a 5-minute 48 kHz / 24-bit stereo WAV, from the end of its upload to `ready`, against the fastest single ffmpeg command that makes the same outputs (target ≤ 1.1×); and as a multiple of realtime (target ≥ 40×).',
+  readme: new URL('./audio.md', import.meta.url),
   run,
 };

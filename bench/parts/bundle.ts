@@ -1,5 +1,6 @@
 /**
- * The bench's `bundle` part; what it measures, and how, is its paragraph of bench/README.md's list of parts.
+ * The bench's `bundle` part. What it measures, and how, is its paragraph of bench/README.md's list of parts,
+ * kept in bundle.md beside this file and written into the README by `npm run bench:readme`.
  */
 import { existsSync, readFileSync } from 'node:fs';
 import { request } from 'node:http';
@@ -48,5 +49,6 @@ export const part: BenchPart = {
   name: 'bundle',
   title: 'Bundle',
   summary: 'the player page\'s player.js and player.css gzipped (level 9), against a budget of 150 kB for the two.',
+  readme: new URL('./bundle.md', import.meta.url),
   run,
 };

@@ -1,5 +1,6 @@
 /**
- * The bench's `cluster-reads` part; what it measures, and how, is its paragraph of bench/README.md's list of parts.
+ * The bench's `cluster-reads` part. What it measures, and how, is its paragraph of bench/README.md's list of parts,
+ * kept in cluster-reads.md beside this file and written into the README by `npm run bench:readme`.
  */
 import { randomBytes } from 'node:crypto';
 import { freePort } from '../../contract-tests/support/ports.ts';
@@ -73,5 +74,6 @@ export const part: BenchPart = {
   name: 'cluster-reads',
   title: 'Reads through nginx',
   summary: 'GET /players/:id and /projects/:id/all through nginx over 1 and 2 API processes on one PostgreSQL, pinned.',
+  readme: new URL('./cluster-reads.md', import.meta.url),
   run,
 };

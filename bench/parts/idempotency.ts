@@ -1,5 +1,6 @@
 /**
- * The bench's `idempotency` part; what it measures, and how, is its paragraph of bench/README.md's list of parts.
+ * The bench's `idempotency` part. What it measures, and how, is its paragraph of bench/README.md's list of parts,
+ * kept in idempotency.md beside this file and written into the README by `npm run bench:readme`.
  */
 import autocannon from 'autocannon';
 import { randomBytes } from 'node:crypto';
@@ -59,5 +60,6 @@ export const part: BenchPart = {
   name: 'idempotency',
   title: 'Idempotency',
   summary: 'a create (POST /projects/:id/folders, 10 connections) without Idempotency-Key, with a new key on every request, and the same key again and again (every answer a replay), in the same run against the same server.',
+  readme: new URL('./idempotency.md', import.meta.url),
   run,
 };

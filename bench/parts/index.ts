@@ -1,6 +1,6 @@
 /**
  * The bench's parts, in the order a run takes them (`npm run bench` runs them all; `npm run bench -- view bundle` the
- * parts named).
+ * parts named). bench/README.md's list of parts is made from this list by `npm run bench:readme`.
  */
 import type { BenchPart } from '../lib/part.ts';
 import { part as reads } from './reads.ts';

@@ -1,5 +1,6 @@
 /**
- * The bench's `latency` part; what it measures, and how, is its paragraph of bench/README.md's list of parts.
+ * The bench's `latency` part. What it measures, and how, is its paragraph of bench/README.md's list of parts,
+ * kept in latency.md beside this file and written into the README by `npm run bench:readme`.
  */
 import { spawnSync } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync, statSync } from 'node:fs';
@@ -75,5 +76,6 @@ export const part: BenchPart = {
   name: 'latency',
   title: 'Latency while audio is analysed',
   summary: 'the API\'s p99 latency (GET /players/:id, 50 connections) while the server analyses a 10-minute WAV in-process, against its p99 at idle, in the same run; the server and its ffmpeg share one core. Then the event loop of a thread that analyses the same file (in this process): its longest delay, its p99, and the longest stretch it was busy.',
+  readme: new URL('./latency.md', import.meta.url),
   run,
 };

@@ -1,5 +1,6 @@
 /**
- * The bench's `listings` part; what it measures, and how, is its paragraph of bench/README.md's list of parts.
+ * The bench's `listings` part. What it measures, and how, is its paragraph of bench/README.md's list of parts,
+ * kept in listings.md beside this file and written into the README by `npm run bench:readme`.
  */
 import { spawn } from 'node:child_process';
 import { newId } from '../../server/lib/ids.ts';
@@ -141,5 +142,6 @@ export const part: BenchPart = {
   name: 'listings',
   title: 'Listings',
   summary: 'paged listings (limit=100) of 1,000, 10,000 and 100,000 boxes (GET /projects/:id/all) and of 1,000 and 10,000 players (GET /players), made through the store\'s batch paths: p99 of the first page and of a page deep inside at 10 connections, target the largest within 1.5× of the 1,000; and each whole list unpaged, one request timed.',
+  readme: new URL('./listings.md', import.meta.url),
   run,
 };

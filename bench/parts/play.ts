@@ -1,5 +1,6 @@
 /**
- * The bench's `play` part; what it measures, and how, is its paragraph of bench/README.md's list of parts.
+ * The bench's `play` part. What it measures, and how, is its paragraph of bench/README.md's list of parts,
+ * kept in play.md beside this file and written into the README by `npm run bench:readme`.
  */
 import { spawnSync } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
@@ -90,5 +91,6 @@ export const part: BenchPart = {
   name: 'play',
   title: 'Play',
   summary: 'first audio after a click on Play in headless Chromium (to the `playing` event, and to currentTime > 0), median of fresh page loads, against a bare <audio> on a plain node:http page with the same file (and, to tell apart what the page adds, the same element through a GainNode, and playing the server\'s stream URL).',
+  readme: new URL('./play.md', import.meta.url),
   run,
 };

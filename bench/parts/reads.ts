@@ -1,5 +1,6 @@
 /**
- * The bench's `reads` part; what it measures, and how, is its paragraph of bench/README.md's list of parts.
+ * The bench's `reads` part. What it measures, and how, is its paragraph of bench/README.md's list of parts,
+ * kept in reads.md beside this file and written into the README by `npm run bench:readme`.
  */
 import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -109,5 +110,6 @@ export const part: BenchPart = {
   name: 'reads',
   title: 'Reads',
   summary: 'GET /players/:id and GET /projects/:id/all (1,000 boxes), 50 connections, 10 s each, against bare Express answering the same bodies with res.json; with response validation off and on; GET /players/:id also with a session cookie and an OAuth access token (targets: each ≥ 0.8× bare); the server\'s resident memory idle (target < 150 MiB) and at its peak under the reads.',
+  readme: new URL('./reads.md', import.meta.url),
   run,
 };

@@ -1,5 +1,6 @@
 /**
- * The bench's `s3-download` part; what it measures, and how, is its paragraph of bench/README.md's list of parts.
+ * The bench's `s3-download` part. What it measures, and how, is its paragraph of bench/README.md's list of parts,
+ * kept in s3-download.md beside this file and written into the README by `npm run bench:readme`.
  */
 import { createApiClient, uploadHeaders } from '../../generated/client.ts';
 import { openRunS3 } from '../../server/testing/s3-run.ts';
@@ -54,5 +55,6 @@ export const part: BenchPart = {
   name: 's3-download',
   title: 'S3 download',
   summary: 'the server\'s CPU per GiB downloaded through the API\'s URLs, on disk against S3 (where the bytes skip the server).',
+  readme: new URL('./s3-download.md', import.meta.url),
   run,
 };

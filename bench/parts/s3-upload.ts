@@ -1,5 +1,6 @@
 /**
- * The bench's `s3-upload` part; what it measures, and how, is its paragraph of bench/README.md's list of parts.
+ * The bench's `s3-upload` part. What it measures, and how, is its paragraph of bench/README.md's list of parts,
+ * kept in s3-upload.md beside this file and written into the README by `npm run bench:readme`.
  */
 import { Readable } from 'node:stream';
 import { DeleteObjectCommand } from '@aws-sdk/client-s3';
@@ -62,5 +63,6 @@ export const part: BenchPart = {
   name: 's3-upload',
   title: 'S3 upload',
   summary: 'one 1 GiB PUT through the API into S3 (radosgw), against lib-storage\'s own multipart upload of the same bytes; plus the server\'s RSS growth.',
+  readme: new URL('./s3-upload.md', import.meta.url),
   run,
 };

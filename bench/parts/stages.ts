@@ -1,5 +1,6 @@
 /**
- * The bench's `stages` part; what it measures, and how, is its paragraph of bench/README.md's list of parts.
+ * The bench's `stages` part. What it measures, and how, is its paragraph of bench/README.md's list of parts,
+ * kept in stages.md beside this file and written into the README by `npm run bench:readme`.
  */
 import autocannon from 'autocannon';
 import { spawnSync } from 'node:child_process';
@@ -101,5 +102,6 @@ export const part: BenchPart = {
   name: 'stages',
   title: 'The request path, stage by stage',
   summary: 'GET /players/:id with a personal token, the request path stage by stage (issue 28): the CPU each process spends per request, on bare Express answering the player body, then with the one match, + authentication (a SQLite token store), + validation (bench/baselines/staged-express.ts), + the handler (the real server); ratios to bare Express. BENCH_STAGES_BEFORE names checkouts of older commits (comma-separated) whose servers are measured in the same rounds.',
+  readme: new URL('./stages.md', import.meta.url),
   run,
 };

@@ -1,5 +1,6 @@
 /**
- * The bench's `studio` part; what it measures, and how, is its paragraph of bench/README.md's list of parts.
+ * The bench's `studio` part. What it measures, and how, is its paragraph of bench/README.md's list of parts,
+ * kept in studio.md beside this file and written into the README by `npm run bench:readme`.
  */
 import { spawn, spawnSync } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
@@ -253,5 +254,6 @@ export const part: BenchPart = {
   name: 'studio',
   title: 'The studio',
   summary: 'the studio\'s first load (studio.js and studio.css gzipped, budget 200 kB); a library of 1,000 projects and a project of 10,000 boxes in Chromium: time to first render (< 1 s) and the longest task while scrolling each (≤ 100 ms); twenty 50 MB files uploaded through the studio (tus) against curl PUTs to signed URLs of the same files.',
+  readme: new URL('./studio.md', import.meta.url),
   run,
 };

@@ -1,5 +1,6 @@
 /**
- * The bench's `upload` part; what it measures, and how, is its paragraph of bench/README.md's list of parts.
+ * The bench's `upload` part. What it measures, and how, is its paragraph of bench/README.md's list of parts,
+ * kept in upload.md beside this file and written into the README by `npm run bench:readme`.
  */
 import { uploadHeaders } from '../../generated/client.ts';
 import { seed } from '../lib/accounts.ts';
@@ -43,5 +44,6 @@ export const part: BenchPart = {
   name: 'upload',
   title: 'Upload',
   summary: 'one 1 GiB PUT to a signed URL, against bare node:http writing the body to disk; plus the server\'s RSS growth during it.',
+  readme: new URL('./upload.md', import.meta.url),
   run,
 };

@@ -1,5 +1,6 @@
 /**
- * The bench's `view` part; what it measures, and how, is its paragraph of bench/README.md's list of parts.
+ * The bench's `view` part. What it measures, and how, is its paragraph of bench/README.md's list of parts,
+ * kept in view.md beside this file and written into the README by `npm run bench:readme`.
  */
 import { spawnSync } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
@@ -120,5 +121,6 @@ export const part: BenchPart = {
   name: 'view',
   title: 'View',
   summary: 'GET /players/:id/view of a public player of 200 stacks of 2 analysed versions (comments, downloads, metadata on), at 1 and 10 connections, against bare Express answering the same body; targets p99 < 50 ms with one connection, and p99 at most 2× bare Express\'s with ten.',
+  readme: new URL('./view.md', import.meta.url),
   run,
 };

@@ -1,5 +1,6 @@
 /**
- * The bench's `webhooks` part; what it measures, and how, is its paragraph of bench/README.md's list of parts.
+ * The bench's `webhooks` part. What it measures, and how, is its paragraph of bench/README.md's list of parts,
+ * kept in webhooks.md beside this file and written into the README by `npm run bench:readme`.
  */
 import autocannon from 'autocannon';
 import { spawn, spawnSync } from 'node:child_process';
@@ -127,5 +128,6 @@ export const part: BenchPart = {
   name: 'webhooks',
   title: 'Webhooks',
   summary: 'the first attempt of a delivery after its change commits (200 changes, one at a time: p50 and p99, target p99 < 1 s); then deliveries per second from one server on one core, draining a backlog of 20,000 (1,000 changes × 20 subscriptions), against the same receiver\'s raw rate for POSTs of the same body (the median of the rounds).',
+  readme: new URL('./webhooks.md', import.meta.url),
   run,
 };
