@@ -36,7 +36,7 @@ async function run({ say }: PartContext): Promise<void> {
   );
   // OAuth's rules (issue 22): "the token check's cost on GET /players/:id against today's bearer token". The same
   // read with an OAuth access token (from a real grant, players:read only), in the same run, alternating.
-  const oauthToken = await oauthAccessToken(server.url, token, cookie, 'players:read');
+  const oauthToken = await oauthAccessToken(server.url, cookie, 'players:read');
   const url = `${server.url}/api/v1/players/${playerid}`;
   const byToken: Array<{ rps: number; p99: number }> = [];
   const byOAuth: Array<{ rps: number; p99: number }> = [];

@@ -44,7 +44,7 @@ async function run({ say, failures }: PartContext): Promise<void> {
     if (server === plain) {
       const cookie = await benchSession(server);
       targets['session cookie'] = { player: targets[name].player, headers: { Cookie: cookie } };
-      targets['OAuth access token'] = { player: targets[name].player, headers: { Authorization: `Bearer ${await oauthAccessToken(server.url, token, cookie, 'players:read')}` } };
+      targets['OAuth access token'] = { player: targets[name].player, headers: { Authorization: `Bearer ${await oauthAccessToken(server.url, cookie, 'players:read')}` } };
     }
   }
   const [player, all] = await Promise.all([fetch(targets['validation off'].player, { headers: targets['validation off'].headers }).then((r) => r.json()), fetch(targets['validation off'].all!, { headers: targets['validation off'].headers }).then((r) => r.json())]);
