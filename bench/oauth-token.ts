@@ -43,12 +43,17 @@ async function consent(issuer: URL, url: URL, sessionCookie: string): Promise<UR
   throw new Error(`Too many steps from ${url}`);
 }
 
-/** An access token with `scope`, for the account whose personal `token` and session `cookie` are given. */
-export async function oauthAccessToken(serverUrl: string, token: string, sessionCookie: string, scope: string): Promise<string> {
+/**
+ * An access token with `scope`, for the account whose session `cookie` is given. The app is registered with the
+ * session, as the server's pages do it: apps are managed by a signed-in person only, never with a token (a leaked
+ * token cannot make more).
+ */
+export async function oauthAccessToken(serverUrl: string, sessionCookie: string, scope: string): Promise<string> {
   const issuer = new URL(serverUrl);
   const registered = await fetch(`${serverUrl}/api/v1/apps`, {
     method: 'POST',
-    headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' },
+    // The Origin a browser sends with the session cookie: the server refuses a cookie from another site.
+    headers: { cookie: sessionCookie, origin: serverUrl, 'content-type': 'application/json' },
     body: JSON.stringify({ name: 'Bench partner', type: 'public', redirectUris: ['http://127.0.0.1/callback'] }),
   });
   if (registered.status !== 200) throw new Error(`POST /apps answered ${registered.status}: ${await registered.text()}`);

@@ -105,7 +105,7 @@ describe('npm test runner (scripts/test-all.ts)', () => {
 
   it('runs only the steps named, and names the known ones when one is unknown', () => {
     expect(chooseSteps(['lint', 'typecheck']).map((step) => step.name)).toEqual(['typecheck', 'lint']);
-    expect(() => chooseSteps(['lnt'])).toThrow(/Unknown step lnt\. The steps are: spec, generated, breaking, typecheck, lint, layers, server/);
+    expect(() => chooseSteps(['lnt'])).toThrow(/Unknown step lnt\. The steps are: spec, generated, breaking, typecheck, lint, layers, bench-readme, server/);
   });
 
   it('is what npm test runs, and each of its steps is a script of package.json', () => {
@@ -116,6 +116,6 @@ describe('npm test runner (scripts/test-all.ts)', () => {
       expect(script && scripts[script], `${step.name}: ${step.command}`).toBeTruthy();
     }
     // Every suite the README promises: the server's tests and the contract suite on each target.
-    expect(steps.map((step) => step.name)).toEqual(['spec', 'generated', 'breaking', 'typecheck', 'lint', 'layers', 'server', 'contract:mock', 'contract:sqlite', 'contract:postgres', 'contract:sandbox']);
+    expect(steps.map((step) => step.name)).toEqual(['spec', 'generated', 'breaking', 'typecheck', 'lint', 'layers', 'bench-readme', 'server', 'contract:mock', 'contract:sqlite', 'contract:postgres', 'contract:sandbox']);
   });
 });

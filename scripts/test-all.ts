@@ -46,6 +46,7 @@ export const steps: Step[] = [
   { name: 'typecheck', title: 'types (tsc)', command: npmRun('typecheck') },
   { name: 'lint', title: 'lint (Biome)', command: npmRun('lint') },
   { name: 'layers', title: 'import rules: layers point down, web/ is browser code, no cycle', command: npmRun('check:layers') },
+  { name: 'bench-readme', title: "bench/README.md's list of parts as bench/parts/ says", command: npmRun('check:bench-readme') },
   { name: 'server', title: 'server tests (SQLite, PostgreSQL, Chromium)', command: npmRun('test:server') },
   { name: 'contract:mock', title: 'contract suite on the mock', command: npmRun('test:contract:mock') },
   { name: 'contract:sqlite', title: 'contract suite on SQLite and local disk', command: npmRun('test:contract:sqlite') },

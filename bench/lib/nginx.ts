@@ -1,14 +1,14 @@
 /**
  * What the scale-out parts of the bench need besides servers and an S3 store
  * (server/testing/s3-run.ts): nginx as the load balancer (the deploy
- * recipe's proxy settings), and CPU times.
+ * recipe's proxy settings). The CPU times they read are in proc.ts.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 
-const root = resolve(import.meta.dirname, '..');
+const root = resolve(import.meta.dirname, '../..');
 
 /**
  * nginx in front of `apiPorts`: the deploy recipe's proxy settings
@@ -76,19 +76,4 @@ ${upstream}
         child.kill('SIGQUIT');
       }),
   };
-}
-
-/** CPU seconds (user + system) a process has used so far: fields 14 and 15 of /proc/PID/stat, in clock ticks of 1/100 s. */
-export function cpuSeconds(pid: number): number {
-  const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
-  // The command name (field 2) is in parentheses and may hold spaces: count from after it.
-  const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-  return (Number(fields[11]) + Number(fields[12])) / 100;
-}
-
-/** Seconds all cores have been busy (not idle nor waiting on I/O) since boot, from /proc/stat; the machine's CPU time. */
-export function machineBusySeconds(): number {
-  const [, ...ticks] = readFileSync('/proc/stat', 'utf8').split('\n')[0].trim().split(/\s+/).map(Number);
-  const [user, nice, system, , , irq, softirq, steal] = ticks;
-  return (user + nice + system + irq + softirq + steal) / 100;
 }
