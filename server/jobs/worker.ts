@@ -24,7 +24,7 @@ import { hostname } from 'node:os';
 import { randomBytes } from 'node:crypto';
 import type { Clock } from '../lib/clock.ts';
 import type { Logger } from '../lib/logger.ts';
-import type { Job, JobQueue } from './job-queue.ts';
+import type { Job, JobQueue, Queue } from './job-queue.ts';
 
 /**
  * Thrown by a handler for a job that will never succeed. `code` says which
@@ -146,6 +146,8 @@ export class Worker<Tx extends { jobs: JobQueue } = { jobs: JobQueue }> {
   private options: WorkerOptions;
   private clock: Clock;
   private logger: Logger;
+  /** The queue its jobs are in, over the store or a transaction of it: the jobs table unless told otherwise. */
+  private queueOf: (store: JobStore<Tx> | Tx) => Queue;
 
   constructor(
     store: JobStore<Tx>,
@@ -153,7 +155,9 @@ export class Worker<Tx extends { jobs: JobQueue } = { jobs: JobQueue }> {
     options: WorkerOptions,
     clock: Clock,
     logger: Logger,
+    queueOf: (store: JobStore<Tx> | Tx) => Queue = (store) => store.jobs,
   ) {
+    this.queueOf = queueOf;
     this.store = store;
     this.handlers = handlers;
     this.options = options;
@@ -220,10 +224,10 @@ export class Worker<Tx extends { jobs: JobQueue } = { jobs: JobQueue }> {
       const free = this.options.concurrency - this.running.size;
       if (free > 0) {
         try {
-          const jobs = await this.store.jobs.claimMany(this.id, this.clock.now(), this.options.leaseMs, this.kinds, free);
+          const jobs = await this.queueOf(this.store).claimMany(this.id, this.clock.now(), this.options.leaseMs, this.kinds, free);
           if (jobs.length > 0 && this.stopping) {
             // Stop was asked while the claim was on its way: give the jobs straight back.
-            for (const job of jobs) await this.store.jobs.release(job, this.clock.now());
+            for (const job of jobs) await this.queueOf(this.store).release(job, this.clock.now());
           } else {
             for (const job of jobs) this.begin(job);
             // Every slot taken: more may be due at once, to claim when a slot frees (the wait below ends then).
@@ -269,7 +273,7 @@ export class Worker<Tx extends { jobs: JobQueue } = { jobs: JobQueue }> {
       renewing = true;
       try {
         const until = this.clock.now() + this.options.leaseMs;
-        if (await this.store.jobs.extend(job, until)) {
+        if (await this.queueOf(this.store).extend(job, until)) {
           leaseUntil = until;
         } else {
           this.logger.warn('job lost its lease: aborting it', { jobId: job.id, kind: job.kind, attempt: job.attempts, workerId: this.id });
@@ -365,7 +369,7 @@ export class Worker<Tx extends { jobs: JobQueue } = { jobs: JobQueue }> {
   }
 
   private async completeIn(tx: Tx, job: Job, result: ((tx: Tx) => Promise<void>) | undefined): Promise<boolean> {
-    if (!(await tx.jobs.complete(job, this.clock.now()))) return false;
+    if (!(await this.queueOf(tx).complete(job, this.clock.now()))) return false;
     await result?.(tx);
     return true;
   }
@@ -381,7 +385,7 @@ export class Worker<Tx extends { jobs: JobQueue } = { jobs: JobQueue }> {
       if (signal.aborted && signal.reason instanceof WorkerStoppingError) {
         const reason = signal.reason.message;
         const released = await this.store.transaction(async (tx) => {
-          if (!(await tx.jobs.release(job, now))) return false;
+          if (!(await this.queueOf(tx).release(job, now))) return false;
           await handler?.requeued?.(tx, job, reason, now);
           return true;
         });
@@ -394,11 +398,11 @@ export class Worker<Tx extends { jobs: JobQueue } = { jobs: JobQueue }> {
       else this.logger.warn('job failed', { ...log, permanent, err: error });
       const settled = await this.store.transaction(async (tx) => {
         if (permanent) {
-          if (!(await tx.jobs.fail(job, reason, now, undefined))) return false;
+          if (!(await this.queueOf(tx).fail(job, reason, now, undefined))) return false;
           await handler?.failed(tx, job, reason, error instanceof PermanentJobError ? error.code : undefined);
         } else {
           const retryAt = now + (handler?.retryDelayMs?.(job) ?? Math.min(this.options.backoffBaseMs * 2 ** (job.attempts - 1), MAX_BACKOFF_MS));
-          if (!(await tx.jobs.fail(job, reason, now, retryAt))) return false;
+          if (!(await this.queueOf(tx).fail(job, reason, now, retryAt))) return false;
           await handler?.requeued?.(tx, job, reason, retryAt);
         }
         return true;
