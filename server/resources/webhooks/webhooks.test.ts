@@ -311,6 +311,12 @@ describe('the outbound address rules', () => {
       target.answers.push('hang');
       const slow = await sendWebhook({ url: target.url, headers: {}, body: '{}', timeoutMs: 300, allowPrivate: true });
       expect(slow).toMatchObject({ statusCode: null, error: expect.stringContaining('No complete answer within 0.3 seconds') });
+
+      // The IP literal's check is kept with its URL, but as the setting it was made under: refused again without it.
+      const before = target.received.length;
+      const refusedAgain = await sendWebhook({ url: target.url, headers: {}, body: '{}', timeoutMs: 5000, allowPrivate: false });
+      expect(refusedAgain).toMatchObject({ statusCode: null, error: expect.stringContaining('was not tried') });
+      expect(target.received).toHaveLength(before);
     } finally {
       await target.close();
     }
