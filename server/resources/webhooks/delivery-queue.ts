@@ -31,8 +31,8 @@ export interface DeliverySettlement {
 
 // A type, not an interface: a job's payload is a Record, which only a type alias is assignable to.
 export type DeliveryPayload = {
-  /** The row as the claim left it. */
-  delivery: DeliveryRecord;
+  /** What the sender needs of the row, as the claim left it. */
+  delivery: Pick<DeliveryRecord, 'id' | 'webhookId' | 'body' | 'status' | 'attempts'>;
   /** The row's claim count this claim made: with the worker, the fence. */
   claim: number;
   /** Set by the sender before it completes the claim: written in the same statement that ends it. */
@@ -51,17 +51,12 @@ export const DELIVERY_MAX_TRIES = RETRY_DELAYS_MS.length + 1;
 type ClaimedRow = {
   id: string;
   webhook_id: string;
-  event_id: string;
-  type: string;
   body: string;
   status: string;
   attempts: string;
   next_attempt: number | string | null;
-  time_created: number | string;
   claims: number;
   tries: number;
-  due_at: number | string;
-  worker: string;
 };
 
 /** The WHERE clause that matches a row only while this claim holds it ($1 id, $2 worker, $3 claim count). */
@@ -91,7 +86,7 @@ export class DeliveryQueue implements Queue<DeliveryJob> {
     const rows = await this.db.query<ClaimedRow>(
       `UPDATE webhook_deliveries SET due_at = $2, worker = $3, claims = claims + 1, tries = tries + 1
        WHERE id IN (SELECT id FROM webhook_deliveries WHERE due_at <= $1 ORDER BY due_at, id LIMIT $4 ${lock})
-       RETURNING id, webhook_id, event_id, type, body, status, attempts, next_attempt, time_created, claims, tries, due_at, worker`,
+       RETURNING id, webhook_id, body, status, attempts, next_attempt, claims, tries`,
       [now, now + leaseMs, worker, max],
     );
     // RETURNING keeps no order, and the claim overwrote the time each fell due: the ones waiting longest go first.
@@ -100,23 +95,14 @@ export class DeliveryQueue implements Queue<DeliveryJob> {
       id: row.id,
       kind: DELIVER_WEBHOOK,
       payload: {
-        delivery: {
-          id: row.id,
-          webhookId: row.webhook_id,
-          eventId: row.event_id,
-          type: row.type as DeliveryRecord['type'],
-          body: row.body,
-          status: row.status as DeliveryStatus,
-          attempts: JSON.parse(row.attempts),
-          nextAttempt: row.next_attempt === null ? null : Number(row.next_attempt),
-          timeCreated: Number(row.time_created),
-        },
+        delivery: { id: row.id, webhookId: row.webhook_id, body: row.body, status: row.status as DeliveryStatus, attempts: JSON.parse(row.attempts) },
         claim: Number(row.claims),
       },
       attempts: Number(row.tries),
       maxAttempts: DELIVERY_MAX_TRIES,
-      leaseUntil: Number(row.due_at),
-      worker: row.worker,
+      // What the claim set: the columns it wrote are not read back (each column RETURNING copies costs, per row).
+      leaseUntil: now + leaseMs,
+      worker,
     }));
   }
 
