@@ -20,6 +20,7 @@ import { PurchaseRepository } from './resources/listening/purchase-repository.ts
 import { InsightsRepository } from './resources/insights/insights-repository.ts';
 import { SandboxRepository } from './resources/sandbox/sandbox-repository.ts';
 import { WebhookRepository } from './resources/webhooks/webhook-repository.ts';
+import { DeliveryQueue } from './resources/webhooks/delivery-queue.ts';
 import { PortalRepository } from './resources/portal/portal-repository.ts';
 import { ProjectUploadRepository } from './resources/project-uploads/project-upload-repository.ts';
 import { PasskeyRepository } from './resources/passkeys/passkey-repository.ts';
@@ -44,6 +45,7 @@ export function registerRepositories(db: Db) {
     insights: new InsightsRepository(db),
     sandbox: new SandboxRepository(db),
     webhooks: new WebhookRepository(db),
+    deliveries: new DeliveryQueue(db),
     portal: new PortalRepository(db),
     projectUploads: new ProjectUploadRepository(db),
     passkeys: new PasskeyRepository(db),

@@ -29,10 +29,28 @@ export interface Job<P = Record<string, unknown>> {
 
 type JobRow = { id: string; kind: string; payload: string; attempts: number; max_attempts: number; lease_until: number; worker: string };
 
+/**
+ * What a worker (worker.ts) needs of a queue: the jobs table below, or a
+ * table whose rows are their own jobs (webhook deliveries,
+ * server/resources/webhooks/delivery-queue.ts). Each call but the claim is
+ * fenced on the claim that `job` is, and answers false, changing nothing,
+ * when that claim no longer holds it.
+ */
+export interface Queue<J extends Job = Job> {
+  /** Takes up to `max` jobs of `kinds` that are due, or whose lease ran out, for `leaseMs`. */
+  claimMany(worker: string, now: number, leaseMs: number, kinds: readonly string[], max: number): Promise<J[]>;
+  extend(job: J, until: number): Promise<boolean>;
+  complete(job: J, now: number): Promise<boolean>;
+  /** To run again at `retryAt`; with none, failed for good. */
+  fail(job: J, error: string, now: number, retryAt: number | undefined): Promise<boolean>;
+  /** Handed back untried, to run again at once; the attempt is not counted. */
+  release(job: J, now: number): Promise<boolean>;
+}
+
 /** The WHERE clause that matches a job only while this claim holds it ($1 id, $2 worker, $3 attempt). */
 const HELD = `id = $1 AND worker = $2 AND attempts = $3 AND status = 'running'`;
 
-export class JobQueue {
+export class JobQueue implements Queue {
   private db: Db;
 
   constructor(db: Db) {

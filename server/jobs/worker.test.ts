@@ -230,4 +230,37 @@ describe.each(backends)('worker on %s', (backend) => {
       await worker.stop(0);
     }
   });
+
+  it('claims the jobs that take the freed slots in the transaction that completes the jobs before them, not in a commit of its own', async () => {
+    await t.store.db.execute('DELETE FROM jobs');
+    const started: string[] = [];
+    const handler: JobHandler<Store> = {
+      async run({ job, complete }) {
+        started.push(job.id);
+        await complete();
+      },
+      async failed() {},
+    };
+    const ids: string[] = [];
+    for (let i = 0; i < 5; i++) ids.push(await t.store.jobs.enqueue('test', {}, { now: Date.now() - 10 + i }));
+    // The claims the worker makes outside a transaction: a transaction's queue is another object.
+    const claimMany = t.store.jobs.claimMany.bind(t.store.jobs);
+    let alone = 0;
+    t.store.jobs.claimMany = (...args) => {
+      alone++;
+      return claimMany(...args);
+    };
+    // A poll far longer than the test: each job after the first can only be claimed when a slot frees.
+    const worker = new Worker<Store>(t.store, { test: handler }, { ...options, concurrency: 1, pollMs: 60_000 }, systemClock, capturingLogger());
+    worker.start();
+    try {
+      await eventually(async () => (await Promise.all(ids.map(row))).every((job) => job.status === 'done'), 'the five jobs to be done');
+      expect(started).toEqual(ids);
+      // The first claim, and at most the one that finds the queue empty after the last: the other four came with a completion.
+      expect(alone).toBeLessThanOrEqual(2);
+    } finally {
+      await worker.stop(0);
+      t.store.jobs.claimMany = claimMany;
+    }
+  });
 });

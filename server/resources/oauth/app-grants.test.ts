@@ -24,7 +24,7 @@ import { signIn } from '../../testing/sessions.ts';
 import { connectApp, startCallback } from '../../testing/oauth-partner.ts';
 import { startReceiver, type Receiver } from '../../testing/webhook-receiver.ts';
 import { until } from '../../testing/until.ts';
-import { DELIVER_WEBHOOK, RETRY_DELAYS_MS } from '../webhooks/outbox.ts';
+import { RETRY_DELAYS_MS } from '../webhooks/outbox.ts';
 
 const SCOPE = 'webhooks:read webhooks:write projects:write players:write';
 
@@ -68,9 +68,9 @@ describe.each(backends)('what an OAuth app makes belongs to its grant, on %s', (
   const webhookRows = (id: string) => count('SELECT COUNT(*) AS n FROM webhooks WHERE id = $1', [id]);
   const deliveriesOf = (webhookId: string) => count('SELECT COUNT(*) AS n FROM webhook_deliveries WHERE webhook_id = $1', [webhookId]);
 
-  /** Waits until no delivery job that is due is queued or running: every event so far has been sent, or found nothing to send. */
+  /** Waits until no delivery is claimed or due (the delivery row is its job): every event so far has been sent, or found nothing to send. */
   const settled = () =>
-    until(async () => (await count("SELECT COUNT(*) AS n FROM jobs WHERE kind = $1 AND status IN ('queued', 'running') AND run_at <= $2", [DELIVER_WEBHOOK, t.server.clock.now()])) === 0, 'the deliveries to settle');
+    until(async () => (await count('SELECT COUNT(*) AS n FROM webhook_deliveries WHERE worker IS NOT NULL OR due_at <= $1', [t.server.clock.now()])) === 0, 'the deliveries to settle');
 
   /**
    * The person's webhook and app A's, both for project.created, and a first event that reaches both: the person's

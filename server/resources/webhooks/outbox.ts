@@ -1,7 +1,7 @@
 /**
  * The outbox: an event is written in the transaction of the change it
- * reports, as one delivery per subscription to it, each with the job that
- * sends it (server/jobs/job-queue.ts). A change that commits always gets its
+ * reports, as one delivery per subscription to it, each queued to be sent
+ * (the delivery row is its own job: delivery-queue.ts). A change that commits always gets its
  * events, and one that rolls back never does; nothing is sent inline. Call
  * `recordEvent` with the store of that transaction.
  */
@@ -11,6 +11,7 @@ import type { Schemas } from '../../lib/api-types.ts';
 import { newId } from '../../lib/ids.ts';
 import type { WebhookEventType } from './webhook-repository.ts';
 
+/** The kind of job a delivery is, to the worker that sends it. */
 export const DELIVER_WEBHOOK = 'deliver-webhook';
 
 /**
@@ -33,7 +34,7 @@ export interface EventFacts {
   data: object;
 }
 
-/** Writes the event's deliveries and their jobs in `store`'s transaction; answers how many subscriptions get it. */
+/** Writes the event's deliveries, queued, in `store`'s transaction; answers how many subscriptions get it. */
 export async function recordEvent(ctx: Pick<Context, 'clock' | 'jobQueued'>, store: Store, facts: EventFacts): Promise<number> {
   const subscriptions = await store.webhooks.subscribedTo(facts.ownerId, facts.type);
   if (subscriptions.length === 0) return 0;
@@ -51,9 +52,8 @@ export async function recordEvent(ctx: Pick<Context, 'clock' | 'jobQueued'>, sto
   };
   const body = JSON.stringify(event);
   for (const subscription of subscriptions) {
-    const deliveryId = newId('msg');
     await store.webhooks.insertDelivery({
-      id: deliveryId,
+      id: newId('msg'),
       webhookId: subscription.id,
       eventId: event.id,
       type: facts.type,
@@ -63,7 +63,6 @@ export async function recordEvent(ctx: Pick<Context, 'clock' | 'jobQueued'>, sto
       nextAttempt: now,
       timeCreated: now,
     });
-    await store.jobs.enqueue(DELIVER_WEBHOOK, { deliveryId }, { now, maxAttempts: RETRY_DELAYS_MS.length + 1 });
   }
   // Woken once the rows are there for it to read: waking it sooner would find nothing, and it would sleep a poll.
   store.afterCommit(() => ctx.jobQueued());

@@ -1,7 +1,7 @@
 /**
- * Sends deliveries, from the durable job queue: one job per delivery, a
- * worker of its own (server/jobs/worker.ts) so that deliveries never wait
- * behind audio analysis. Every attempt of a delivery carries the same
+ * Sends deliveries, from their own durable queue (delivery-queue.ts: the
+ * delivery row is the job), with a worker of its own (server/jobs/worker.ts)
+ * so that deliveries never wait behind audio analysis. Every attempt of a delivery carries the same
  * `webhook-id` (the delivery's id), so receivers can drop the repeats: the
  * retries of a failed attempt, and the attempt a crashed worker made
  * before its job was taken up again.
@@ -19,7 +19,8 @@ import type { Job } from '../../jobs/job-queue.ts';
 import { PermanentJobError, Worker, type JobHandler } from '../../jobs/worker.ts';
 import { DELIVER_WEBHOOK, RETRY_DELAYS_MS } from './outbox.ts';
 import { sendWebhook } from './webhook-sender.ts';
-import type { DeliveryRecord, WebhookRecord } from './webhook-repository.ts';
+import { KEPT_ATTEMPTS, type WebhookRecord } from './webhook-repository.ts';
+import type { DeliveryJob } from './delivery-queue.ts';
 import type { SecretBox } from '../../signing/secret-box.ts';
 
 type Ports = Pick<Context, 'store' | 'clock' | 'config' | 'logger' | 'secrets'>;
@@ -31,7 +32,8 @@ type Ports = Pick<Context, 'store' | 'clock' | 'config' | 'logger' | 'secrets'>;
  */
 const ENDPOINT_GONE = 'endpoint-gone';
 
-const deliveryOf = (job: Job) => (job.payload as { deliveryId: string }).deliveryId;
+/** A delivery's job is its row: the job's id is the delivery's. */
+const deliveryOf = (job: Job) => job.id;
 
 /** A failed attempt; the worker retries it on the schedule, with the same webhook-id. */
 class AttemptFailed extends Error {}
@@ -83,57 +85,52 @@ export function signingKey(secrets: SecretBox, sealed: string, now = Date.now())
   return key;
 }
 
-/** A delivery and its subscription, as one run reads them; undefined parts are gone. */
-interface Loaded {
-  delivery: DeliveryRecord | undefined;
-  webhook: WebhookRecord | undefined;
-}
-
 /**
- * Reads the deliveries of the runs that start together, and their
- * subscriptions, in two queries for them all: the worker starts the jobs of
- * one claim in one go (server/jobs/worker.ts), and each run asks for its
- * own before its first await, so the asks of a claim gather here in the
- * same moment and are answered when it ends (a microtask). Nothing is kept
- * past that: each run reads its rows as they are when it starts.
+ * Reads the subscriptions of the runs that start together, in one query for
+ * them all: the worker starts the deliveries of one claim in one go
+ * (server/jobs/worker.ts), and each run asks for its subscription before
+ * its first await, so the asks of a claim gather here in the same moment and
+ * are answered when it ends (a microtask). Nothing is kept past that: each
+ * run reads its subscription as it is when it starts, so a disabled,
+ * rotated or deleted one is seen by the next claim.
  */
-function deliveryLoader(ctx: Ports): (deliveryId: string) => Promise<Loaded> {
-  let asked: Array<{ id: string; answer(loaded: Loaded): void; fail(error: unknown): void }> = [];
+function webhookLoader(ctx: Ports): (webhookId: string) => Promise<WebhookRecord | undefined> {
+  let asked: Array<{ id: string; answer(webhook: WebhookRecord | undefined): void; fail(error: unknown): void }> = [];
   const flush = async () => {
     const batch = asked;
     asked = [];
     try {
-      const deliveries = new Map((await ctx.store.webhooks.getDeliveries([...new Set(batch.map((one) => one.id))])).map((delivery) => [delivery.id, delivery]));
-      const webhookIds = [...new Set([...deliveries.values()].filter((delivery) => delivery.status === 'pending').map((delivery) => delivery.webhookId))];
-      const webhooks = new Map((await ctx.store.webhooks.getMany(webhookIds)).map((webhook) => [webhook.id, webhook]));
-      for (const one of batch) {
-        const delivery = deliveries.get(one.id);
-        one.answer({ delivery, webhook: delivery && webhooks.get(delivery.webhookId) });
-      }
+      const webhooks = new Map((await ctx.store.webhooks.getMany([...new Set(batch.map((one) => one.id))])).map((webhook) => [webhook.id, webhook]));
+      for (const one of batch) one.answer(webhooks.get(one.id));
     } catch (error) {
       for (const one of batch) one.fail(error);
     }
   };
   return (id) =>
-    new Promise<Loaded>((answer, fail) => {
+    new Promise<WebhookRecord | undefined>((answer, fail) => {
       if (asked.length === 0) queueMicrotask(() => void flush());
       asked.push({ id, answer, fail });
     });
 }
 
 export function deliverWebhookHandler(ctx: Ports): JobHandler<Store> {
-  const load = deliveryLoader(ctx);
+  const load = webhookLoader(ctx);
   return {
     retryDelayMs: (job) => RETRY_DELAYS_MS[Math.min(job.attempts, RETRY_DELAYS_MS.length) - 1],
 
-    async run({ job, complete }) {
-      const { delivery, webhook } = await load(deliveryOf(job));
-      // Deleted with its subscription, or settled by another path (a redelivery that already went through).
-      if (delivery?.status !== 'pending') return;
+    async run(run) {
+      // The delivery queue's jobs (startWebhookWorker): each carries its delivery as the claim read it.
+      const job = run.job as unknown as DeliveryJob;
+      const { delivery } = job.payload;
+      // Settled by another path: a last attempt recorded by a worker that died before its claim ended.
+      if (delivery.status !== 'pending') return;
+      const webhook = await load(delivery.webhookId);
+      // Deleted, and its deliveries with it: the claim finds the row gone and ends.
       if (!webhook) return;
       if (!webhook.enabled) {
         // A disabled endpoint gets nothing, the deliveries queued before it was disabled included.
-        await complete((store) => store.webhooks.setStatus(delivery.id, 'cancelled', null));
+        job.payload.settle = { status: 'cancelled', attempts: delivery.attempts, nextAttempt: null };
+        await run.complete();
         return;
       }
       const started = ctx.clock.now();
@@ -152,20 +149,17 @@ export function deliverWebhookHandler(ctx: Ports): JobHandler<Store> {
       });
       const attempt = { attempt: delivery.attempts.length + 1, timeStarted: started, durationMs: Math.max(0, ctx.clock.now() - started), ...outcome };
       if (outcome.error === null) {
-        await complete((store) => store.webhooks.recordAttempt(delivery.id, attempt, 'succeeded', null, delivery.attempts));
+        // Recorded in the statement that ends the claim, and only while it holds: the same row, fenced.
+        job.payload.settle = { status: 'succeeded', attempts: [...delivery.attempts, attempt].slice(-KEPT_ATTEMPTS), nextAttempt: null };
+        await run.complete();
         return;
       }
-      // Recorded now, whatever becomes of the job: the endpoint did get (or miss) this attempt.
+      // Recorded now, whatever becomes of the claim: the endpoint did get (or miss) this attempt.
       const last = job.attempts >= job.maxAttempts;
       const nextAttempt = outcome.statusCode === 410 || last ? null : ctx.clock.now() + RETRY_DELAYS_MS[job.attempts - 1];
       await ctx.store.webhooks.recordAttempt(delivery.id, attempt, nextAttempt === null ? 'failed' : 'pending', nextAttempt, delivery.attempts);
       if (outcome.statusCode === 410) throw new PermanentJobError('The endpoint answered 410 Gone.', ENDPOINT_GONE);
       throw new AttemptFailed(outcome.error);
-    },
-
-    async requeued(store, job, _reason, retryAt) {
-      const id = deliveryOf(job);
-      if ((await store.webhooks.getDelivery(id))?.status === 'pending') await store.webhooks.setStatus(id, 'pending', retryAt);
     },
 
     async failed(store, job, reason, code) {
@@ -206,6 +200,8 @@ export function startWebhookWorker(ctx: Ports): Worker<Store> {
     },
     ctx.clock,
     ctx.logger,
+    // The deliveries' own queue, over the store or a transaction of it: the worker is given nothing else.
+    (store) => (store as Store).deliveries,
   );
   worker.start();
   return worker;

@@ -225,11 +225,32 @@ export class WebhookRepository {
     );
   }
 
+  /** A pending delivery is queued with it, due at its next attempt (the delivery row is the job: delivery-queue.ts). */
   async insertDelivery(delivery: DeliveryRecord): Promise<void> {
     await this.db.execute(
-      `INSERT INTO webhook_deliveries (id, webhook_id, event_id, type, body, status, attempts, next_attempt, time_created) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)`,
-      [delivery.id, delivery.webhookId, delivery.eventId, delivery.type, delivery.body, delivery.status, JSON.stringify(delivery.attempts), delivery.nextAttempt, delivery.timeCreated],
+      `INSERT INTO webhook_deliveries (id, webhook_id, event_id, type, body, status, attempts, next_attempt, time_created, due_at) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10)`,
+      [
+        delivery.id,
+        delivery.webhookId,
+        delivery.eventId,
+        delivery.type,
+        delivery.body,
+        delivery.status,
+        JSON.stringify(delivery.attempts),
+        delivery.nextAttempt,
+        delivery.timeCreated,
+        delivery.status === 'pending' ? delivery.nextAttempt : null,
+      ],
     );
+  }
+
+  /**
+   * Queues a settled delivery again, due at `now`, for a new round of the
+   * retry schedule. A claim still open on it (its last attempt recorded, its
+   * end not yet) can change nothing after this: the row has no worker.
+   */
+  async redeliver(id: string, now: number): Promise<void> {
+    await this.db.execute("UPDATE webhook_deliveries SET status = 'pending', next_attempt = $2, due_at = $2, worker = NULL, tries = 0 WHERE id = $1", [id, now]);
   }
 
   async getDelivery(id: string): Promise<DeliveryRecord | undefined> {

@@ -14,7 +14,8 @@
  */
 import { Agent as HttpAgent, request as httpRequest, type ClientRequest, type IncomingMessage } from 'node:http';
 import { Agent as HttpsAgent, request as httpsRequest } from 'node:https';
-import type { LookupFunction } from 'node:net';
+import { isIP, type LookupFunction } from 'node:net';
+import { urlToHttpOptions } from 'node:url';
 import { resolveAllowed } from '../../lib/outbound-addresses.ts';
 
 /** The most of an answer's body read: receivers should answer at once, with little. */
@@ -76,24 +77,63 @@ function agentFor(protocol: string, pinned: Pinned): HttpAgent {
   return agent;
 }
 
+/** What a delivery URL is to a request: its parts as node:http takes them, and, for an IP literal, the address checked. */
+interface Target {
+  url: URL;
+  options: ReturnType<typeof urlToHttpOptions>;
+  /** The IP literal's check, by whether private addresses were allowed: it depends on nothing else, so it is made once. */
+  literal: Map<boolean, Pinned>;
+}
+
+/** How many URLs' parts are kept: more than the subscriptions one server sends to at once. */
+const TARGETS_KEPT = 1000;
+const targets = new Map<string, Target>();
+
+/**
+ * The URL parsed once, not once per attempt (a subscription gets hundreds a
+ * second). What is kept is a function of the URL's text alone, so it is
+ * never stale: a changed URL is another text. A host name is resolved and
+ * checked on every attempt all the same; only an IP literal's check, which
+ * no DNS answer can change, is kept with it.
+ */
+function targetOf(text: string): Target {
+  let target = targets.get(text);
+  if (target) return target;
+  // Full: the oldest goes (a Map iterates in insertion order).
+  if (targets.size >= TARGETS_KEPT) targets.delete(targets.keys().next().value!);
+  const url = new URL(text);
+  target = { url, options: urlToHttpOptions(url), literal: new Map() };
+  targets.set(text, target);
+  return target;
+}
+
+/** The address to connect to, checked (server/lib/outbound-addresses.ts): resolved each time for a host name, once for an IP literal. */
+async function checkedAddress(target: Target, allowPrivate: boolean, timeoutMs: number): Promise<Pinned> {
+  const kept = target.literal.get(allowPrivate);
+  if (kept) return kept;
+  const pinned = await resolveAllowed(target.url.hostname, allowPrivate, timeoutMs);
+  if (isIP(target.url.hostname.replace(/^\[|\]$/g, ''))) target.literal.set(allowPrivate, pinned);
+  return pinned;
+}
+
 /** Errors of a kept-alive connection the endpoint closed as we reused it: the request never reached it. */
 const STALE_CONNECTION = new Set(['ECONNRESET', 'EPIPE']);
 
 export async function sendWebhook(options: SendOptions): Promise<SendOutcome> {
-  const url = new URL(options.url);
+  const target = targetOf(options.url);
   const deadline = new Deadline(options.timeoutMs);
   let pinned: Pinned;
   try {
-    pinned = await resolveAllowed(url.hostname, options.allowPrivate, options.timeoutMs);
+    pinned = await checkedAddress(target, options.allowPrivate, options.timeoutMs);
   } catch (error) {
     deadline.clear();
     return { statusCode: null, error: `The URL was not tried: ${(error as Error).message}` };
   }
   try {
-    const outcome = await attempt(url, options, pinned, deadline, agentFor(url.protocol, pinned));
+    const outcome = await attempt(target, options, pinned, deadline, agentFor(target.url.protocol, pinned));
     if (outcome !== STALE) return outcome;
     // Node's documented remedy for a kept-alive socket the server closed meanwhile (request.reusedSocket): send again, once, on a new connection.
-    const again = deadline.passed ? STALE : await attempt(url, options, pinned, deadline, false);
+    const again = deadline.passed ? STALE : await attempt(target, options, pinned, deadline, false);
     return again === STALE ? { statusCode: null, error: 'The request failed: ECONNRESET.' } : again;
   } finally {
     deadline.clear();
@@ -131,8 +171,8 @@ class Deadline {
 /** The outcome of a request sent on a reused connection that the endpoint had closed, before any answer. */
 const STALE = Symbol('stale connection');
 
-function attempt(url: URL, options: SendOptions, pinned: Pinned, deadline: Deadline, agent: HttpAgent | false): Promise<SendOutcome | typeof STALE> {
-  const request = url.protocol === 'https:' ? httpsRequest : httpRequest;
+function attempt(target: Target, options: SendOptions, pinned: Pinned, deadline: Deadline, agent: HttpAgent | false): Promise<SendOutcome | typeof STALE> {
+  const request = target.url.protocol === 'https:' ? httpsRequest : httpRequest;
   return new Promise<SendOutcome | typeof STALE>((resolve) => {
     let settled = false;
     const settle = (outcome: SendOutcome | typeof STALE) => {
@@ -147,8 +187,9 @@ function attempt(url: URL, options: SendOptions, pinned: Pinned, deadline: Deadl
     deadline.onPass(onTimeout);
     let answered = false;
     const outgoing: ClientRequest = request(
-      url,
       {
+        // The URL's parts as request(url, options) would take them from it, taken once (targetOf).
+        ...target.options,
         method: 'POST',
         headers: { ...options.headers, 'Content-Type': 'application/json', 'Content-Length': String(Buffer.byteLength(options.body)), 'User-Agent': 'audio-share-webhooks/1' },
         lookup: pinnedLookup(pinned.address, pinned.family),

@@ -11,7 +11,6 @@ import type { Caller } from '../../auth/access.ts';
 import { newId } from '../../lib/ids.ts';
 import { badRequest, conflict, notFound } from '../../lib/problems.ts';
 import { ForbiddenAddressError, resolveAllowed } from '../../lib/outbound-addresses.ts';
-import { DELIVER_WEBHOOK, RETRY_DELAYS_MS } from './outbox.ts';
 import type { DeliveryRecord, WebhookRecord } from './webhook-repository.ts';
 import { mayManageWebhook, requireWebhook, type WebhookCredential } from './webhook-ownership.ts';
 
@@ -172,8 +171,7 @@ export async function redeliverWebhook(ctx: Ports, caller: Caller, credential: W
     const delivery = await store.webhooks.getDelivery(deliveryId);
     if (!delivery || delivery.webhookId !== webhookId) throw notFound(`There is no delivery ${deliveryId} of webhook ${webhookId}.`);
     if (delivery.status === 'pending') throw conflict(`The delivery ${deliveryId} is still pending: its next attempt is under way or due. Redeliver it once it has succeeded or failed.`);
-    await store.webhooks.setStatus(deliveryId, 'pending', now);
-    await store.jobs.enqueue(DELIVER_WEBHOOK, { deliveryId }, { now, maxAttempts: RETRY_DELAYS_MS.length + 1 });
+    await store.webhooks.redeliver(deliveryId, now);
     store.afterCommit(() => ctx.jobQueued());
     return deliveryJson({ ...delivery, status: 'pending', nextAttempt: now });
   });

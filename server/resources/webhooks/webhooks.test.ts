@@ -10,7 +10,7 @@ import { backends } from '../../testing/databases.ts';
 import { useTestServer } from '../../testing/harness.ts';
 import { until } from '../../testing/until.ts';
 import { startReceiver, type Receiver, type Received } from '../../testing/webhook-receiver.ts';
-import { recordEvent, RETRY_DELAYS_MS, DELIVER_WEBHOOK } from './outbox.ts';
+import { recordEvent, RETRY_DELAYS_MS } from './outbox.ts';
 import { startWebhookWorker } from './webhook-delivery.ts';
 import { refusalOf } from '../../lib/outbound-addresses.ts';
 import { sendWebhook } from './webhook-sender.ts';
@@ -59,12 +59,12 @@ describe.each(backends)('webhooks on %s', (backend) => {
     return { api, token, webhook: data! };
   }
 
-  /** Waits until no delivery job is queued or running: every event written so far has been sent, or given up. */
+  /** Waits until no delivery is claimed or due (the delivery row is its job): every event written so far has been sent, or given up. */
   const settled = () =>
     until(async () => {
       const [row] = await t.server.ctx.store.db.query<{ n: number }>(
-        `SELECT COUNT(*) AS n FROM jobs WHERE kind = $1 AND status IN ('queued', 'running') AND run_at <= $2`,
-        [DELIVER_WEBHOOK, t.server.clock.now()],
+        'SELECT COUNT(*) AS n FROM webhook_deliveries WHERE worker IS NOT NULL OR due_at <= $1',
+        [t.server.clock.now()],
       );
       return Number(row.n) === 0;
     }, 'the deliveries to settle');
@@ -311,6 +311,12 @@ describe('the outbound address rules', () => {
       target.answers.push('hang');
       const slow = await sendWebhook({ url: target.url, headers: {}, body: '{}', timeoutMs: 300, allowPrivate: true });
       expect(slow).toMatchObject({ statusCode: null, error: expect.stringContaining('No complete answer within 0.3 seconds') });
+
+      // The IP literal's check is kept with its URL, but as the setting it was made under: refused again without it.
+      const before = target.received.length;
+      const refusedAgain = await sendWebhook({ url: target.url, headers: {}, body: '{}', timeoutMs: 5000, allowPrivate: false });
+      expect(refusedAgain).toMatchObject({ statusCode: null, error: expect.stringContaining('was not tried') });
+      expect(target.received).toHaveLength(before);
     } finally {
       await target.close();
     }

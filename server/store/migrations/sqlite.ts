@@ -26,6 +26,7 @@ import { listingPagesSchema } from './listing-pages.ts';
 import { sweepIndexesSchema } from './sweep-indexes.ts';
 import { appGrantsSchema } from './app-grants.ts';
 import { insightsListenersSchema } from './insights-listeners.ts';
+import { deliveryQueueSchema } from './delivery-queue.ts';
 
 export const sqliteMigrations: Migration[] = [
   { version: 1, name: 'initial schema', sql: initialSchema('INTEGER') },
@@ -55,4 +56,5 @@ export const sqliteMigrations: Migration[] = [
   { version: 29, name: 'what the sweeps delete and the job queue claims found by indexes', sql: sweepIndexesSchema() },
   { version: 30, name: 'what an OAuth app makes belongs to its grant: webhooks, idempotency keys', sql: appGrantsSchema('INTEGER') },
   { version: 31, name: 'insights tell listeners apart by who they are, not by the name they typed', sql: insightsListenersSchema() },
+  { version: 32, name: 'webhook deliveries are their own queue: the delivery row is the job', sql: deliveryQueueSchema('INTEGER') },
 ];
