@@ -7,17 +7,21 @@
  * it. The first, not the outermost: Express calls each middleware from the one before (through next()), so the frames
  * of every earlier middleware sit above a later one's, and only the innermost is doing the work. For the same reason
  * the router's frames end the walk (what a middleware does beneath its next() is the router's, then the next
- * middleware's), and the sample is the framework's unless a store frame was passed (the handler's reads).
+ * middleware's), and the sample is the framework's unless a store frame was passed (the handler's reads). Store
+ * frames (server/store/**, and the resources' repositories, *-repository.ts, the token lookup's among them) take the
+ * stage of the first stage frame above them: the handler's reads are the handler's, authentication's its own.
  *
  *   match           server/http/route.ts
  *   authentication  server/http/auth.ts, server/auth/**, and the store calls made beneath them
  *   validation      server/http/validation/**, server/http/validator-match.ts, express-openapi-validator and its Ajv
- *   handler         server/resources/**, and server/store/** beneath nothing else
- *   serialisation   Express's res.json and res.send and all beneath them (JSON.stringify, the ETag, the write)
+ *   handler         server/resources/**, and the store calls beneath nothing else
+ *   serialisation   Express's res.json and res.send and what they do beneath them (JSON.stringify, the ETag, the
+ *                   Content-Type), but for Node's HTTP writing the answer (its head, the socket), which is Node's
  *   log             server/http/request-context.ts, server/lib/logger.ts, pino and its streams
  *   headers         server/http/security-headers.ts, server/http/cors.ts
  *   rest of server  any other file of server/ (the dispatch, the rate limiter, preconditions…)
- *   framework       the rest: Node's HTTP parser and sockets, Express's router, the garbage collector, (program)
+ *   framework       the rest: Node's HTTP (the parser, the answer's head and its writes to the socket), Express's
+ *                   router, the garbage collector, (program)
  *
  * Frames of server/lib/ and server/signing/ (ids, clocks, problems, signatures), Node's internals, Express's request
  * and other response helpers, and other packages belong to no stage: the walk goes on to their caller. Idle samples
@@ -37,6 +41,9 @@ type FrameClass = Stage | 'store' | 'router' | undefined;
 
 /** Pino and the packages it writes through. */
 const LOG_PACKAGES = new Set(['pino', 'sonic-boom', 'pino-std-serializers', 'fast-redact', 'quick-format-unescaped', 'safe-stable-stringify', 'atomic-sleep', 'thread-stream', 'on-exit-leak-free']);
+
+/** Node's HTTP and socket modules: beneath res.send, what they do is Node writing the answer, not serialising it. */
+const NODE_HTTP = /^node:(_http_\w+|net|stream|internal\/stream_base_commons|internal\/streams\/\w+)$/;
 
 /** The package a file is in (the last node_modules/ of its path, which a linked node_modules resolves anywhere) and its path inside it. */
 function packageOf(path: string): { name: string; file: string } | undefined {
@@ -69,8 +76,8 @@ export function classifyFrame(frame: { url: string; functionName: string }, tree
   if (file.startsWith('server/http/validation/') || file === 'server/http/validator-match.ts') return 'validation';
   if (file === 'server/http/request-context.ts' || file === 'server/lib/logger.ts') return 'log';
   if (file === 'server/http/security-headers.ts' || file === 'server/http/cors.ts') return 'headers';
+  if (file.startsWith('server/store/') || /^server\/resources\/.*-repository\.ts$/.test(file)) return 'store';
   if (file.startsWith('server/resources/')) return 'handler';
-  if (file.startsWith('server/store/')) return 'store';
   if (file.startsWith('server/lib/') || file.startsWith('server/signing/')) return undefined;
   if (file.startsWith('server/')) return 'rest of server';
   return undefined;
@@ -80,11 +87,14 @@ export function classifyFrame(frame: { url: string; functionName: string }, tree
 export function stageOfStack(frames: Array<{ url: string; functionName: string }>, tree: string): Stage | undefined {
   if (frames[0]?.functionName === '(idle)') return undefined;
   let store = false;
+  let nodeHttp = false;
   for (const frame of frames) {
     const found = classifyFrame(frame, tree);
     if (found === 'router') break;
     if (found === 'store') store = true;
+    else if (found === 'serialisation' && nodeHttp) return 'framework';
     else if (found) return found;
+    if (NODE_HTTP.test(frame.url)) nodeHttp = true;
   }
   return store ? 'handler' : 'framework';
 }
