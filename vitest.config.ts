@@ -8,7 +8,7 @@ export default defineConfig({
       {
         test: {
           name: 'server',
-          include: ['server/**/*.test.ts', 'web/**/*.test.ts', 'scripts/**/*.test.ts', 'mock/**/*.test.ts', 'examples/**/*.test.ts', 'deploy/**/*.test.ts'],
+          include: ['server/**/*.test.ts', 'bench/**/*.test.ts', 'web/**/*.test.ts', 'scripts/**/*.test.ts', 'mock/**/*.test.ts', 'examples/**/*.test.ts', 'deploy/**/*.test.ts'],
           testTimeout: 30_000,
           hookTimeout: 60_000,
           // Stops radosgw at the end if an S3 test of this run started it (server/testing/s3.ts).

@@ -6,7 +6,8 @@
  *   1  the one match (server/http/route.ts, routeOperations);
  *   2  + authentication (server/http/auth.ts, authenticate) over the real token store, SQLite in DATA_DIR, whose
  *        bench user's token the bench mints with the admin CLI once this runs;
- *   3  + validation (express-openapi-validator, fed the match, with the server's request options).
+ *   3  + validation (express-openapi-validator, fed the match, with the server's request options; validationStage
+ *        below, the one place to change when the server's own validator, server/http/validation/, replaces it).
  *
  * The API is a router under /api/v1, as in the server (server/app.ts). No log, no security headers, no rate limit,
  * no handler: the real server is the fourth stage. Otherwise as bare-express.ts (its defaults, a weak ETag included),
@@ -25,7 +26,21 @@ const stages = Number(process.env.BENCH_STAGES);
 if (![1, 2, 3].includes(stages)) throw new Error(`BENCH_STAGES must be 1, 2 or 3, not ${process.env.BENCH_STAGES}`);
 const bodies = JSON.parse(readFileSync(process.env.BENCH_BODIES!, 'utf8'));
 const store = stages >= 2 ? await openStore({ dataDir: process.env.DATA_DIR! }) : undefined;
-if (stages >= 3) feedValidatorTheMatch();
+
+/**
+ * The validation stage: the validator the server runs, as it runs it. One function, so that when the server's own
+ * validator (server/http/validation/) takes over, this stage follows it by one line here.
+ */
+function validationStage(): express.RequestHandler[] {
+  feedValidatorTheMatch();
+  return OpenApiValidator.middleware({
+    apiSpec: resolve(import.meta.dirname, '../../generated/openapi.json'),
+    validateRequests: { allowUnknownQueryParameters: false, allErrors: true },
+    validateResponses: false,
+    validateSecurity: false,
+    fileUploader: false,
+  });
+}
 
 const app = express();
 app.get('/healthz', (_req, res) => res.json({ status: 'ok' }));
@@ -33,17 +48,7 @@ const api = express.Router();
 api.use(routeOperations());
 // Tokens only, as the server takes them (its sessions are not looked at for a request with a bearer token).
 if (store) api.use(authenticate({ tokens: store.tokens }));
-if (stages >= 3) {
-  api.use(
-    OpenApiValidator.middleware({
-      apiSpec: resolve(import.meta.dirname, '../../generated/openapi.json'),
-      validateRequests: { allowUnknownQueryParameters: false, allErrors: true },
-      validateResponses: false,
-      validateSecurity: false,
-      fileUploader: false,
-    }),
-  );
-}
+if (stages >= 3) api.use(validationStage());
 api.get('/players/:playerid', (_req, res) => res.json(bodies.player));
 app.use('/api/v1', api);
 // A refusal (no operation, a bad token) is a status and a line, never a 200: the bench counts non-2xx as failures.

@@ -57,15 +57,16 @@ export const serverArgs = (script: string) => [...production.nodeArgs, ...(serve
 /**
  * `pinned`: on core 1 (true), on the cores named (such as '0'), or anywhere (false). `tree`: the checkout the script
  * runs from, serverRoot by default (the stages part runs an older commit's server from a worktree of its own).
+ * `extraNodeArgs`: node arguments for this server alone (the stages part profiles one), after BENCH_NODE_ARGS.
  */
-export async function start(script: string, env: Record<string, string> = {}, pinned: boolean | string = true, tree = serverRoot): Promise<Started> {
+export async function start(script: string, env: Record<string, string> = {}, pinned: boolean | string = true, tree = serverRoot, extraNodeArgs: string[] = []): Promise<Started> {
   const port = await freePort();
   const dataDir = mkdtempSync(join(tmpdir(), 'bench-'));
   // Each server gets core 1 to itself and the load generator (this process) core 0,
   // so that the two never compete and runs are comparable.
   const command = pinned ? ['taskset', '-c', pinned === true ? '1' : pinned, serverNode] : [serverNode];
   // BENCH_NODE_ARGS reach every server started here, for example `--cpu-prof --cpu-prof-dir=/tmp/prof` to profile them.
-  const nodeArgs = (process.env.BENCH_NODE_ARGS ?? '').split(' ').filter(Boolean);
+  const nodeArgs = [...(process.env.BENCH_NODE_ARGS ?? '').split(' ').filter(Boolean), ...extraNodeArgs];
   const child = spawn(command[0], [...command.slice(1), ...nodeArgs, ...serverArgs(script)], {
     cwd: tree,
     env: { ...process.env, PORT: String(port), HOST: '127.0.0.1', DATA_DIR: dataDir, PUBLIC_URL: `http://127.0.0.1:${port}`, RATE_LIMIT_PER_SECOND: '0', LOG_LEVEL: 'info', DATABASE_URL: '', NODE_COMPILE_CACHE: compileCache(), ...production.env, ...env },
