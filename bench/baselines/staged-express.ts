@@ -6,8 +6,8 @@
  *   1  the one match (server/http/route.ts, routeOperations);
  *   2  + authentication (server/http/auth.ts, authenticate) over the real token store, SQLite in DATA_DIR, whose
  *        bench user's token the bench mints with the admin CLI once this runs;
- *   3  + validation (express-openapi-validator, fed the match, with the server's request options; validationStage
- *        below, the one place to change when the server's own validator, server/http/validation/, replaces it).
+ *   3  + validation (the server's request validators compiled per operation, server/http/validation/, fed the
+ *        match; validationStage below).
  *
  * The API is a router under /api/v1, as in the server (server/app.ts). No log, no security headers, no rate limit,
  * no handler: the real server is the fourth stage. Otherwise as bare-express.ts (its defaults, a weak ETag included),
@@ -16,10 +16,9 @@
 import { readFileSync } from 'node:fs';
 import { resolve } from 'node:path';
 import express from 'express';
-import * as OpenApiValidator from 'express-openapi-validator';
 import { routeOperations } from '../../server/http/route.ts';
 import { authenticate } from '../../server/http/auth.ts';
-import { feedValidatorTheMatch } from '../../server/http/validator-match.ts';
+import { requestValidatorsOf, validateRequests } from '../../server/http/validation/request-validator.ts';
 import { openStore } from '../../server/repositories.ts';
 
 const stages = Number(process.env.BENCH_STAGES);
@@ -32,14 +31,7 @@ const store = stages >= 2 ? await openStore({ dataDir: process.env.DATA_DIR! }) 
  * validator (server/http/validation/) takes over, this stage follows it by one line here.
  */
 function validationStage(): express.RequestHandler[] {
-  feedValidatorTheMatch();
-  return OpenApiValidator.middleware({
-    apiSpec: resolve(import.meta.dirname, '../../generated/openapi.json'),
-    validateRequests: { allowUnknownQueryParameters: false, allErrors: true },
-    validateResponses: false,
-    validateSecurity: false,
-    fileUploader: false,
-  });
+  return [validateRequests(requestValidatorsOf(resolve(import.meta.dirname, '../../generated/openapi.json')))];
 }
 
 const app = express();

@@ -14,8 +14,11 @@ import { start } from '../lib/servers.ts';
 import { rounds } from '../lib/settings.ts';
 import type { BenchPart, PartContext } from '../lib/part.ts';
 
-/** Issue 23's target for every small read against bare Express sending the same body. */
-const SMALL_READ_TARGET = 0.8;
+/**
+ * Issue 32's target for every small read against bare Express sending the same body (issue 23 had asked 0.8×, which
+ * was marked out of reach on express-openapi-validator's request path).
+ */
+const SMALL_READ_TARGET = 0.5;
 /** Issue 23: the server's resident memory at idle, recorded, and under this bound. */
 const IDLE_RSS_TARGET_MIB = 150;
 
@@ -51,7 +54,7 @@ async function run({ say, failures }: PartContext): Promise<void> {
   writeFileSync(bodiesFile, JSON.stringify({ player, all }));
   const bare = await start('bench/baselines/bare-express.ts', { BENCH_BODIES: bodiesFile });
   targets['bare Express'] = { player: `${bare.url}/players/ply_bench`, all: `${bare.url}/projects/prj_bench/all`, headers: {} };
-  // Bare Express with the validator the architecture puts on every API request: the small read's ceiling.
+  // Bare Express with express-openapi-validator, which validated the server's requests until issue 32: what it alone cost.
   const validated = await start('bench/baselines/validated-express.ts', { BENCH_BODIES: bodiesFile });
   targets['validator alone'] = { player: `${validated.url}/api/v1/players/${player.id}`, headers: {} };
 
@@ -77,7 +80,7 @@ async function run({ say, failures }: PartContext): Promise<void> {
   say(`bare Express, same bodies: GET /players/:id ${base.player.rps.toFixed(0)} req/s, p99 ${base.player.p99} ms; GET /projects/:id/all ${base.all.rps.toFixed(0)} req/s, p99 ${base.all.p99} ms`);
   const ceiling = median(samples['validator alone'].player);
   say(
-    `bare Express with express-openapi-validator, same body (the ceiling of the small read on this architecture): GET /players/:id ${ceiling.rps.toFixed(0)} req/s ` +
+    `bare Express with express-openapi-validator, same body (the request validator before issue 32, alone): GET /players/:id ${ceiling.rps.toFixed(0)} req/s ` +
       `(${ratio(ceiling.rps, base.player.rps)}× bare), p99 ${ceiling.p99} ms`,
   );
   for (const name of ['validation off', 'validation on']) {
@@ -87,14 +90,14 @@ async function run({ say, failures }: PartContext): Promise<void> {
         `GET /projects/:id/all (1,000 boxes) ${ours.all.rps.toFixed(0)} req/s (${ratio(ours.all.rps, base.all.rps)}× bare), p99 ${ours.all.p99} ms`,
     );
   }
-  // Issue 23's targets are taken as production runs: response validation off.
+  // The targets are taken as production runs: response validation off.
   for (const [name, label] of [['validation off', 'a personal token'], ['session cookie', 'a session cookie'], ['OAuth access token', 'an OAuth access token']]) {
     const ours = median(samples[name].player);
     const share = ours.rps / base.player.rps;
     const met = share >= SMALL_READ_TARGET;
     say(
       `GET /players/:id with ${label}: ${ours.rps.toFixed(0)} req/s, p99 ${ours.p99} ms, ${share.toFixed(2)}× bare Express (target ≥ ${SMALL_READ_TARGET}×: ${met ? 'met' : 'MISSED'}), ` +
-        `${ratio(ours.rps, ceiling.rps)}× the validator alone`,
+        `${ratio(ours.rps, ceiling.rps)}× express-openapi-validator alone`,
     );
     if (!met) failures.push(`GET /players/:id with ${label}: ${share.toFixed(2)}× bare Express, target ≥ ${SMALL_READ_TARGET}×`);
   }
