@@ -121,6 +121,10 @@ export function createApp(ctx: Context, lifecycle: Lifecycle = { isDraining: () 
     [portalHandlers(ctx), projectUploadsHandlers(ctx)],
   );
   const api = express.Router({ caseSensitive: true, strict: true });
+  // Every request with an OAuth access token compares its audience with this: made again only when PUBLIC_URL changes
+  // (once, on a server that learns its port when it listens), not per request.
+  let apiResourceFor: { publicUrl?: string; resource: string } = { resource: '' };
+  const apiResourceOf = (publicUrl: string) => (apiResourceFor.publicUrl === publicUrl ? apiResourceFor : (apiResourceFor = { publicUrl, resource: apiResource(publicUrl) })).resource;
   const credentials = authenticate(
     {
       tokens: ctx.store.tokens,
@@ -137,7 +141,7 @@ export function createApp(ctx: Context, lifecycle: Lifecycle = { isDraining: () 
       onBookkeepingError: (error) => ctx.logger.warn('recording a credential\'s last use failed', { err: error }),
       // OAuth access tokens issued for another resource of this server are not taken by the API; the MCP server's are,
       // on the tool calls it relays here (http/internal-relay.ts).
-      resource: (req) => (isRelayed(req) ? mcpResource(ctx.config.publicUrl) : apiResource(ctx.config.publicUrl)),
+      resource: (req) => (isRelayed(req) ? mcpResource(ctx.config.publicUrl) : apiResourceOf(ctx.config.publicUrl)),
       // RFC 9728 §5.1: "the resource_metadata parameter" in every challenge, so that an OAuth client that meets a 401
       // finds the authorization server (oauth-routes.ts serves the document).
       resourceMetadata: () => apiMetadataUrl(ctx.config.publicUrl),

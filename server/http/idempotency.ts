@@ -121,9 +121,7 @@ export function idempotency(options: IdempotencyOptions) {
     keys.sweep(at).catch((error) => logger.warn('deleting expired idempotency keys failed', { err: error }));
   };
 
-  return async (req: Request, res: Response, next: NextFunction) => {
-    const header = req.get(IDEMPOTENCY_HEADER);
-    if (req.method !== 'POST' || header === undefined) return next();
+  const claimOrReplay = async (req: Request, res: Response, next: NextFunction, header: string) => {
     // Which operations take a key is their row's (generated/operations.ts): the parameters the spec gives them.
     const operation = req.operation;
     if (!operation) return next();
@@ -165,6 +163,14 @@ export function idempotency(options: IdempotencyOptions) {
     } catch (error) {
       next(error);
     }
+  };
+  // Only a POST with the header is looked at; every other request (each read) passes on at once, without an async
+  // function's promise (issue 32: a small read's cost).
+  return (req: Request, res: Response, next: NextFunction) => {
+    if (req.method !== 'POST') return next();
+    const header = req.get(IDEMPOTENCY_HEADER);
+    if (header === undefined) return next();
+    return claimOrReplay(req, res, next, header);
   };
 }
 

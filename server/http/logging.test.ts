@@ -1,8 +1,8 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
 import pg from 'pg';
 import { loadConfig } from '../config.ts';
 import { startServer, type RunningServer } from '../server.ts';
-import { createLogger } from '../lib/logger.ts';
+import { createLogger, isoTimeField } from '../lib/logger.ts';
 import { createTestDatabase, postgresAdminUrl, type TestDatabase } from '../testing/databases.ts';
 import { exitOnPoolError, openPostgres } from '../store/postgres-db.ts';
 
@@ -41,6 +41,23 @@ describe('logger', () => {
     expect(line.error).toMatchObject({ type: 'Error', message: expect.stringContaining('write failed'), stack: expect.stringContaining('logging.test.ts') });
     expect(line.failure).toMatchObject({ type: 'TypeError', message: 'bad', stack: expect.stringContaining('TypeError: bad') });
     expect(line.err).toMatchObject({ message: 'disk full', stack: expect.any(String) });
+  });
+});
+
+describe('the time of a line', () => {
+  afterEach(() => vi.useRealTimers());
+
+  it('is pino\'s isoTime to the millisecond, made anew when the clock moves on, even by one millisecond', () => {
+    vi.useFakeTimers({ toFake: ['Date'] });
+    vi.setSystemTime(Date.UTC(2026, 11, 1, 20, 0, 0, 5));
+    expect(isoTimeField()).toBe(',"time":"2026-12-01T20:00:00.005Z"');
+    // Within the same millisecond, the same text.
+    expect(isoTimeField()).toBe(',"time":"2026-12-01T20:00:00.005Z"');
+    vi.setSystemTime(Date.UTC(2026, 11, 1, 20, 0, 0, 6));
+    expect(isoTimeField()).toBe(',"time":"2026-12-01T20:00:00.006Z"');
+    // A clock set back (NTP) is followed too: the text is the clock's, never a cached later one.
+    vi.setSystemTime(Date.UTC(2026, 11, 1, 19, 59, 59, 999));
+    expect(isoTimeField()).toBe(',"time":"2026-12-01T19:59:59.999Z"');
   });
 });
 

@@ -62,6 +62,16 @@ export interface Dispatch {
   typed: RequestHandler;
 }
 
+async function runRaw(handler: RawHandler, req: Request, res: Response, next: NextFunction) {
+  // Express resets req.params for each layer; the router's match holds the operation's.
+  req.params = req.pathParams ?? {};
+  try {
+    await handler(req as Request<Record<string, string>>, res, next);
+  } catch (error) {
+    next(error);
+  }
+}
+
 export function dispatchOperations(tables: OperationHandlers[], rawTables: RawHandlers[] = []): Dispatch {
   // At run time every handler takes the request the router matched; the types above hold each to its operation.
   type AnyHandler = (req: Request, res: Response) => Promise<void> | void;
@@ -81,16 +91,11 @@ export function dispatchOperations(tables: OperationHandlers[], rawTables: RawHa
   if (misplaced.length > 0) throw new Error(`The tus operations, and only they, are served raw: ${misplaced.join(', ')}`);
 
   return {
-    raw: async (req: Request, res: Response, next: NextFunction) => {
+    // Not async itself: every API request passes here, and all but the tus operations' go on at once, without a promise.
+    raw: (req: Request, res: Response, next: NextFunction) => {
       const handler = req.operation && raw.get(req.operation.id);
       if (!handler) return next();
-      // Express resets req.params for each layer; the router's match holds the operation's.
-      req.params = req.pathParams ?? {};
-      try {
-        await handler(req as Request<Record<string, string>>, res, next);
-      } catch (error) {
-        next(error);
-      }
+      return runRaw(handler, req, res, next);
     },
     typed: async (req: Request, res: Response, next: NextFunction) => {
       const handler = req.operation && typed.get(req.operation.id);

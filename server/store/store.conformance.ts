@@ -13,7 +13,7 @@ import { postgresMigrations } from './migrations/postgres.ts';
 import { join } from 'node:path';
 import { createFolder, getBox, newBox, updateBox } from '../resources/boxes/boxes-service.ts';
 import { getProject, updateProject } from '../resources/projects/projects-service.ts';
-import { FINAL_OPTION_DEFAULTS, getPlayer, updatePlayer } from '../resources/players/players-service.ts';
+import { FINAL_OPTION_DEFAULTS, getPlayer, resolveOptions, updatePlayer } from '../resources/players/players-service.ts';
 import { getPreferences, updatePreferences } from '../resources/account/account-service.ts';
 import { parseIfMatch } from '../http/preconditions.ts';
 import { HttpProblem } from '../lib/problems.ts';
@@ -61,6 +61,22 @@ export function storeConformance(backend: Backend) {
       await t.store.projects.insert({ id, ownerId: owner.id, name: 'P', color: '#000000', sortBy: null, artworkId: null, timeCreated: 1, timeModified: 1 });
       return { id, owner };
     }
+
+    it('reads a player in one statement as the list reads it: its collaborators in invitation order (not by email), none as [], and its project\'s owner', async () => {
+      const { id: projectId, owner } = await project('one-read@example.com');
+      const base = { projectId, ownerId: owner.id, color: '#000000', public: false, folderId: null, boxIds: null, options: resolveOptions(), upload: null, payment: null, timeCreated: 1, timeModified: 1 };
+      await t.store.players.insert({ ...base, id: 'ply_team', name: 'Team', collaborators: [{ email: 'zed@example.com', role: 'viewer' }, { email: 'amy@example.com', role: 'admin' }, { email: 'max@example.com', role: 'editor' }] });
+      await t.store.players.insert({ ...base, id: 'ply_alone', name: 'Alone', collaborators: [] });
+      const listed = new Map((await t.store.players.listOwnedBy(owner.id)).map((player) => [player.id, player]));
+      for (const id of ['ply_team', 'ply_alone']) {
+        expect(await t.store.players.get(id)).toEqual(listed.get(id));
+        expect(await t.store.players.getWithProjectOwner(id)).toEqual({ player: listed.get(id), projectOwnerId: owner.id });
+      }
+      expect((await t.store.players.get('ply_team'))!.collaborators.map((collaborator) => collaborator.email)).toEqual(['zed@example.com', 'amy@example.com', 'max@example.com']);
+      expect((await t.store.players.get('ply_alone'))!.collaborators).toEqual([]);
+      expect(await t.store.players.get('ply_none')).toBeUndefined();
+      expect(await t.store.players.getWithProjectOwner('ply_none')).toBeUndefined();
+    });
 
     it('applies migrations once: opening the same database again keeps its data', async () => {
       await t.store.users.findOrCreate('kept@example.com', 1);
