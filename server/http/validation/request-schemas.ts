@@ -98,7 +98,7 @@ function resolve<T>(doc: ApiDocument, value: T & { $ref?: string }, where: strin
 function checkFormats(doc: ApiDocument): void {
   const visit = (value: unknown, where: string) => {
     if (Array.isArray(value)) {
-      value.forEach((item, i) => visit(item, `${where}/${i}`));
+      for (const [i, item] of value.entries()) visit(item, `${where}/${i}`);
       return;
     }
     if (!value || typeof value !== 'object') return;
