@@ -141,23 +141,41 @@ class MediaType {
   }
 }
 
+/** An operation's declared body media types, each normalised, and the wildcard ones in the order they are tried. */
+interface DeclaredContents {
+  contents: Array<BodyContent & { normalized: string | undefined }>;
+  /** `*` + `/` + `*`, or `type/` + `*` as a pattern, in reverse order of their names (the validator's). */
+  wildcards: Array<{ content: BodyContent; pattern: RegExp | undefined }>;
+  required: boolean;
+  mediaTypes: string[];
+}
+
+function declaredContents(declared: BodyContent[], required: boolean): DeclaredContents {
+  // One object per declared media type, whichever way a request matches it: the compiled validators are kept by it.
+  const contents = declared.map((content) => ({ ...content, normalized: new MediaType(content.mediaType).normalize() }));
+  const byNameDescending = [...contents].sort((a, b) => (a.mediaType < b.mediaType ? 1 : a.mediaType > b.mediaType ? -1 : 0));
+  return {
+    contents,
+    wildcards: byNameDescending
+      .filter(({ mediaType }) => mediaType === '*/*' || /^[a-z]+\/\*$/.test(mediaType))
+      .map((content) => ({ content, pattern: content.mediaType === '*/*' ? undefined : new RegExp(`^${content.mediaType.split('/', 1)[0]}/.+$`) })),
+    required,
+    mediaTypes: contents.map(({ mediaType }) => mediaType),
+  };
+}
+
 /** The declared content a request of this Content-Type is validated as (body.parse.js, toSchema), or a 415. */
-function contentFor(contents: BodyContent[], required: boolean, header: string | undefined, path: string): BodyContent | 'none' {
+function contentFor(declared: DeclaredContents, header: string | undefined, path: string): BodyContent | 'none' {
   const sent = new MediaType(header);
   const normalized = sent.normalize();
-  const exact = contents.find(({ mediaType }) => new MediaType(mediaType).normalize() === normalized);
+  const exact = declared.contents.find((content) => content.normalized === normalized);
   if (exact) return exact;
   const equivalents = sent.equivalents().map((type) => type.normalize());
-  const equivalent = contents.find(({ mediaType }) => equivalents.includes(new MediaType(mediaType).normalize()));
+  const equivalent = declared.contents.find((content) => equivalents.includes(content.normalized));
   if (equivalent) return equivalent;
-  for (const content of [...contents].sort((a, b) => (a.mediaType < b.mediaType ? 1 : a.mediaType > b.mediaType ? -1 : 0))) {
-    if (content.mediaType === '*/*') return content;
-    if (!/^[a-z]+\/\*$/.test(content.mediaType)) continue;
-    const [type] = content.mediaType.split('/', 1);
-    if (new RegExp(`^${type}/.+$`).test(String(normalized))) return content;
-  }
-  if (normalized === undefined && !required) return 'none';
-  throw new RequestRefused(415, [{ path, message: `unsupported media type ${normalized}` }], contents.map(({ mediaType }) => mediaType));
+  for (const { content, pattern } of declared.wildcards) if (!pattern || pattern.test(String(normalized))) return content;
+  if (normalized === undefined && !declared.required) return 'none';
+  throw new RequestRefused(415, [{ path, message: `unsupported media type ${normalized}` }], declared.mediaTypes);
 }
 
 /** RFC 3986 §2.2's reserved characters (the validator's RESERVED_CHARS). */
@@ -198,12 +216,18 @@ interface Compilers {
 
 /** One operation's compiled validators. */
 class OperationValidator {
-  private readonly bodies = new Map<string, ValidateFunction | 'none'>();
+  /**
+   * By the declared media type the request's Content-Type matched, not by the Content-Type as sent: a client that
+   * varies its header's parameters (`; x=1`, `; x=2`, …) must not make a compile and a map entry of each.
+   */
+  private readonly bodies = new Map<BodyContent, ValidateFunction>();
   private readonly schemas: OperationSchemas;
+  private readonly declared: DeclaredContents | undefined;
   private readonly compile: Compilers;
   private generalValidator: ValidateFunction | undefined;
   constructor(schemas: OperationSchemas, compile: Compilers) {
     this.schemas = schemas;
+    this.declared = schemas.requestBody && declaredContents(schemas.requestBody.contents, schemas.requestBody.required);
     this.compile = compile;
   }
 
@@ -212,17 +236,13 @@ class OperationValidator {
     return (this.generalValidator ??= this.compile.parameters(this.schemas.general));
   }
 
-  /** The body's validator for this Content-Type (by the validator's cache key), compiled on first use. */
+  /** The body's validator for this Content-Type, compiled on the first request of its declared media type. */
   private bodyValidator(header: string | undefined): ValidateFunction | 'none' {
-    const requestBody = this.schemas.requestBody;
-    if (!requestBody) return 'none';
-    const key = new MediaType(header).normalize() ?? '';
-    let validator = this.bodies.get(key);
-    if (validator === undefined) {
-      const content = contentFor(requestBody.contents, requestBody.required, header, this.schemas.path);
-      validator = content === 'none' ? 'none' : this.compile.body(content.schema);
-      this.bodies.set(key, validator);
-    }
+    if (!this.declared) return 'none';
+    const content = contentFor(this.declared, header, this.schemas.path);
+    if (content === 'none') return 'none';
+    let validator = this.bodies.get(content);
+    if (!validator) this.bodies.set(content, (validator = this.compile.body(content.schema)));
     return validator;
   }
 
